@@ -1,0 +1,70 @@
+//! `headroom demo`: the built-in target and a short attack on it, in one process.
+
+use clap::Args;
+use headroom::engine::Shutdown;
+use headroom::plan::{
+    AttackPlan, ConnectionOptions, Load, Rate, RequestSpec, Stop, Target, TlsOptions,
+};
+use headroom::report::Format;
+use headroom::store::RunDir;
+use headroom::target::{self, TargetConfig};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Options of `headroom demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Requests per second.
+    #[arg(long, default_value_t = 1000.0)]
+    pub rate: f64,
+    /// How long to send.
+    #[arg(short, long, default_value = "3s", value_parser = super::positive_duration)]
+    pub duration: Duration,
+    /// The target's delay before answering.
+    #[arg(long, default_value = "2ms", value_parser = humantime::parse_duration)]
+    pub latency: Duration,
+    /// Run directory (default: runs/<time>-demo).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `headroom demo`.
+pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+    let running = target::spawn(TargetConfig {
+        listen: "127.0.0.1:0".parse().expect("a valid address"),
+        tls: None,
+        latency: args.latency,
+        threads: 1,
+    })?;
+    let url = format!("http://{}/", running.addr());
+    eprintln!(
+        "demo: built-in target on {url} answering after {}; attacking at {} req/s for {}",
+        humantime::format_duration(args.latency),
+        args.rate,
+        humantime::format_duration(args.duration)
+    );
+    let plan = AttackPlan {
+        target: Target::parse(&url)?,
+        request: RequestSpec::parse("GET", &[], bytes::Bytes::new())?,
+        load: Load::Open {
+            rate: Rate(args.rate),
+        },
+        stop: Stop {
+            duration: Some(args.duration),
+            requests: None,
+        },
+        connection: ConnectionOptions::default(),
+        tls: TlsOptions::default(),
+        threads: 1,
+    };
+    plan.validate()?;
+    let dir = match &args.out {
+        Some(out) => RunDir::at(out),
+        None => RunDir::default_for("demo"),
+    };
+    let command: Vec<String> = std::env::args().collect();
+    let code = super::attack::execute(&plan, &command, &dir, shutdown, Format::Text, false);
+    running.stop();
+    code
+}

@@ -1,0 +1,58 @@
+//! The command line: clap types and one file per subcommand's wiring onto the library.
+
+mod attack;
+mod demo;
+mod progress;
+mod report;
+mod target;
+
+use clap::{Parser, Subcommand};
+use headroom::engine::Shutdown;
+use std::process::ExitCode;
+
+/// headroom: exact, cheap HTTP load generation and capacity reports.
+#[derive(Debug, Parser)]
+#[command(name = "headroom", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Send load to a URL at a rate (open model) or a concurrency (closed model).
+    Attack(Box<attack::AttackArgs>),
+    /// Re-render a stored run.
+    Report(report::ReportArgs),
+    /// Run the built-in test server.
+    Target(target::TargetArgs),
+    /// Start the built-in target, attack it briefly and print the report.
+    Demo(demo::DemoArgs),
+}
+
+/// Runs the parsed command; errors carry context for the user.
+pub fn dispatch(cli: Cli, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Attack(args) => attack::run(*args, shutdown),
+        Command::Report(args) => report::run(args),
+        Command::Target(args) => target::run(args, shutdown),
+        Command::Demo(args) => demo::run(args, shutdown),
+    }
+}
+
+/// Parses a positive duration such as `10s`, `1m30s` or `250ms`.
+pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("{e}; write a positive duration such as 10s, 1m30s or 250ms"))?;
+    if d.is_zero() {
+        return Err("must be greater than 0".into());
+    }
+    Ok(d)
+}
+
+/// Number of cores this process may run on (respects taskset).
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}

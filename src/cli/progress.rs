@@ -1,0 +1,64 @@
+//! The live progress line on stderr, shown only when stderr is a terminal.
+
+use headroom::plan::AttackPlan;
+use headroom::report::fmt_us;
+use headroom::run::Observer;
+use headroom::store::IntervalLine;
+use std::io::{IsTerminal, Write};
+
+/// Prints one line per interval: sent and completed rate, p50/p99, errors, elapsed/remaining.
+pub struct Progress {
+    enabled: bool,
+    total_secs: Option<u64>,
+    errors: u64,
+    shown: bool,
+}
+
+impl Progress {
+    /// Progress for `plan`; silent when `quiet` or when stderr is not a terminal.
+    pub fn new(plan: &AttackPlan, quiet: bool) -> Self {
+        Progress {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            total_secs: plan.stop.duration.map(|d| d.as_secs()),
+            errors: 0,
+            shown: false,
+        }
+    }
+
+    /// Ends the line so the report starts on a fresh one.
+    pub fn finish(&mut self) {
+        if self.shown {
+            eprintln!();
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn interval(&mut self, line: &IntervalLine) {
+        let r = &line.record;
+        self.errors +=
+            r.errors.values().sum::<u64>() + r.status.range(500..).map(|(_, n)| n).sum::<u64>();
+        if !self.enabled {
+            return;
+        }
+        let latency = r.latency_all();
+        let elapsed = r.index + 1;
+        let of = self
+            .total_secs
+            .map(|t| format!("/{t}s"))
+            .unwrap_or_default();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K[{elapsed:>4}s{of}] sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}  cpu {:.0}%",
+            r.sent,
+            r.completed(),
+            fmt_us(latency.quantile(0.5).as_micros() as u64),
+            fmt_us(latency.quantile(0.99).as_micros() as u64),
+            self.errors,
+            line.health.cpu.total().as_secs_f64() * 100.0,
+        );
+        let _ = err.flush();
+        self.shown = true;
+    }
+}

@@ -1,0 +1,28 @@
+//! `headroom report`: re-renders a stored run.
+
+use anyhow::Context;
+use clap::Args;
+use headroom::report::{self, Format};
+use headroom::store::RunDir;
+use headroom::summary::Summary;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Options of `headroom report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory written by `headroom attack`.
+    pub run: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// Runs `headroom report`.
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let stored = RunDir::at(&args.run)
+        .load()
+        .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
+    print!("{}", report::render(&Summary::of(&stored), args.format));
+    Ok(ExitCode::SUCCESS)
+}

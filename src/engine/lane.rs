@@ -1,0 +1,101 @@
+//! A lane: one task that takes jobs one after another and sends each on its connection.
+//!
+//! HTTP/1.1 lanes own a connection each; HTTP/2 lanes share a worker's connections as
+//! streams. Lanes are added on demand (open model) or fixed (closed model).
+
+use super::transport::{self, Exchange, Sender};
+use super::worker::Worker;
+use crate::sample::{ErrorKind, Outcome, Sample};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Timings {
+    connect: Option<Duration>,
+    tls: Option<Duration>,
+}
+
+/// Runs lane `id` until its worker has no more jobs for it.
+pub(super) async fn run(worker: Rc<Worker>, id: usize) {
+    let mut conn: Option<Sender> = None;
+    while let Some(intended) = worker.next_job().await {
+        let sample = execute(&worker, id, &mut conn, intended).await;
+        worker.record(&sample);
+    }
+    worker.lane_finished();
+}
+
+async fn execute(
+    worker: &Rc<Worker>,
+    id: usize,
+    conn: &mut Option<Sender>,
+    intended: Instant,
+) -> Sample {
+    let sent_at = Instant::now();
+    worker.note_sent(sent_at);
+    let mut timings = Timings::default();
+    let result =
+        tokio::time::timeout(worker.run.timeout, attempt(worker, id, conn, &mut timings)).await;
+    let end = Instant::now();
+    worker.note_done(end);
+    let (outcome, first_byte, bytes_in) = match result {
+        Ok(Ok(Exchange {
+            status,
+            head_at,
+            body_bytes,
+        })) => (Outcome::Status(status), Some(head_at - sent_at), body_bytes),
+        Ok(Err(kind)) => (Outcome::Error(kind), None, 0),
+        Err(_) => {
+            // The connection's state is unknown after a timeout: never reuse it.
+            *conn = None;
+            (Outcome::Error(ErrorKind::Timeout), None, 0)
+        }
+    };
+    Sample {
+        outcome,
+        // Measured from the intended time, so a stalled server is not hidden (wrk2).
+        latency: end - intended.min(sent_at),
+        service: end - sent_at,
+        lag: sent_at.saturating_duration_since(intended),
+        connect: timings.connect,
+        tls_handshake: timings.tls,
+        first_byte,
+        bytes_in,
+        bytes_out: worker.run.template.body_len(),
+    }
+}
+
+async fn attempt(
+    worker: &Rc<Worker>,
+    id: usize,
+    conn: &mut Option<Sender>,
+    timings: &mut Timings,
+) -> Result<Exchange, ErrorKind> {
+    if conn.as_ref().is_none_or(Sender::is_closed) {
+        *conn = None;
+        let run = &worker.run;
+        let open = || async {
+            let (stream, t) = run.connector.connect().await?;
+            let sender = transport::handshake(stream, run.http, run.max_header_bytes).await?;
+            Ok((sender, t))
+        };
+        let (sender, opened) = match &worker.h2_pool {
+            Some(pool) => pool.acquire(id, open).await?,
+            None => {
+                let (s, t) = open().await?;
+                (s, Some(t))
+            }
+        };
+        if let Some(t) = opened {
+            timings.connect = Some(t.tcp);
+            timings.tls = t.tls;
+        }
+        *conn = Some(sender);
+    }
+    let sender = conn.as_mut().expect("a connection was just ensured");
+    let result = transport::exchange(sender, &worker.run.template).await;
+    if result.is_err() || !worker.run.keepalive {
+        *conn = None;
+    }
+    result
+}

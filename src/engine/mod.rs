@@ -1,0 +1,237 @@
+//! Turns a plan into load: the only owner of threads, sockets and cancellation.
+//!
+//! `run` resolves the target, checks it can be reached (a preflight connection, so a wrong
+//! port or certificate is one clear error rather than a report full of failures), then starts
+//! one worker thread per core, each with its own single-threaded event loop, and merges their
+//! per-second records as they arrive.
+
+mod classify;
+mod connect;
+mod lane;
+mod shutdown;
+pub mod tls;
+mod transport;
+mod worker;
+
+pub use shutdown::{shutdown_pair, Shutdown, ShutdownHandle};
+
+use crate::plan::{AttackPlan, HttpVersion, Load, Stop};
+use crate::record::{Aggregator, IntervalRecord};
+use crate::sample::ErrorKind;
+use connect::Connector;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use transport::RequestTemplate;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The host name does not resolve.
+    #[error("cannot resolve {host}: {reason}")]
+    Resolve {
+        /// The host.
+        host: String,
+        /// The resolver's answer.
+        reason: String,
+    },
+    /// The preflight connection failed.
+    #[error("cannot connect to {url} ({addr}): {kind}")]
+    Unreachable {
+        /// The target URL.
+        url: String,
+        /// The address tried.
+        addr: SocketAddr,
+        /// What went wrong.
+        kind: ErrorKind,
+    },
+    /// The TLS settings cannot be used.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// The request cannot be built.
+    #[error("cannot build the request: {0}")]
+    Request(String),
+    /// The operating system refused a thread or event loop.
+    #[error("cannot start the engine: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the engine measured about the run as a whole.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineReport {
+    /// When the schedule started.
+    pub start: Instant,
+    /// From the start to the last request sent.
+    pub attack: Duration,
+    /// From the last request sent to the last response.
+    pub wait: Duration,
+    /// True when the run was stopped early.
+    pub interrupted: bool,
+    /// True when the connection negotiated HTTP/2.
+    pub http2: bool,
+}
+
+/// Everything a worker needs, shared read-only across threads.
+pub(crate) struct RunShared {
+    pub start: Instant,
+    pub load: Load,
+    pub stop: Stop,
+    pub threads: usize,
+    pub connector: Connector,
+    pub template: RequestTemplate,
+    pub http: HttpVersion,
+    pub h2: bool,
+    pub keepalive: bool,
+    pub max_connections: u32,
+    pub h2_connections: u32,
+    pub max_streams: u32,
+    pub timeout: Duration,
+    pub max_header_bytes: usize,
+    /// Requests handed out so far in the closed model, for `--requests`.
+    pub issued: AtomicU64,
+}
+
+fn resolve(plan: &AttackPlan) -> Result<SocketAddr, EngineError> {
+    let host = plan.target.host.as_str();
+    let mut addrs =
+        (host, plan.target.port)
+            .to_socket_addrs()
+            .map_err(|e| EngineError::Resolve {
+                host: host.into(),
+                reason: e.to_string(),
+            })?;
+    addrs.next().ok_or_else(|| EngineError::Resolve {
+        host: host.into(),
+        reason: "no addresses".into(),
+    })
+}
+
+/// Opens one connection (TCP, TLS, HTTP handshake) and reports whether it speaks HTTP/2.
+fn preflight(
+    connector: &Connector,
+    plan: &AttackPlan,
+    addr: SocketAddr,
+) -> Result<bool, EngineError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&rt, async {
+        let (stream, _) = connector.connect().await?;
+        let sender = transport::handshake(
+            stream,
+            plan.connection.http,
+            plan.connection.max_header_bytes,
+        )
+        .await?;
+        Ok::<bool, ErrorKind>(sender.is_h2())
+    });
+    result.map_err(|kind| EngineError::Unreachable {
+        url: plan.target.url.clone(),
+        addr,
+        kind,
+    })
+}
+
+/// Runs `plan` until its stop condition or `shutdown`; `on_interval` receives each whole
+/// interval, in order, as soon as every worker has reported it.
+pub fn run(
+    plan: &AttackPlan,
+    shutdown: Shutdown,
+    mut on_interval: impl FnMut(IntervalRecord),
+) -> Result<EngineReport, EngineError> {
+    let addr = resolve(plan)?;
+    let tls = match plan.target.scheme {
+        crate::plan::Scheme::Https => Some((
+            tls::client_config(&plan.tls, plan.connection.http)?,
+            tls::server_name(&plan.tls, &plan.target.host)?,
+        )),
+        crate::plan::Scheme::Http => None,
+    };
+    let connector = Connector::new(
+        addr,
+        plan.target.scheme,
+        tls,
+        plan.connection.connect_timeout,
+    );
+    let h2 = preflight(&connector, plan, addr)?;
+    let template = RequestTemplate::new(&plan.target, &plan.request, plan.connection.keepalive)
+        .map_err(EngineError::Request)?;
+    let threads = match plan.load {
+        Load::Closed { concurrency } => plan.threads.min(concurrency as usize).max(1),
+        Load::Open { .. } => plan.threads.max(1),
+    };
+    // Leave the threads time to start so the first due time is not already late.
+    let start = Instant::now() + Duration::from_millis(20);
+    let shared = Arc::new(RunShared {
+        start,
+        load: plan.load,
+        stop: plan.stop,
+        threads,
+        connector,
+        template,
+        http: plan.connection.http,
+        h2,
+        keepalive: plan.connection.keepalive,
+        max_connections: plan.connection.max_connections,
+        h2_connections: plan.connection.max_connections.min(threads as u32),
+        max_streams: plan.connection.max_streams,
+        timeout: plan.connection.timeout,
+        max_header_bytes: plan.connection.max_header_bytes,
+        issued: AtomicU64::new(0),
+    });
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut handles = Vec::with_capacity(threads);
+    for index in 0..threads {
+        let shared = shared.clone();
+        let tx = tx.clone();
+        let shutdown = shutdown.clone();
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("headroom-worker-{index}"))
+                .spawn(move || worker::run(index, shared, shutdown, tx))?,
+        );
+    }
+    drop(tx);
+
+    let mut aggregator = Aggregator::new(threads);
+    while let Ok(part) = rx.recv() {
+        for interval in aggregator.accept(part) {
+            on_interval(interval);
+        }
+        if aggregator.is_done() {
+            break;
+        }
+    }
+    for interval in aggregator.drain() {
+        on_interval(interval);
+    }
+
+    let mut last_send: Option<Instant> = None;
+    let mut last_done: Option<Instant> = None;
+    let mut interrupted = false;
+    for handle in handles {
+        let report = handle
+            .join()
+            .map_err(|_| std::io::Error::other("an engine worker panicked"))??;
+        last_send = last_send.max(report.last_send);
+        last_done = last_done.max(report.last_done);
+        interrupted |= report.interrupted;
+    }
+    let attack = last_send
+        .map(|t| t.saturating_duration_since(start))
+        .unwrap_or_default();
+    let wait = match (last_send, last_done) {
+        (Some(s), Some(d)) => d.saturating_duration_since(s),
+        _ => Duration::ZERO,
+    };
+    Ok(EngineReport {
+        start,
+        attack,
+        wait,
+        interrupted,
+        http2: h2,
+    })
+}

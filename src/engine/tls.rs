@@ -1,0 +1,240 @@
+//! The client's TLS configuration: trust roots, client identity, ALPN and resumption.
+//! The only module of the engine that knows rustls.
+
+use crate::plan::{HttpVersion, TlsOptions};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A TLS setting that cannot be used, with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A PEM file is missing, unreadable or holds nothing usable.
+    #[error("{what} {path}: {reason}")]
+    File {
+        /// What the file is for.
+        what: &'static str,
+        /// Its path.
+        path: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// rustls refused the combination (e.g. the key does not match the certificate).
+    #[error("{0}")]
+    Config(String),
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn file_err(what: &'static str, path: &Path, reason: impl ToString) -> TlsError {
+    TlsError::File {
+        what,
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn read_certs(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    if !path.exists() {
+        return Err(file_err(what, path, "no such file"));
+    }
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| file_err(what, path, format!("cannot read PEM: {e}")))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| file_err(what, path, format!("not a PEM certificate file: {e}")))?;
+    if certs.is_empty() {
+        return Err(file_err(what, path, "holds no PEM certificate"));
+    }
+    Ok(certs)
+}
+
+/// Reads a PEM private key without ever echoing its content.
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    if !path.exists() {
+        return Err(file_err("private key", path, "no such file"));
+    }
+    PrivateKeyDer::from_pem_file(path).map_err(|_| {
+        file_err(
+            "private key",
+            path,
+            "holds no PEM private key (PKCS#8, PKCS#1 or SEC1)",
+        )
+    })
+}
+
+/// ALPN protocol ids to offer for an HTTP version.
+fn alpn(http: HttpVersion) -> Vec<Vec<u8>> {
+    match http {
+        HttpVersion::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
+        HttpVersion::Http2 => vec![b"h2".to_vec()],
+    }
+}
+
+/// Builds the client configuration shared by every connection of a run.
+pub fn client_config(opts: &TlsOptions, http: HttpVersion) -> Result<Arc<ClientConfig>, TlsError> {
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Config(e.to_string()))?;
+    let builder = if opts.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCert(provider())))
+    } else {
+        let mut roots = RootCertStore::empty();
+        match &opts.ca {
+            Some(ca) => {
+                for cert in read_certs("CA bundle", ca)? {
+                    roots.add(cert).map_err(|e| file_err("CA bundle", ca, e))?;
+                }
+            }
+            None => {
+                for cert in rustls_native_certs::load_native_certs().certs {
+                    // A system store with one odd certificate should not stop the run.
+                    let _ = roots.add(cert);
+                }
+            }
+        }
+        builder.with_root_certificates(roots)
+    };
+    let mut config = match &opts.identity {
+        Some(id) => {
+            let chain = read_certs("client certificate", &id.cert)?;
+            let key = read_key(&id.key)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                TlsError::Config(format!(
+                    "client certificate {} and key {} cannot be used together: {e}",
+                    id.cert.display(),
+                    id.key.display()
+                ))
+            })?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = alpn(http);
+    if !opts.session_resumption {
+        config.resumption = rustls::client::Resumption::disabled();
+    }
+    Ok(Arc::new(config))
+}
+
+/// The server name to send in SNI and verify.
+pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>, TlsError> {
+    let name = opts.server_name.as_deref().unwrap_or(host);
+    ServerName::try_from(name.to_string())
+        .map_err(|e| TlsError::Config(format!("{name:?} is not a valid TLS server name: {e}")))
+}
+
+/// `--insecure`: accepts any server certificate but still checks handshake signatures.
+#[derive(Debug)]
+struct AcceptAnyServerCert(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyServerCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ClientIdentity;
+
+    #[test]
+    fn missing_and_empty_files_are_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = TlsOptions {
+            ca: Some(dir.path().join("nope.pem")),
+            ..TlsOptions::default()
+        };
+        let err = client_config(&opts, HttpVersion::Auto)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("nope.pem") && err.contains("no such file"),
+            "{err}"
+        );
+
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "hello").unwrap();
+        let opts = TlsOptions {
+            identity: Some(ClientIdentity {
+                cert: empty.clone(),
+                key: empty.clone(),
+            }),
+            ..TlsOptions::default()
+        };
+        let err = client_config(&opts, HttpVersion::Auto)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("client certificate") && err.contains("empty.pem"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_key_that_does_not_match_the_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = rcgen::generate_simple_self_signed(vec!["a".into()]).unwrap();
+        let b = rcgen::generate_simple_self_signed(vec!["b".into()]).unwrap();
+        let cert = dir.path().join("a.pem");
+        let key = dir.path().join("b.key");
+        std::fs::write(&cert, a.cert.pem()).unwrap();
+        std::fs::write(&key, b.key_pair.serialize_pem()).unwrap();
+        let opts = TlsOptions {
+            identity: Some(ClientIdentity { cert, key }),
+            ..TlsOptions::default()
+        };
+        let err = client_config(&opts, HttpVersion::Auto)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be used together"), "{err}");
+        assert!(!err.contains("PRIVATE KEY"), "{err}");
+    }
+}

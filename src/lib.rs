@@ -1,0 +1,34 @@
+//! headroom: an exact, cheap HTTP load generator that reports how much load a service takes.
+//!
+//! # Layout
+//! The pipeline reads top to bottom, one module per stage:
+//!
+//! - [`plan`]: what to send, validated and unit-typed ([`plan::AttackPlan`]).
+//! - [`schedule`]: when to send it; pure, clock-free pacing.
+//! - [`engine`]: the only owner of threads, sockets and cancellation; turns a plan into
+//!   [`sample::Sample`]s. `engine::transport` is the only hyper user, `engine::tls` the
+//!   only rustls user.
+//! - [`sample`]: the one type that crosses from the engine to the recorder.
+//! - [`record`]: per-worker HDR histograms per one-second interval, merged losslessly.
+//! - [`store`]: the run directory: metadata and the append-only interval log.
+//! - [`summary`]: the serde model every report renders, built from recorded intervals only.
+//! - [`report`]: text and JSON renderers of a [`summary::Summary`].
+//! - [`run`]: wires engine → record → store for one run, with the monitor beside.
+//! - [`monitor`]: the generator's own health (CPU, descriptors).
+//! - [`target`]: a built-in HTTP server for demos and self-tests.
+//!
+//! `schedule`, `record`, `summary` and `report` never touch the network.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod monitor;
+pub mod plan;
+pub mod record;
+pub mod report;
+pub mod run;
+pub mod sample;
+pub mod schedule;
+pub mod store;
+pub mod summary;
+pub mod target;

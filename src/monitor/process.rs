@@ -1,0 +1,141 @@
+//! Readings of this process from `/proc` and rlimits.
+
+use std::time::Duration;
+
+/// User and system CPU time consumed by the process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuTime {
+    /// Time in user mode.
+    pub user: Duration,
+    /// Time in the kernel on the process's behalf.
+    pub system: Duration,
+}
+
+impl CpuTime {
+    /// User plus system time.
+    pub fn total(&self) -> Duration {
+        self.user + self.system
+    }
+
+    /// The CPU time spent between `earlier` and `self`.
+    pub fn since(&self, earlier: &CpuTime) -> CpuTime {
+        CpuTime {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+}
+
+/// The generator's health over one interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Health {
+    /// CPU time the generator used during the interval.
+    pub cpu: CpuTime,
+    /// Open file descriptors at the end of the interval.
+    pub open_fds: u64,
+}
+
+/// Reads the process's own CPU time and descriptors.
+#[derive(Debug)]
+pub struct ProcessProbe {
+    ticks_per_second: u64,
+    last: CpuTime,
+}
+
+impl Default for ProcessProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ProcessProbe {
+    /// A probe whose first interval starts now.
+    pub fn new() -> Self {
+        // USER_HZ is 100 on every Linux ABI headroom runs on.
+        let mut probe = ProcessProbe {
+            ticks_per_second: 100,
+            last: CpuTime::default(),
+        };
+        probe.last = probe.cpu_time();
+        probe
+    }
+
+    /// CPU time used since the process started.
+    pub fn cpu_time(&self) -> CpuTime {
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+            return CpuTime::default();
+        };
+        // Fields after the command name, which is in parentheses and may contain spaces.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after ")".
+        let to = |t: u64| Duration::from_millis(t * 1000 / self.ticks_per_second);
+        CpuTime {
+            user: to(ticks(11)),
+            system: to(ticks(12)),
+        }
+    }
+
+    /// Health since the previous call.
+    pub fn sample(&mut self) -> Health {
+        let now = self.cpu_time();
+        let cpu = now.since(&self.last);
+        self.last = now;
+        Health {
+            cpu,
+            open_fds: open_fds(),
+        }
+    }
+}
+
+/// Number of open descriptors of this process.
+pub fn open_fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .unwrap_or(0)
+}
+
+/// Raises the soft open-files limit to the hard limit; returns the limit now in force.
+pub fn raise_open_files_limit() -> Option<u64> {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        // Failing to raise it is not fatal: the report flags EMFILE if it bites.
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+    getrlimit(Resource::Nofile).current
+}
+
+/// Peak resident memory of this process (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_own_cpu_and_descriptors() {
+        let mut probe = ProcessProbe::new();
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        std::hint::black_box(x);
+        let h = probe.sample();
+        assert!(h.open_fds >= 3);
+        assert!(probe.cpu_time().total() > Duration::ZERO);
+    }
+}

@@ -1,0 +1,156 @@
+//! What to send and how hard: a validated, unit-typed description of one run.
+//!
+//! Every way of starting load (today `headroom attack`) lowers to an [`AttackPlan`]; the engine
+//! only ever sees a plan, never command-line flags.
+
+mod load;
+pub(crate) mod request;
+mod target;
+mod tls;
+
+pub use load::{Load, Rate, Stop};
+pub use request::{RequestSpec, SENSITIVE_HEADERS};
+pub use target::{Scheme, Target};
+pub use tls::{ClientIdentity, TlsOptions};
+
+use std::time::Duration;
+
+/// Which HTTP version to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpVersion {
+    /// HTTP/2 when the server offers it over TLS (ALPN), HTTP/1.1 otherwise.
+    Auto,
+    /// HTTP/1.1 only.
+    Http1,
+    /// HTTP/2 only (ALPN `h2` over TLS, prior knowledge over cleartext).
+    Http2,
+}
+
+/// Connection behaviour shared by every request of a run.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ConnectionOptions {
+    /// HTTP version to speak.
+    pub http: HttpVersion,
+    /// Reuse connections; when false every request opens (and handshakes) its own.
+    pub keepalive: bool,
+    /// Upper bound on open connections across all workers.
+    pub max_connections: u32,
+    /// Upper bound on concurrent HTTP/2 streams per connection.
+    pub max_streams: u32,
+    /// Deadline for one whole request: connect, send, headers and body.
+    #[serde(with = "humantime_serde_compat")]
+    pub timeout: Duration,
+    /// Deadline for establishing a connection (TCP and TLS).
+    #[serde(with = "humantime_serde_compat")]
+    pub connect_timeout: Duration,
+    /// Largest response head accepted before the response is classified as hostile.
+    pub max_header_bytes: usize,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        ConnectionOptions {
+            http: HttpVersion::Auto,
+            keepalive: true,
+            max_connections: 10_000,
+            max_streams: 100,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            max_header_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Everything one attack needs: where, what, how hard, for how long, over what.
+#[derive(Debug, Clone)]
+pub struct AttackPlan {
+    /// The server and path requests go to.
+    pub target: Target,
+    /// The request sent every time.
+    pub request: RequestSpec,
+    /// Open (rate) or closed (concurrency) load.
+    pub load: Load,
+    /// When the run stops sending.
+    pub stop: Stop,
+    /// Connection behaviour.
+    pub connection: ConnectionOptions,
+    /// TLS settings, used when the target is `https`.
+    pub tls: TlsOptions,
+    /// Number of engine threads, each with its own event loop, connections and recorder.
+    pub threads: usize,
+}
+
+/// A plan that cannot be run, with what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The URL does not parse or is not http(s).
+    #[error("invalid URL {url:?}: {reason}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A header is not `Name: value`.
+    #[error("invalid header {0:?}: expected \"Name: value\"")]
+    Header(String),
+    /// A method name is not valid HTTP.
+    #[error("invalid method {0:?}")]
+    Method(String),
+    /// A number or duration is out of range.
+    #[error("{0}")]
+    Range(String),
+    /// A file the plan refers to cannot be used.
+    #[error("{what} {path}: {reason}")]
+    File {
+        /// What the file was for (e.g. "client certificate").
+        what: &'static str,
+        /// The path given.
+        path: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+}
+
+impl AttackPlan {
+    /// Checks the combination of settings that each part cannot check alone.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        self.load.validate()?;
+        self.stop.validate(&self.load)?;
+        if self.threads == 0 {
+            return Err(PlanError::Range("threads must be at least 1".into()));
+        }
+        if self.connection.max_connections == 0 {
+            return Err(PlanError::Range(
+                "--max-connections must be at least 1".into(),
+            ));
+        }
+        if self.connection.timeout.is_zero() || self.connection.connect_timeout.is_zero() {
+            return Err(PlanError::Range("timeouts must be greater than 0".into()));
+        }
+        if self.tls.identity.is_some() && self.target.scheme != Scheme::Https {
+            return Err(PlanError::Range(
+                "a client certificate needs an https:// URL".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Serde helpers that store durations as human-readable strings ("1.5s").
+pub mod humantime_serde_compat {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes a duration as "1s 500ms".
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    /// Reads a duration written by [`serialize`].
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,112 @@
+//! Where requests go: a parsed, checked `http(s)://host:port/path` URL.
+
+use super::PlanError;
+
+/// The URL scheme, which decides whether TLS is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    /// Cleartext HTTP.
+    Http,
+    /// HTTP over TLS.
+    Https,
+}
+
+/// A request target split into the parts the engine needs.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Target {
+    /// The URL as given (without user info).
+    pub url: String,
+    /// http or https.
+    pub scheme: Scheme,
+    /// Host name or IP literal (without brackets), used for DNS and TLS server name.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// `host[:port]` as sent in `Host` / `:authority`.
+    pub authority: String,
+    /// Path and query, at least `/`.
+    pub path_and_query: String,
+}
+
+impl Target {
+    /// Parses an absolute http(s) URL.
+    pub fn parse(url: &str) -> Result<Target, PlanError> {
+        let bad = |reason: &str| PlanError::Url {
+            url: url.to_string(),
+            reason: reason.to_string(),
+        };
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+        let scheme = match uri.scheme_str() {
+            Some("http") => Scheme::Http,
+            Some("https") => Scheme::Https,
+            Some(other) => return Err(bad(&format!("scheme {other:?} is not http or https"))),
+            None => return Err(bad("missing scheme; write http://host/path or https://…")),
+        };
+        let authority = uri.authority().ok_or_else(|| bad("missing host"))?;
+        if authority.as_str().contains('@') {
+            return Err(bad(
+                "user info in URLs is not supported; send credentials with -H 'Authorization: …'",
+            ));
+        }
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        if host.is_empty() {
+            return Err(bad("missing host"));
+        }
+        let port = authority.port_u16().unwrap_or(match scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        });
+        if port == 0 {
+            return Err(bad("port 0 cannot be connected to"));
+        }
+        let path_and_query = uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "/".to_string());
+        Ok(Target {
+            url: url.to_string(),
+            scheme,
+            host: host.to_string(),
+            port,
+            authority: authority.as_str().to_string(),
+            path_and_query,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_defaults_and_ipv6() {
+        let t = Target::parse("https://[::1]/status?x=1").unwrap();
+        assert_eq!(t.scheme, Scheme::Https);
+        assert_eq!(t.host, "::1");
+        assert_eq!(t.port, 443);
+        assert_eq!(t.authority, "[::1]");
+        assert_eq!(t.path_and_query, "/status?x=1");
+        let t = Target::parse("http://127.0.0.1:8080").unwrap();
+        assert_eq!((t.port, t.path_and_query.as_str()), (8080, "/"));
+    }
+
+    #[test]
+    fn rejects_what_cannot_be_sent() {
+        for url in [
+            "127.0.0.1:80/x",
+            "ftp://h/",
+            "http://",
+            "not a url",
+            "http://u:p@h/",
+        ] {
+            assert!(Target::parse(url).is_err(), "{url} should be rejected");
+        }
+    }
+}

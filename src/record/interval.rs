@@ -1,0 +1,234 @@
+//! One interval's worth of results: histograms per status class, counts, bytes and errors.
+
+use super::Histogram;
+use crate::sample::{ErrorKind, Outcome, Sample};
+use std::collections::BTreeMap;
+
+/// A coarse grouping of outcomes, each with its own latency histograms.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum StatusClass {
+    /// 1xx.
+    #[serde(rename = "1xx")]
+    Informational,
+    /// 2xx.
+    #[serde(rename = "2xx")]
+    Success,
+    /// 3xx.
+    #[serde(rename = "3xx")]
+    Redirect,
+    /// 4xx.
+    #[serde(rename = "4xx")]
+    ClientError,
+    /// 5xx.
+    #[serde(rename = "5xx")]
+    ServerError,
+    /// No status: a classified error.
+    #[serde(rename = "error")]
+    Failed,
+}
+
+impl StatusClass {
+    /// The class of an outcome.
+    pub fn of(outcome: Outcome) -> StatusClass {
+        match outcome {
+            Outcome::Status(c) if c < 200 => StatusClass::Informational,
+            Outcome::Status(c) if c < 300 => StatusClass::Success,
+            Outcome::Status(c) if c < 400 => StatusClass::Redirect,
+            Outcome::Status(c) if c < 500 => StatusClass::ClientError,
+            Outcome::Status(_) => StatusClass::ServerError,
+            Outcome::Error(_) => StatusClass::Failed,
+        }
+    }
+}
+
+/// Latency and service time of one status class.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ClassStats {
+    /// From the intended send time to the end of the response.
+    pub latency: Histogram,
+    /// From the actual send to the end of the response.
+    pub service: Histogram,
+}
+
+/// Everything recorded in one interval (or, merged, in any span of intervals).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct IntervalRecord {
+    /// Interval number: seconds since the start of the run.
+    pub index: u64,
+    /// Requests sent (left the generator) during the interval.
+    pub sent: u64,
+    /// Requests whose intended time fell in the interval (sent or not).
+    pub scheduled: u64,
+    /// Histograms per status class; only classes that occurred are present.
+    pub classes: BTreeMap<StatusClass, ClassStats>,
+    /// TCP connect times of connections opened in the interval.
+    pub connect: Histogram,
+    /// TLS handshake times.
+    pub tls_handshake: Histogram,
+    /// Time from send to the response head.
+    pub first_byte: Histogram,
+    /// How late requests left compared with their intended time.
+    pub lag: Histogram,
+    /// Responses per status code.
+    pub status: BTreeMap<u16, u64>,
+    /// Failures per classified error.
+    pub errors: BTreeMap<ErrorKindKey, u64>,
+    /// Response body bytes.
+    pub bytes_in: u64,
+    /// Request body bytes.
+    pub bytes_out: u64,
+}
+
+/// [`ErrorKind`] as a map key that serializes to its stable key string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ErrorKindKey(pub ErrorKind);
+
+impl serde::Serialize for ErrorKindKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.key())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorKindKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        ErrorKind::from_key(&key)
+            .map(ErrorKindKey)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown error kind {key:?}")))
+    }
+}
+
+impl IntervalRecord {
+    /// An empty record for interval `index`.
+    pub fn new(index: u64) -> Self {
+        IntervalRecord {
+            index,
+            ..Default::default()
+        }
+    }
+
+    /// Adds one completed request.
+    #[inline]
+    pub fn record(&mut self, s: &Sample) {
+        let class = self.classes.entry(StatusClass::of(s.outcome)).or_default();
+        class.latency.record(s.latency);
+        class.service.record(s.service);
+        self.lag.record(s.lag);
+        if let Some(d) = s.connect {
+            self.connect.record(d);
+        }
+        if let Some(d) = s.tls_handshake {
+            self.tls_handshake.record(d);
+        }
+        if let Some(d) = s.first_byte {
+            self.first_byte.record(d);
+        }
+        match s.outcome {
+            Outcome::Status(code) => *self.status.entry(code).or_default() += 1,
+            Outcome::Error(kind) => *self.errors.entry(ErrorKindKey(kind)).or_default() += 1,
+        }
+        self.bytes_in += s.bytes_in;
+        self.bytes_out += s.bytes_out;
+    }
+
+    /// Adds everything in `other` (the interval index is kept).
+    pub fn merge(&mut self, other: &IntervalRecord) {
+        self.sent += other.sent;
+        self.scheduled += other.scheduled;
+        for (class, stats) in &other.classes {
+            let mine = self.classes.entry(*class).or_default();
+            mine.latency.add(&stats.latency);
+            mine.service.add(&stats.service);
+        }
+        self.connect.add(&other.connect);
+        self.tls_handshake.add(&other.tls_handshake);
+        self.first_byte.add(&other.first_byte);
+        self.lag.add(&other.lag);
+        for (code, n) in &other.status {
+            *self.status.entry(*code).or_default() += n;
+        }
+        for (kind, n) in &other.errors {
+            *self.errors.entry(*kind).or_default() += n;
+        }
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+    }
+
+    /// Requests completed (answered or failed).
+    pub fn completed(&self) -> u64 {
+        self.status.values().sum::<u64>() + self.errors.values().sum::<u64>()
+    }
+
+    /// Latency over every outcome.
+    pub fn latency_all(&self) -> Histogram {
+        let mut h = Histogram::new();
+        for c in self.classes.values() {
+            h.add(&c.latency);
+        }
+        h
+    }
+
+    /// Service time over every outcome.
+    pub fn service_all(&self) -> Histogram {
+        let mut h = Histogram::new();
+        for c in self.classes.values() {
+            h.add(&c.service);
+        }
+        h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn sample(outcome: Outcome, ms: u64) -> Sample {
+        Sample {
+            outcome,
+            latency: Duration::from_millis(ms),
+            service: Duration::from_millis(ms),
+            lag: Duration::ZERO,
+            connect: None,
+            tls_handshake: None,
+            first_byte: Some(Duration::from_millis(ms)),
+            bytes_in: 10,
+            bytes_out: 1,
+        }
+    }
+
+    #[test]
+    fn records_and_merges_counts_classes_and_errors() {
+        let mut a = IntervalRecord::new(0);
+        let mut b = IntervalRecord::new(0);
+        a.record(&sample(Outcome::Status(200), 5));
+        a.record(&sample(Outcome::Status(503), 50));
+        b.record(&sample(Outcome::Status(200), 7));
+        b.record(&sample(Outcome::Error(ErrorKind::Reset), 1));
+        a.merge(&b);
+        assert_eq!(a.completed(), 4);
+        assert_eq!(a.status[&200], 2);
+        assert_eq!(a.errors[&ErrorKindKey(ErrorKind::Reset)], 1);
+        assert_eq!(a.classes[&StatusClass::Success].latency.len(), 2);
+        assert_eq!(a.latency_all().len(), 4);
+        assert_eq!(a.bytes_in, 40);
+    }
+
+    #[test]
+    fn a_record_survives_its_log_line() {
+        let mut a = IntervalRecord::new(3);
+        a.sent = 2;
+        a.record(&sample(Outcome::Status(200), 5));
+        a.record(&sample(Outcome::Error(ErrorKind::Timeout), 30_000));
+        let line = serde_json::to_string(&a).unwrap();
+        let back: IntervalRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.index, 3);
+        assert_eq!(back.completed(), 2);
+        assert_eq!(
+            back.latency_all().quantile(1.0),
+            a.latency_all().quantile(1.0)
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The text report, laid out like vegeta's so seed reports can be compared line by line.
+
+use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
+use crate::plan::Load;
+use crate::sample::Side;
+use crate::summary::{Stats, Summary};
+use std::fmt::Write;
+
+const LABEL: usize = 14;
+const FIELDS: usize = 40;
+
+fn row(out: &mut String, label: &str, fields: &str, values: &str) {
+    let _ = writeln!(out, "{label:<LABEL$}{fields:<FIELDS$}{values}");
+}
+
+fn stats_values(s: &Stats) -> String {
+    [
+        s.min_us as f64,
+        s.mean_us,
+        s.p50_us as f64,
+        s.p90_us as f64,
+        s.p95_us as f64,
+        s.p99_us as f64,
+        s.p999_us as f64,
+        s.max_us as f64,
+    ]
+    .iter()
+    .map(|v| fmt_us_f(*v))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+const STATS_FIELDS: &str = "[min, mean, 50, 90, 95, 99, 99.9, max]";
+
+/// Renders the summary as the end-of-run text report.
+pub fn render_text(s: &Summary) -> String {
+    let mut out = String::new();
+    let load = match s.load {
+        Load::Open { rate } => format!("open model, {} req/s", rate.per_second()),
+        Load::Closed { concurrency } => format!("closed model, {concurrency} workers"),
+    };
+    row(
+        &mut out,
+        "Target",
+        "",
+        &format!("{} {}  ({load})", s.method, s.target),
+    );
+    if let Some(why) = &s.partial {
+        row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
+    }
+    row(
+        &mut out,
+        "Requests",
+        "[total, rate, throughput]",
+        &format!(
+            "{}, {:.2}, {:.2}",
+            s.requests.total, s.requests.rate, s.requests.throughput
+        ),
+    );
+    row(
+        &mut out,
+        "Duration",
+        "[total, attack, wait]",
+        &format!(
+            "{}, {}, {}",
+            fmt_secs(s.duration.total_secs),
+            fmt_secs(s.duration.attack_secs),
+            fmt_secs(s.duration.wait_secs)
+        ),
+    );
+    row(
+        &mut out,
+        "Latencies",
+        STATS_FIELDS,
+        &stats_values(&s.latency),
+    );
+    row(
+        &mut out,
+        "Service time",
+        STATS_FIELDS,
+        &stats_values(&s.service_time),
+    );
+    for (label, stats) in [
+        ("First byte", &s.first_byte),
+        ("Connect", &s.connect),
+        ("TLS handshake", &s.tls_handshake),
+    ] {
+        if let Some(st) = stats {
+            row(
+                &mut out,
+                label,
+                "[count, mean, 50, 99, max]",
+                &format!(
+                    "{}, {}, {}, {}, {}",
+                    st.count,
+                    fmt_us_f(st.mean_us),
+                    fmt_us(st.p50_us),
+                    fmt_us(st.p99_us),
+                    fmt_us(st.max_us)
+                ),
+            );
+        }
+    }
+    row(
+        &mut out,
+        "Bytes In",
+        "[total, mean]",
+        &format!("{}, {:.2}", s.bytes.in_total, s.bytes.in_mean),
+    );
+    row(
+        &mut out,
+        "Bytes Out",
+        "[total, mean]",
+        &format!("{}, {:.2}", s.bytes.out_total, s.bytes.out_mean),
+    );
+    row(
+        &mut out,
+        "Success",
+        "[ratio]",
+        &format!("{:.2}%", 100.0 * s.success_ratio),
+    );
+    let codes: Vec<String> = s
+        .status_codes
+        .iter()
+        .map(|(c, n)| format!("{c}:{n}"))
+        .collect();
+    let failed: u64 = s
+        .errors
+        .iter()
+        .filter(|e| !e.key.starts_with("status_"))
+        .map(|e| e.count)
+        .sum();
+    let mut codes = codes.join("  ");
+    if failed > 0 {
+        codes = format!("0:{failed}  {codes}");
+    }
+    row(&mut out, "Status Codes", "[code:count]", codes.trim());
+    out.push_str("Error Set:\n");
+    for e in &s.errors {
+        let side = match e.side {
+            Side::Client => "client",
+            Side::Server => "server",
+        };
+        let _ = writeln!(
+            out,
+            "  {side:<7}{:<20}{:>10}  {}",
+            e.key, e.count, e.description
+        );
+    }
+    let g = &s.generator;
+    let asked = g
+        .rate_asked
+        .map(|r| format!("{r}/s"))
+        .unwrap_or_else(|| "-".into());
+    row(
+        &mut out,
+        "Generator",
+        "[asked, held, lag p99, lag max, cpu]",
+        &format!(
+            "{asked}, {:.2}/s, {}, {}, {:.0}% of a core ({:.1}µs/req on {} thread(s))",
+            g.rate_held,
+            fmt_us(g.lag.p99_us),
+            fmt_us(g.lag.max_us),
+            g.cpu_percent,
+            g.cpu_us_per_request,
+            g.threads
+        ),
+    );
+    if let Some(rss) = g.peak_rss_bytes {
+        row(
+            &mut out,
+            "",
+            "[peak rss, peak fds]",
+            &format!("{}, {}", fmt_bytes(rss as f64), g.peak_open_fds),
+        );
+    }
+    if g.saturated {
+        out.push_str("WARNING: the generator fell behind; these numbers describe the generator, not the server:\n");
+        for f in &g.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    out
+}

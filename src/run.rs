@@ -1,0 +1,76 @@
+//! Runs a plan end to end: the engine's intervals go to the run directory as they arrive,
+//! with the generator's health beside each; the summary is then read back from the store,
+//! so the end-of-run report and `headroom report` are one path.
+
+use crate::engine::{self, EngineError, Shutdown};
+use crate::monitor::{peak_rss_bytes, ProcessProbe};
+use crate::plan::AttackPlan;
+use crate::record::IntervalRecord;
+use crate::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta, StoreError, StoredRun};
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The engine could not start.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The run directory could not be written or read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Receives each whole interval as it is stored (live progress).
+pub trait Observer {
+    /// Called once per interval, in order.
+    fn interval(&mut self, line: &IntervalLine);
+}
+
+impl Observer for () {
+    fn interval(&mut self, _line: &IntervalLine) {}
+}
+
+/// Runs `plan`, storing it in `dir`; returns the stored run, read back from disk.
+pub fn attack(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: Shutdown,
+    observer: &mut dyn Observer,
+) -> Result<StoredRun, RunError> {
+    let open_files = crate::monitor::raise_open_files_limit();
+    let meta = RunMeta::describe(plan, command, open_files);
+    let mut writer = dir.create(&meta)?;
+    let mut probe = ProcessProbe::new();
+    let cpu_at_start = probe.cpu_time();
+    let mut peak_fds = 0;
+    let mut write_error: Option<StoreError> = None;
+    let report = engine::run(plan, shutdown, |record: IntervalRecord| {
+        let health = probe.sample();
+        peak_fds = peak_fds.max(health.open_fds);
+        let line = IntervalLine { record, health };
+        if write_error.is_none() {
+            if let Err(e) = writer.append(&line) {
+                write_error = Some(e);
+            }
+        }
+        observer.interval(&line);
+    });
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    let report = report?;
+    dir.finish(&RunEnd {
+        status: if report.interrupted {
+            EndStatus::Interrupted
+        } else {
+            EndStatus::Completed
+        },
+        ended_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        attack_secs: report.attack.as_secs_f64(),
+        wait_secs: report.wait.as_secs_f64(),
+        cpu: probe.cpu_time().since(&cpu_at_start),
+        peak_open_fds: peak_fds,
+        peak_rss_bytes: peak_rss_bytes(),
+    })?;
+    Ok(dir.load()?)
+}

@@ -1,0 +1,172 @@
+//! The one type that crosses from the engine to the recorder: what happened to one request.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What happened to one request. Small and `Copy`: recorded on the hot path without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// A status code, or why there was none.
+    pub outcome: Outcome,
+    /// From the intended send time to the end of the response body (open model).
+    pub latency: Duration,
+    /// From the actual send to the end of the response body.
+    pub service: Duration,
+    /// How late the request left compared with its intended time.
+    pub lag: Duration,
+    /// TCP connect time, when this request opened a connection.
+    pub connect: Option<Duration>,
+    /// TLS handshake time, when this request opened a TLS connection.
+    pub tls_handshake: Option<Duration>,
+    /// From the actual send to the response head.
+    pub first_byte: Option<Duration>,
+    /// Response body bytes received.
+    pub bytes_in: u64,
+    /// Request body bytes sent.
+    pub bytes_out: u64,
+}
+
+/// The result of a request: a status code or a classified error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The server answered with this status code.
+    Status(u16),
+    /// No usable answer.
+    Error(ErrorKind),
+}
+
+impl Outcome {
+    /// True for 2xx and 3xx answers.
+    pub fn is_success(self) -> bool {
+        matches!(self, Outcome::Status(code) if (200..400).contains(&code))
+    }
+}
+
+/// Which side a failure is blamed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The generator (or its host) failed: the numbers describe the generator, not the server.
+    Client,
+    /// The server or the network refused, broke or answered wrongly.
+    Server,
+}
+
+macro_rules! error_kinds {
+    ($( $(#[doc = $doc:literal])* $variant:ident => ($key:literal, $side:ident, $text:literal), )*) => {
+        /// A classified failure. A closed set, so the hot path records it without a string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in a stable order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant,)*];
+
+            /// A stable machine-readable key, used in the run log and JSON.
+            pub fn key(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $key,)* }
+            }
+
+            /// Who is to blame.
+            pub fn side(self) -> Side {
+                match self { $(ErrorKind::$variant => Side::$side,)* }
+            }
+
+            /// A sentence a user can act on.
+            pub fn description(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $text,)* }
+            }
+
+            /// The kind for a key written by [`ErrorKind::key`].
+            pub fn from_key(key: &str) -> Option<ErrorKind> {
+                match key { $($key => Some(ErrorKind::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    /// The whole request did not finish within `--timeout`.
+    Timeout => ("timeout", Client, "request timed out (--timeout)"),
+    /// The connection was not established within `--connect-timeout`.
+    ConnectTimeout => ("connect_timeout", Client, "connect timed out (--connect-timeout)"),
+    /// No local port was free (EADDRNOTAVAIL / EADDRINUSE).
+    PortExhaustion => ("port_exhaustion", Client, "no free local port (ephemeral ports exhausted; use keep-alive or widen net.ipv4.ip_local_port_range)"),
+    /// The process or system ran out of file descriptors (EMFILE / ENFILE).
+    TooManyOpenFiles => ("too_many_open_files", Client, "too many open files (raise ulimit -n or lower --max-connections)"),
+    /// The host name did not resolve.
+    Dns => ("dns", Client, "host name did not resolve"),
+    /// All connections were busy and the generator's backlog was full, so the request was never sent.
+    Backlog => ("backlog_full", Client, "not sent: all connections busy and the backlog full (raise --max-connections)"),
+    /// Any other local failure (e.g. the generator's TLS configuration).
+    ClientOther => ("client_other", Client, "other client-side error"),
+    /// The server refused the connection.
+    Refused => ("refused", Server, "connection refused"),
+    /// The connection was reset by the peer.
+    Reset => ("reset", Server, "connection reset by peer"),
+    /// The connection closed before a complete response arrived.
+    Closed => ("closed", Server, "connection closed before the response was complete"),
+    /// The network could not reach the host.
+    Unreachable => ("unreachable", Server, "network or host unreachable"),
+    /// The server sent a TLS alert (e.g. certificate required) during the handshake or later.
+    TlsAlert => ("tls_alert", Server, "TLS alert from the server (e.g. a client certificate is required)"),
+    /// The server's certificate failed verification.
+    TlsCertificate => ("tls_certificate", Server, "server certificate not trusted (use --cacert, or --insecure)"),
+    /// Any other TLS failure.
+    Tls => ("tls", Server, "TLS handshake or record error"),
+    /// HTTP/2 GOAWAY: the server stopped accepting streams on the connection.
+    GoAway => ("h2_goaway", Server, "HTTP/2 GOAWAY from the server"),
+    /// HTTP/2 stream reset by the server (RST_STREAM).
+    StreamReset => ("h2_stream_reset", Server, "HTTP/2 stream reset by the server"),
+    /// The response could not be parsed as HTTP.
+    Protocol => ("protocol", Server, "malformed HTTP response"),
+    /// The response head was larger than the generator accepts.
+    HeaderTooLarge => ("header_too_large", Server, "response headers too large"),
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.description())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_and_are_unique() {
+        let mut keys: Vec<_> = ErrorKind::ALL.iter().map(|k| k.key()).collect();
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_key(k.key()), Some(*k));
+        }
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn generator_failures_are_client_side() {
+        for k in [
+            ErrorKind::PortExhaustion,
+            ErrorKind::TooManyOpenFiles,
+            ErrorKind::Dns,
+            ErrorKind::Timeout,
+        ] {
+            assert_eq!(k.side(), Side::Client);
+        }
+        for k in [
+            ErrorKind::Refused,
+            ErrorKind::Reset,
+            ErrorKind::TlsAlert,
+            ErrorKind::GoAway,
+        ] {
+            assert_eq!(k.side(), Side::Server);
+        }
+        assert!(Outcome::Status(302).is_success());
+        assert!(!Outcome::Status(503).is_success());
+    }
+}

@@ -1,0 +1,150 @@
+//! When to send: pure pacing functions, computed from a request count, never from a clock.
+//!
+//! Due times come from the count (`n / rate`), as wrk2 does, so rounding never accumulates and
+//! the rate holds over any run length; a slow server cannot push the schedule back.
+
+use crate::plan::{Rate, Stop};
+use std::time::Duration;
+
+/// Constant-rate arrivals: request `n` (from 0) is due at `n / rate` after the start.
+#[derive(Debug, Clone, Copy)]
+pub struct ConstantPacer {
+    /// Nanoseconds between arrivals, kept as a float so fractional rates stay exact.
+    period_ns: f64,
+}
+
+impl ConstantPacer {
+    /// A pacer for `rate` requests per second.
+    pub fn new(rate: Rate) -> Self {
+        ConstantPacer {
+            period_ns: 1e9 / rate.per_second(),
+        }
+    }
+
+    /// Offset from the start at which request `n` is due.
+    pub fn due(&self, n: u64) -> Duration {
+        // f64 holds integers exactly up to 2^53 ns (104 days): far beyond any run.
+        Duration::from_nanos((n as f64 * self.period_ns).round() as u64)
+    }
+
+    /// Number of requests due by `elapsed` (those with `due(n) <= elapsed`).
+    pub fn due_by(&self, elapsed: Duration) -> u64 {
+        let n = (elapsed.as_nanos() as f64 / self.period_ns).floor() as u64 + 1;
+        // Guard the float boundary so due_by and due agree exactly.
+        if self.due(n) <= elapsed {
+            n + 1
+        } else if n > 0 && self.due(n - 1) > elapsed {
+            n - 1
+        } else {
+            n
+        }
+    }
+}
+
+/// Whether request `n`, due at `due`, still belongs to the run.
+pub fn within(stop: &Stop, n: u64, due: Duration) -> bool {
+    stop.requests.is_none_or(|max| n < max) && stop.duration.is_none_or(|d| due < d)
+}
+
+/// Request indices owned by worker `worker` of `workers`: `worker, worker + workers, …`.
+///
+/// Interleaving (rather than splitting the rate) keeps the merged arrival stream exactly
+/// the requested one, whatever the number of workers.
+#[derive(Debug, Clone, Copy)]
+pub struct Stride {
+    next: u64,
+    step: u64,
+}
+
+impl Stride {
+    /// The indices of `worker` among `workers`.
+    pub fn new(worker: usize, workers: usize) -> Self {
+        Stride {
+            next: worker as u64,
+            step: workers.max(1) as u64,
+        }
+    }
+
+    /// The next index this worker sends, without taking it.
+    pub fn peek(&self) -> u64 {
+        self.next
+    }
+
+    /// Moves to the following index.
+    pub fn advance(&mut self) {
+        self.next += self.step;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop(duration_ms: Option<u64>, requests: Option<u64>) -> Stop {
+        Stop {
+            duration: duration_ms.map(Duration::from_millis),
+            requests,
+        }
+    }
+
+    #[test]
+    fn due_times_come_from_the_count() {
+        let p = ConstantPacer::new(Rate(5000.0));
+        assert_eq!(p.due(0), Duration::ZERO);
+        assert_eq!(p.due(1), Duration::from_micros(200));
+        assert_eq!(p.due(5000), Duration::from_secs(1));
+        // No drift: the millionth request is due exactly 200 s in.
+        assert_eq!(p.due(1_000_000), Duration::from_secs(200));
+        let p = ConstantPacer::new(Rate(3.0));
+        assert_eq!(p.due(1), Duration::from_nanos(333_333_333));
+        assert_eq!(p.due(3), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn due_by_counts_requests_at_or_before_elapsed() {
+        let p = ConstantPacer::new(Rate(1000.0));
+        assert_eq!(p.due_by(Duration::ZERO), 1);
+        assert_eq!(p.due_by(Duration::from_micros(999)), 1);
+        assert_eq!(p.due_by(Duration::from_millis(1)), 2);
+        assert_eq!(p.due_by(Duration::from_secs(10)), 10_001);
+        let p = ConstantPacer::new(Rate(3.0));
+        for n in 0..1000 {
+            let d = p.due(n);
+            assert_eq!(p.due_by(d), n + 1, "n={n}");
+            if !d.is_zero() {
+                assert_eq!(p.due_by(d - Duration::from_nanos(1)), n, "n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn stop_conditions_bound_the_count() {
+        let p = ConstantPacer::new(Rate(5000.0));
+        let s = stop(Some(10_000), None);
+        let sent = (0..).take_while(|&n| within(&s, n, p.due(n))).count();
+        assert_eq!(sent, 50_000, "10 s at 5,000/s");
+        let s = stop(Some(10_000), Some(1234));
+        assert_eq!((0..).take_while(|&n| within(&s, n, p.due(n))).count(), 1234);
+        let p = ConstantPacer::new(Rate(0.5));
+        let s = stop(Some(3_000), None);
+        assert_eq!(
+            (0..).take_while(|&n| within(&s, n, p.due(n))).count(),
+            2,
+            "t=0 and t=2s"
+        );
+    }
+
+    #[test]
+    fn strides_partition_the_indices() {
+        let mut seen = vec![];
+        for w in 0..3 {
+            let mut s = Stride::new(w, 3);
+            for _ in 0..4 {
+                seen.push(s.peek());
+                s.advance();
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..12).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,95 @@
+//! What a run was asked to do (`meta.json`) and how it ended (`end.json`).
+
+use crate::monitor::CpuTime;
+use crate::plan::{AttackPlan, ConnectionOptions, Load, Stop, Target, TlsOptions};
+use serde::{Deserialize, Serialize};
+
+/// Everything needed to know what a run was, with secrets already removed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Always "headroom".
+    pub tool: String,
+    /// headroom's version.
+    pub version: String,
+    /// The command line, secrets redacted.
+    pub command: Vec<String>,
+    /// Host the generator ran on.
+    pub host: String,
+    /// Wall-clock start, RFC 3339.
+    pub started_at: String,
+    /// Where requests went.
+    pub target: Target,
+    /// HTTP method.
+    pub method: String,
+    /// Request headers, secret values redacted.
+    pub headers: Vec<String>,
+    /// Request body size in bytes (the body itself is not stored).
+    pub body_bytes: usize,
+    /// The load model.
+    pub load: Load,
+    /// When the run was to stop.
+    pub stop: Stop,
+    /// Connection behaviour.
+    pub connection: ConnectionOptions,
+    /// TLS settings (file paths only; key material is never read into the store).
+    pub tls: TlsOptions,
+    /// Engine threads.
+    pub threads: usize,
+    /// The open-files limit in force.
+    pub open_files_limit: Option<u64>,
+}
+
+impl RunMeta {
+    /// Describes `plan` as started now by `command`.
+    pub fn describe(plan: &AttackPlan, command: &[String], open_files_limit: Option<u64>) -> Self {
+        RunMeta {
+            tool: "headroom".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: super::redact_args(command),
+            host: rustix::system::uname()
+                .nodename()
+                .to_string_lossy()
+                .into_owned(),
+            started_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            target: plan.target.clone(),
+            method: plan.request.method.to_string(),
+            headers: plan.request.redacted_headers(),
+            body_bytes: plan.request.body.len(),
+            load: plan.load,
+            stop: plan.stop,
+            connection: plan.connection.clone(),
+            tls: plan.tls.clone(),
+            threads: plan.threads,
+            open_files_limit,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndStatus {
+    /// It ran to its stop condition.
+    Completed,
+    /// It was stopped early (Ctrl-C).
+    Interrupted,
+}
+
+/// How a run ended; written once, after the last interval.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunEnd {
+    /// Completed or interrupted.
+    pub status: EndStatus,
+    /// Wall-clock end, RFC 3339.
+    pub ended_at: String,
+    /// Seconds from the start to the last request sent.
+    pub attack_secs: f64,
+    /// Seconds from the last request sent to the last response.
+    pub wait_secs: f64,
+    /// CPU time the generator used over the whole run.
+    pub cpu: CpuTime,
+    /// Most descriptors open at once (sampled each second).
+    pub peak_open_fds: u64,
+    /// Peak resident memory of the generator in bytes.
+    pub peak_rss_bytes: Option<u64>,
+}

@@ -1,0 +1,162 @@
+//! The run directory: what was asked (metadata), what happened (interval log), how it ended.
+//!
+//! ```text
+//! RUN_DIR/meta.json        written before the first request
+//! RUN_DIR/intervals.jsonl  one line per second, appended and flushed as the run goes
+//! RUN_DIR/end.json         written when the run ends; absent after a crash or kill -9
+//! ```
+//! A run without `end.json` is still readable: the report marks it partial.
+
+mod log;
+mod meta;
+mod redact;
+
+pub use log::{IntervalLine, IntervalWriter};
+pub use meta::{EndStatus, RunEnd, RunMeta};
+pub use redact::redact_args;
+
+use std::path::{Path, PathBuf};
+
+/// Problems reading or writing a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is not what headroom wrote.
+    #[error("{path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line when known.
+        reason: String,
+    },
+    /// The directory is not a run.
+    #[error("{0} is not a headroom run directory (no meta.json); give the directory an attack wrote with --out")]
+    NotARun(PathBuf),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A stored run read back from disk.
+#[derive(Debug)]
+pub struct StoredRun {
+    /// What was asked.
+    pub meta: RunMeta,
+    /// Every whole interval line, in order.
+    pub intervals: Vec<IntervalLine>,
+    /// How it ended; `None` when the process died before writing it.
+    pub end: Option<RunEnd>,
+    /// A torn last line (from a kill mid-write) that was skipped.
+    pub torn_tail: bool,
+}
+
+/// A run directory on disk.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// The run directory at `root` (not created yet).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        RunDir { root: root.into() }
+    }
+
+    /// A new directory under `runs/` named after the start time and kind of run.
+    pub fn default_for(kind: &str) -> Self {
+        let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace(':', "")
+            .trim_end_matches('Z')
+            .to_string();
+        RunDir::at(Path::new("runs").join(format!("{stamp}-{kind}")))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    fn meta_path(&self) -> PathBuf {
+        self.root.join("meta.json")
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.root.join("intervals.jsonl")
+    }
+
+    fn end_path(&self) -> PathBuf {
+        self.root.join("end.json")
+    }
+
+    /// Creates the directory and writes the metadata; refuses to overwrite another run.
+    pub fn create(&self, meta: &RunMeta) -> Result<IntervalWriter, StoreError> {
+        std::fs::create_dir_all(&self.root).map_err(io_err(&self.root))?;
+        let meta_path = self.meta_path();
+        if meta_path.exists() {
+            return Err(StoreError::Io {
+                path: meta_path,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "a run is already stored here; choose another --out",
+                ),
+            });
+        }
+        write_json(&meta_path, meta)?;
+        IntervalWriter::create(&self.log_path())
+    }
+
+    /// Records how the run ended.
+    pub fn finish(&self, end: &RunEnd) -> Result<(), StoreError> {
+        write_json(&self.end_path(), end)
+    }
+
+    /// Reads a stored run, complete or partial.
+    pub fn load(&self) -> Result<StoredRun, StoreError> {
+        let meta_path = self.meta_path();
+        if !meta_path.exists() {
+            return Err(StoreError::NotARun(self.root.clone()));
+        }
+        let meta: RunMeta = read_json(&meta_path)?;
+        let (intervals, torn_tail) = log::read_intervals(&self.log_path())?;
+        let end_path = self.end_path();
+        let end = if end_path.exists() {
+            Some(read_json(&end_path)?)
+        } else {
+            None
+        };
+        Ok(StoredRun {
+            meta,
+            intervals,
+            end,
+            torn_tail,
+        })
+    }
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let text = serde_json::to_string_pretty(value).expect("run metadata always serializes");
+    // Write then rename, so a reader never sees half a file.
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n").map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,158 @@
+//! The verdict on the generator itself: did it send what was asked, and at what cost?
+
+use super::Stats;
+use crate::plan::Load;
+use crate::record::IntervalRecord;
+use crate::sample::Side;
+use crate::store::{EndStatus, StoredRun};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Requests leaving later than this (p99) mean the generator, not the server, set the pace.
+const LAG_LIMIT: Duration = Duration::from_millis(10);
+/// The share of the asked rate that must be sent for the rate to count as held.
+const RATE_TOLERANCE: f64 = 0.995;
+/// CPU use, as a share of the engine's cores, past which the generator is saturated.
+const CPU_LIMIT: f64 = 0.90;
+
+/// Whether the generator kept up, and what it cost.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GeneratorHealth {
+    /// Requests per second asked for (open model only).
+    pub rate_asked: Option<f64>,
+    /// Requests per second sent.
+    pub rate_held: f64,
+    /// How late requests left compared with their intended time.
+    pub lag: Stats,
+    /// CPU seconds (user + system) the generator used.
+    pub cpu_secs: f64,
+    /// CPU use as a percentage of one core.
+    pub cpu_percent: f64,
+    /// CPU microseconds per completed request.
+    pub cpu_us_per_request: f64,
+    /// Engine threads.
+    pub threads: usize,
+    /// Most descriptors open at once.
+    pub peak_open_fds: u64,
+    /// The open-files limit.
+    pub open_files_limit: Option<u64>,
+    /// Peak resident memory in bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// Failures blamed on the generator's side.
+    pub client_errors: u64,
+    /// True when the numbers describe the generator rather than the server.
+    pub saturated: bool,
+    /// Plain sentences saying what went wrong, if anything.
+    pub findings: Vec<String>,
+}
+
+impl GeneratorHealth {
+    pub(super) fn assess(
+        run: &StoredRun,
+        total: &IntervalRecord,
+        attack_secs: f64,
+        total_secs: f64,
+        rate_held: f64,
+    ) -> GeneratorHealth {
+        let (cpu, peak_fds, rss) = match &run.end {
+            Some(end) => (end.cpu.total(), end.peak_open_fds, end.peak_rss_bytes),
+            None => (
+                run.intervals.iter().map(|l| l.health.cpu.total()).sum(),
+                run.intervals
+                    .iter()
+                    .map(|l| l.health.open_fds)
+                    .max()
+                    .unwrap_or(0),
+                None,
+            ),
+        };
+        let cpu_secs = cpu.as_secs_f64();
+        let completed = total.completed();
+        let lag = Stats::of(&total.lag);
+        let client_errors: u64 = total
+            .errors
+            .iter()
+            .filter(|(k, _)| k.0.side() == Side::Client)
+            .map(|(_, n)| n)
+            .sum();
+        let threads = run.meta.threads;
+        let rate_asked = match run.meta.load {
+            Load::Open { rate } => Some(rate.per_second()),
+            Load::Closed { .. } => None,
+        };
+
+        let mut findings = Vec::new();
+        let completed_normally = run
+            .end
+            .as_ref()
+            .is_some_and(|e| e.status == EndStatus::Completed);
+        if let (Some(asked), true) = (rate_asked, completed_normally) {
+            if attack_secs >= 1.0 && rate_held < asked * RATE_TOLERANCE {
+                findings.push(format!(
+                    "sent {rate_held:.1} req/s of the {asked} asked ({:.1} %)",
+                    100.0 * rate_held / asked
+                ));
+            }
+        }
+        if lag.p99_us > LAG_LIMIT.as_micros() as u64 {
+            findings.push(format!(
+                "requests left late (lag p99 {}, max {}): the generator was short of CPU or of connections (--max-connections)",
+                crate::report::fmt_us(lag.p99_us),
+                crate::report::fmt_us(lag.max_us)
+            ));
+        }
+        for (kind, n) in total
+            .errors
+            .iter()
+            .filter(|(k, _)| k.0.side() == Side::Client)
+        {
+            if kind.0 != crate::sample::ErrorKind::Timeout {
+                findings.push(format!(
+                    "{n} request(s) failed on the generator's side: {}",
+                    kind.0
+                ));
+            }
+        }
+        let cpu_share = if total_secs > 0.0 {
+            cpu_secs / total_secs / threads.max(1) as f64
+        } else {
+            0.0
+        };
+        if cpu_share >= CPU_LIMIT {
+            findings.push(format!(
+                "the generator used {:.0} % of its {threads} core(s)",
+                100.0 * cpu_share
+            ));
+        }
+        if let Some(limit) = run.meta.open_files_limit {
+            if limit > 0 && peak_fds * 10 >= limit * 9 {
+                findings.push(format!(
+                    "{peak_fds} descriptors open of a limit of {limit} (ulimit -n)"
+                ));
+            }
+        }
+        GeneratorHealth {
+            rate_asked,
+            rate_held,
+            lag,
+            cpu_secs,
+            cpu_percent: if total_secs > 0.0 {
+                100.0 * cpu_secs / total_secs
+            } else {
+                0.0
+            },
+            cpu_us_per_request: if completed > 0 {
+                cpu_secs * 1e6 / completed as f64
+            } else {
+                0.0
+            },
+            threads,
+            peak_open_fds: peak_fds,
+            open_files_limit: run.meta.open_files_limit,
+            peak_rss_bytes: rss,
+            client_errors,
+            saturated: !findings.is_empty(),
+            findings,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The model every report renders: built from a stored run's intervals, never from the engine.
+
+mod generator;
+mod stats;
+
+pub use generator::GeneratorHealth;
+pub use stats::Stats;
+
+use crate::plan::Load;
+use crate::record::{IntervalRecord, StatusClass};
+use crate::sample::Side;
+use crate::store::{EndStatus, StoredRun};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A run, summarised.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// The target URL.
+    pub target: String,
+    /// HTTP method.
+    pub method: String,
+    /// The load model and its parameter.
+    pub load: Load,
+    /// Wall-clock start.
+    pub started_at: String,
+    /// Why the numbers cover less than the whole run, when they do.
+    pub partial: Option<String>,
+    /// Counts and rates.
+    pub requests: Requests,
+    /// How long the run took.
+    pub duration: Durations,
+    /// Latency from the intended send time, over every outcome.
+    pub latency: Stats,
+    /// Service time from the actual send, over every outcome.
+    pub service_time: Stats,
+    /// TCP connect times, when connections were opened.
+    pub connect: Option<Stats>,
+    /// TLS handshake times, when TLS was used.
+    pub tls_handshake: Option<Stats>,
+    /// Time to the response head.
+    pub first_byte: Option<Stats>,
+    /// Latency per status class.
+    pub classes: BTreeMap<StatusClass, ClassSummary>,
+    /// Body bytes in and out.
+    pub bytes: Bytes,
+    /// Share of requests answered 2xx or 3xx.
+    pub success_ratio: f64,
+    /// Responses per status code.
+    pub status_codes: BTreeMap<u16, u64>,
+    /// Failures, each kind with its count and the side it is blamed on.
+    pub errors: Vec<ErrorEntry>,
+    /// Whether the generator kept up, and what it cost.
+    pub generator: GeneratorHealth,
+}
+
+/// Counts and rates.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Requests {
+    /// Requests completed (answered or failed).
+    pub total: u64,
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests sent per second of attack.
+    pub rate: f64,
+    /// Successful responses per second over the whole run.
+    pub throughput: f64,
+}
+
+/// Where the time went.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Durations {
+    /// Attack plus wait, in seconds.
+    pub total_secs: f64,
+    /// From the first to the last request sent.
+    pub attack_secs: f64,
+    /// From the last request sent to the last response.
+    pub wait_secs: f64,
+}
+
+/// Latency of one status class.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassSummary {
+    /// Requests in the class.
+    pub count: u64,
+    /// Their latency.
+    pub latency: Stats,
+}
+
+/// Body bytes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bytes {
+    /// Response body bytes, total.
+    pub in_total: u64,
+    /// Per completed request.
+    pub in_mean: f64,
+    /// Request body bytes, total.
+    pub out_total: u64,
+    /// Per completed request.
+    pub out_mean: f64,
+}
+
+/// One kind of failure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorEntry {
+    /// Stable key ("reset", "timeout", "status_503", …).
+    pub key: String,
+    /// Who is to blame.
+    pub side: Side,
+    /// What it means.
+    pub description: String,
+    /// How often it happened.
+    pub count: u64,
+}
+
+impl Summary {
+    /// Summarises a stored run (complete or partial).
+    pub fn of(run: &StoredRun) -> Summary {
+        let mut total = IntervalRecord::new(0);
+        for line in &run.intervals {
+            total.merge(&line.record);
+        }
+        let latency_all = total.latency_all();
+        let completed = total.completed();
+        let successes: u64 = total
+            .status
+            .iter()
+            .filter(|(c, _)| (200..400).contains(*c))
+            .map(|(_, n)| n)
+            .sum();
+
+        let (attack_secs, wait_secs) = match &run.end {
+            Some(end) => (end.attack_secs, end.wait_secs),
+            // Without end.json only whole intervals are known.
+            None => (run.intervals.len() as f64, 0.0),
+        };
+        let total_secs = attack_secs + wait_secs;
+        let rate = if attack_secs > 0.0 && total.sent > 1 {
+            (total.sent - 1) as f64 / attack_secs
+        } else {
+            total.sent as f64
+        };
+
+        let partial = match (&run.end, run.torn_tail) {
+            (None, _) => Some(format!(
+                "the run did not finish (killed or crashed): {} whole interval(s) recorded",
+                run.intervals.len()
+            )),
+            (Some(end), _) if end.status == EndStatus::Interrupted => {
+                Some("the run was interrupted before its stop condition".into())
+            }
+            (Some(_), true) => Some("the last interval line was torn and skipped".into()),
+            _ => None,
+        };
+
+        let mut errors: Vec<ErrorEntry> = total
+            .errors
+            .iter()
+            .map(|(k, n)| ErrorEntry {
+                key: k.0.key().into(),
+                side: k.0.side(),
+                description: k.0.description().into(),
+                count: *n,
+            })
+            .collect();
+        for (code, n) in total.status.range(500..) {
+            errors.push(ErrorEntry {
+                key: format!("status_{code}"),
+                side: Side::Server,
+                description: format!("HTTP {code} from the server"),
+                count: *n,
+            });
+        }
+        errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
+
+        let generator = GeneratorHealth::assess(run, &total, attack_secs, total_secs, rate);
+        let per = |x: u64| {
+            if completed > 0 {
+                x as f64 / completed as f64
+            } else {
+                0.0
+            }
+        };
+        Summary {
+            target: run.meta.target.url.clone(),
+            method: run.meta.method.clone(),
+            load: run.meta.load,
+            started_at: run.meta.started_at.clone(),
+            partial,
+            requests: Requests {
+                total: completed,
+                sent: total.sent,
+                rate,
+                throughput: if total_secs > 0.0 {
+                    successes as f64 / total_secs
+                } else {
+                    0.0
+                },
+            },
+            duration: Durations {
+                total_secs,
+                attack_secs,
+                wait_secs,
+            },
+            latency: Stats::of(&latency_all),
+            service_time: Stats::of(&total.service_all()),
+            connect: Stats::of_nonempty(&total.connect),
+            tls_handshake: Stats::of_nonempty(&total.tls_handshake),
+            first_byte: Stats::of_nonempty(&total.first_byte),
+            classes: total
+                .classes
+                .iter()
+                .map(|(class, c)| {
+                    (
+                        *class,
+                        ClassSummary {
+                            count: c.latency.len(),
+                            latency: Stats::of(&c.latency),
+                        },
+                    )
+                })
+                .collect(),
+            bytes: Bytes {
+                in_total: total.bytes_in,
+                in_mean: per(total.bytes_in),
+                out_total: total.bytes_out,
+                out_mean: per(total.bytes_out),
+            },
+            success_ratio: per(successes),
+            status_codes: total.status.clone(),
+            errors,
+            generator,
+        }
+    }
+}
