@@ -38,13 +38,14 @@ pub fn attack(
     observer: &mut dyn Observer,
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
+    let prepared = engine::prepare(plan)?;
     let meta = RunMeta::describe(plan, command, open_files);
     let mut writer = dir.create(&meta)?;
     let mut probe = ProcessProbe::new();
     let cpu_at_start = probe.cpu_time();
     let mut peak_fds = 0;
     let mut write_error: Option<StoreError> = None;
-    let report = engine::run(plan, shutdown, |record: IntervalRecord| {
+    let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
         let line = IntervalLine { record, health };

@@ -24,7 +24,7 @@ pub fn io_error(e: &io::Error) -> ErrorKind {
         io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
         io::ErrorKind::TimedOut => ErrorKind::Timeout,
         io::ErrorKind::AddrNotAvailable | io::ErrorKind::AddrInUse => ErrorKind::PortExhaustion,
-        io::ErrorKind::InvalidData => ErrorKind::Tls,
+        io::ErrorKind::InvalidData => tls_by_message(&e.to_string()),
         _ => ErrorKind::ClientOther,
     }
 }
@@ -40,6 +40,18 @@ fn errno(e: Errno) -> ErrorKind {
         }
         Errno::TIMEDOUT => ErrorKind::ConnectTimeout,
         _ => ErrorKind::ClientOther,
+    }
+}
+
+/// HTTP/2 rebuilds I/O errors from their kind and message, losing the rustls error inside;
+/// rustls's messages are stable enough to recover the class from.
+fn tls_by_message(message: &str) -> ErrorKind {
+    if message.contains("received fatal alert") {
+        ErrorKind::TlsAlert
+    } else if message.contains("invalid peer certificate") {
+        ErrorKind::TlsCertificate
+    } else {
+        ErrorKind::Tls
     }
 }
 

@@ -6,7 +6,7 @@
 use super::transport::{self, Exchange, Sender};
 use super::worker::Worker;
 use crate::sample::{ErrorKind, Outcome, Sample};
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
@@ -16,7 +16,7 @@ struct Timings {
 }
 
 /// Runs lane `id` until its worker has no more jobs for it.
-pub(super) async fn run(worker: Rc<Worker>, id: usize) {
+pub(super) async fn run(worker: Arc<Worker>, id: usize) {
     let mut conn: Option<Sender> = None;
     while let Some(intended) = worker.next_job().await {
         let sample = execute(&worker, id, &mut conn, intended).await;
@@ -26,7 +26,7 @@ pub(super) async fn run(worker: Rc<Worker>, id: usize) {
 }
 
 async fn execute(
-    worker: &Rc<Worker>,
+    worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
     intended: Instant,
@@ -66,7 +66,7 @@ async fn execute(
 }
 
 async fn attempt(
-    worker: &Rc<Worker>,
+    worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
     timings: &mut Timings,

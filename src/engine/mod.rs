@@ -5,6 +5,7 @@
 //! one worker thread per core, each with its own single-threaded event loop, and merges their
 //! per-second records as they arrive.
 
+mod alarm;
 mod classify;
 mod connect;
 mod lane;
@@ -88,6 +89,7 @@ pub(crate) struct RunShared {
     pub max_streams: u32,
     pub timeout: Duration,
     pub max_header_bytes: usize,
+    pub coalesce: Duration,
     /// Requests handed out so far in the closed model, for `--requests`.
     pub issued: AtomicU64,
 }
@@ -116,8 +118,7 @@ fn preflight(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&rt, async {
+    let result = rt.block_on(async {
         let (stream, _) = connector.connect().await?;
         let sender = transport::handshake(
             stream,
@@ -134,13 +135,24 @@ fn preflight(
     })
 }
 
-/// Runs `plan` until its stop condition or `shutdown`; `on_interval` receives each whole
-/// interval, in order, as soon as every worker has reported it.
-pub fn run(
-    plan: &AttackPlan,
-    shutdown: Shutdown,
-    mut on_interval: impl FnMut(IntervalRecord),
-) -> Result<EngineReport, EngineError> {
+/// A plan checked against the world: resolved, TLS configured, the target reached once.
+pub struct Prepared {
+    plan: AttackPlan,
+    connector: Connector,
+    template: RequestTemplate,
+    h2: bool,
+}
+
+impl Prepared {
+    /// True when the preflight connection negotiated HTTP/2.
+    pub fn http2(&self) -> bool {
+        self.h2
+    }
+}
+
+/// Resolves the target, builds the TLS configuration and opens one connection, so that a
+/// wrong host, port or certificate is one clear error before anything is recorded.
+pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
     let addr = resolve(plan)?;
     let tls = match plan.target.scheme {
         crate::plan::Scheme::Https => Some((
@@ -158,6 +170,28 @@ pub fn run(
     let h2 = preflight(&connector, plan, addr)?;
     let template = RequestTemplate::new(&plan.target, &plan.request, plan.connection.keepalive)
         .map_err(EngineError::Request)?;
+    Ok(Prepared {
+        plan: plan.clone(),
+        connector,
+        template,
+        h2,
+    })
+}
+
+/// Runs a prepared plan until its stop condition or `shutdown`; `on_interval` receives each
+/// whole interval, in order, as soon as every worker has reported it.
+pub fn run(
+    prepared: Prepared,
+    shutdown: Shutdown,
+    mut on_interval: impl FnMut(IntervalRecord),
+) -> Result<EngineReport, EngineError> {
+    let Prepared {
+        plan,
+        connector,
+        template,
+        h2,
+    } = prepared;
+    let plan = &plan;
     let threads = match plan.load {
         Load::Closed { concurrency } => plan.threads.min(concurrency as usize).max(1),
         Load::Open { .. } => plan.threads.max(1),
@@ -179,6 +213,7 @@ pub fn run(
         max_streams: plan.connection.max_streams,
         timeout: plan.connection.timeout,
         max_header_bytes: plan.connection.max_header_bytes,
+        coalesce: plan.connection.coalesce,
         issued: AtomicU64::new(0),
     });
 

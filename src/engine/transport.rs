@@ -37,16 +37,17 @@ impl Sender {
     }
 }
 
-/// Runs hyper's HTTP/2 connection tasks on the worker's own thread.
+/// Runs hyper's HTTP/2 connection tasks on the worker's own (current-thread) runtime.
 #[derive(Clone, Copy)]
-struct LocalExec;
+struct WorkerExec;
 
-impl<F> hyper::rt::Executor<F> for LocalExec
+impl<F> hyper::rt::Executor<F> for WorkerExec
 where
-    F: Future + 'static,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
 {
     fn execute(&self, fut: F) {
-        tokio::task::spawn_local(fut);
+        tokio::spawn(fut);
     }
 }
 
@@ -74,12 +75,12 @@ pub async fn handshake(
     let h2 = speaks_h2(version, &stream)?;
     let io = TokioIo::new(stream);
     if h2 {
-        let (sender, conn) = http2::Builder::new(LocalExec)
+        let (sender, conn) = http2::Builder::new(WorkerExec)
             .max_header_list_size(max_header_bytes as u32)
             .handshake(io)
             .await
             .map_err(|e| classify::hyper_error(&e))?;
-        tokio::task::spawn_local(async move {
+        tokio::spawn(async move {
             let _ = conn.await;
         });
         Ok(Sender::H2(sender))
@@ -89,7 +90,7 @@ pub async fn handshake(
             .handshake(io)
             .await
             .map_err(|e| classify::hyper_error(&e))?;
-        tokio::task::spawn_local(async move {
+        tokio::spawn(async move {
             let _ = conn.await;
         });
         Ok(Sender::H1(sender))

@@ -3,6 +3,7 @@
 //! Workers share nothing mutable on the hot path: each records into its own
 //! [`IntervalRecord`] and hands it to the aggregator at every one-second boundary.
 
+use super::alarm::Alarm;
 use super::shutdown::Shutdown;
 use super::transport::H2Pool;
 use super::RunShared;
@@ -10,11 +11,9 @@ use crate::plan::Load;
 use crate::record::{IntervalRecord, Part};
 use crate::sample::{ErrorKind, Outcome, Sample};
 use crate::schedule::{within, ConstantPacer, Stride};
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::rc::Rc;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
@@ -32,21 +31,25 @@ pub(super) struct WorkerReport {
     pub interrupted: bool,
 }
 
-/// A worker's state, shared by its lanes on one thread.
+/// A worker's state, shared by its lanes.
+///
+/// Everything here is touched by one thread only; the locks and atomics are uncontended and
+/// exist because tasks spawned straight onto the current-thread runtime must be `Send`, which
+/// saves the wake-up syscall a `LocalSet` costs on every I/O event.
 pub(super) struct Worker {
     pub index: usize,
     pub run: Arc<RunShared>,
     pub h2_pool: Option<H2Pool>,
-    recorder: RefCell<IntervalRecord>,
-    queue: RefCell<VecDeque<Instant>>,
+    recorder: Mutex<IntervalRecord>,
+    queue: Mutex<VecDeque<Instant>>,
     wake: Notify,
-    idle: Cell<usize>,
-    lanes: Cell<usize>,
+    idle: AtomicUsize,
+    lanes: AtomicUsize,
     max_lanes: usize,
-    closed: Cell<bool>,
+    closed: AtomicBool,
     all_done: Notify,
-    last_send: Cell<Option<Instant>>,
-    last_done: Cell<Option<Instant>>,
+    last_send: Mutex<Option<Instant>>,
+    last_done: Mutex<Option<Instant>>,
 }
 
 impl Worker {
@@ -65,50 +68,50 @@ impl Worker {
             index,
             run,
             h2_pool,
-            recorder: RefCell::new(IntervalRecord::new(0)),
-            queue: RefCell::new(VecDeque::new()),
+            recorder: Mutex::new(IntervalRecord::new(0)),
+            queue: Mutex::new(VecDeque::new()),
             wake: Notify::new(),
-            idle: Cell::new(0),
-            lanes: Cell::new(0),
+            idle: AtomicUsize::new(0),
+            lanes: AtomicUsize::new(0),
             max_lanes,
-            closed: Cell::new(false),
+            closed: AtomicBool::new(false),
             all_done: Notify::new(),
-            last_send: Cell::new(None),
-            last_done: Cell::new(None),
+            last_send: Mutex::new(None),
+            last_done: Mutex::new(None),
         }
     }
 
     /// Records a finished request into the current interval.
     pub fn record(&self, sample: &Sample) {
-        self.recorder.borrow_mut().record(sample);
+        lock(&self.recorder).record(sample);
     }
 
     /// Notes that a request left now.
     pub fn note_sent(&self, at: Instant) {
-        self.recorder.borrow_mut().sent += 1;
-        self.last_send.set(Some(at));
+        lock(&self.recorder).sent += 1;
+        *lock(&self.last_send) = Some(at);
     }
 
     /// Notes that a request finished now.
     pub fn note_done(&self, at: Instant) {
-        self.last_done.set(Some(at));
+        *lock(&self.last_done) = Some(at);
     }
 
     /// The next request for a lane (its intended send time), or `None` when the lane should end.
     pub async fn next_job(&self) -> Option<Instant> {
         match self.run.load {
             Load::Open { .. } => loop {
-                if let Some(job) = self.queue.borrow_mut().pop_front() {
+                if let Some(job) = lock(&self.queue).pop_front() {
                     return Some(job);
                 }
-                if self.closed.get() {
+                if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
-                self.idle.set(self.idle.get() + 1);
+                self.idle.fetch_add(1, Ordering::Relaxed);
                 self.wake.notified().await;
             },
             Load::Closed { .. } => {
-                if self.closed.get() {
+                if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
                 let now = Instant::now();
@@ -126,7 +129,7 @@ impl Worker {
                         return None;
                     }
                 }
-                self.recorder.borrow_mut().scheduled += 1;
+                lock(&self.recorder).scheduled += 1;
                 Some(now)
             }
         }
@@ -134,22 +137,20 @@ impl Worker {
 
     /// Called by a lane as it ends.
     pub fn lane_finished(&self) {
-        self.lanes.set(self.lanes.get() - 1);
-        if self.lanes.get() == 0 {
+        if self.lanes.fetch_sub(1, Ordering::Relaxed) == 1 {
             self.all_done.notify_one();
         }
     }
 
-    fn spawn_lane(self: &Rc<Self>) {
-        let id = self.lanes.get();
-        self.lanes.set(id + 1);
-        tokio::task::spawn_local(super::lane::run(self.clone(), id));
+    fn spawn_lane(self: &Arc<Self>) {
+        let id = self.lanes.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(super::lane::run(self.clone(), id));
     }
 
     /// Hands a due request to an idle lane, a new lane, or the backlog.
-    fn dispatch(self: &Rc<Self>, intended: Instant) {
-        self.recorder.borrow_mut().scheduled += 1;
-        if self.queue.borrow().len() >= BACKLOG_LIMIT {
+    fn dispatch(self: &Arc<Self>, intended: Instant) {
+        lock(&self.recorder).scheduled += 1;
+        if lock(&self.queue).len() >= BACKLOG_LIMIT {
             self.record(&Sample {
                 outcome: Outcome::Error(ErrorKind::Backlog),
                 latency: Duration::ZERO,
@@ -163,36 +164,38 @@ impl Worker {
             });
             return;
         }
-        self.queue.borrow_mut().push_back(intended);
-        if self.idle.get() > 0 {
+        lock(&self.queue).push_back(intended);
+        if self.idle.load(Ordering::Relaxed) > 0 {
             // Count the wake-up here, not in the woken lane, so one burst never wakes
             // the same idle lane twice while others could have been started.
-            self.idle.set(self.idle.get() - 1);
+            self.idle.fetch_sub(1, Ordering::Relaxed);
             self.wake.notify_one();
-        } else if self.lanes.get() < self.max_lanes {
+        } else if self.lanes.load(Ordering::Relaxed) < self.max_lanes {
             self.spawn_lane();
         }
     }
 
     /// Stops handing out jobs and wakes idle lanes so they end.
     fn close(&self, drop_backlog: bool) {
-        self.closed.set(true);
+        self.closed.store(true, Ordering::Relaxed);
         if drop_backlog {
-            self.queue.borrow_mut().clear();
+            lock(&self.queue).clear();
         }
         self.wake.notify_waiters();
     }
 
     async fn wait_for_lanes(&self) {
-        while self.lanes.get() > 0 {
+        while self.lanes.load(Ordering::Relaxed) > 0 {
             self.all_done.notified().await;
         }
     }
 }
 
 /// Sends this worker's share of a constant-rate schedule; true when interrupted.
-async fn pace(worker: &Rc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdown) -> bool {
+async fn pace(worker: &Arc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdown) -> bool {
     let run = &worker.run;
+    // Without a timerfd, fall back to tokio's millisecond timer (the lag shows it).
+    let alarm = Alarm::new().ok();
     let mut stride = Stride::new(worker.index, run.threads);
     loop {
         let due = pacer.due(stride.peek());
@@ -201,13 +204,20 @@ async fn pace(worker: &Rc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdown
         }
         let at = run.start + due;
         if Instant::now() < at {
+            let sleep = async {
+                match &alarm {
+                    Some(alarm) if alarm.sleep_until(at).await.is_ok() => {}
+                    _ => tokio::time::sleep_until(at.into()).await,
+                }
+            };
             tokio::select! {
-                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = sleep => {}
                 _ = shutdown.wait() => return true,
             }
         }
-        // Timers fire on millisecond ticks: send everything that has come due since.
-        let now = Instant::now();
+        // Send everything due by now, and what falls due within the coalescing window: early,
+        // never late, so one wake-up serves several requests and no latency is inflated.
+        let now = Instant::now() + run.coalesce;
         loop {
             let n = stride.peek();
             let due = pacer.due(n);
@@ -221,11 +231,12 @@ async fn pace(worker: &Rc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdown
 }
 
 /// Hands the finished interval to the aggregator at every one-second boundary.
-async fn tick(worker: Rc<Worker>, tx: std::sync::mpsc::Sender<Part>) {
+async fn tick(worker: Arc<Worker>, tx: std::sync::mpsc::Sender<Part>) {
     let mut index = 0u64;
     loop {
         tokio::time::sleep_until((worker.run.start + Duration::from_secs(index + 1)).into()).await;
-        let record = worker.recorder.replace(IntervalRecord::new(index + 1));
+        let record =
+            std::mem::replace(&mut *lock(&worker.recorder), IntervalRecord::new(index + 1));
         if tx
             .send(Part::Interval {
                 worker: worker.index,
@@ -243,51 +254,66 @@ async fn tick(worker: Rc<Worker>, tx: std::sync::mpsc::Sender<Part>) {
 pub(super) fn run(
     index: usize,
     run: Arc<RunShared>,
-    mut shutdown: Shutdown,
+    shutdown: Shutdown,
     tx: std::sync::mpsc::Sender<Part>,
 ) -> std::io::Result<WorkerReport> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let local = tokio::task::LocalSet::new();
-    let report = local.block_on(&rt, async move {
-        let worker = Rc::new(Worker::new(index, run.clone()));
-        tokio::time::sleep_until(run.start.into()).await;
-        let ticker = tokio::task::spawn_local(tick(worker.clone(), tx.clone()));
-        let interrupted = match run.load {
-            Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
-            Load::Closed { .. } => {
-                for _ in 0..worker.max_lanes {
-                    worker.spawn_lane();
-                }
-                tokio::select! {
-                    _ = worker.wait_for_lanes() => false,
-                    _ = shutdown.wait() => true,
-                }
+    // The worker body runs as a spawned task, not as the `block_on` future: that future's
+    // waker unparks the driver with an eventfd write on every timer wake-up.
+    let report = rt.block_on(async move { tokio::spawn(work(index, run, shutdown, tx)).await });
+    report.map_err(|e| std::io::Error::other(format!("engine worker {index} failed: {e}")))
+}
+
+async fn work(
+    index: usize,
+    run: Arc<RunShared>,
+    mut shutdown: Shutdown,
+    tx: std::sync::mpsc::Sender<Part>,
+) -> WorkerReport {
+    let worker = Arc::new(Worker::new(index, run.clone()));
+    tokio::time::sleep_until(run.start.into()).await;
+    let ticker = tokio::spawn(tick(worker.clone(), tx.clone()));
+    let interrupted = match run.load {
+        Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
+        Load::Closed { .. } => {
+            for _ in 0..worker.max_lanes {
+                worker.spawn_lane();
             }
-        };
-        worker.close(interrupted);
-        if interrupted {
-            let _ = tokio::time::timeout(INTERRUPT_GRACE, worker.wait_for_lanes()).await;
-        } else {
-            worker.wait_for_lanes().await;
+            tokio::select! {
+                _ = worker.wait_for_lanes() => false,
+                _ = shutdown.wait() => true,
+            }
         }
-        ticker.abort();
-        let record = worker.recorder.replace(IntervalRecord::new(0));
-        let last = record.index;
-        let _ = tx.send(Part::Interval {
-            worker: index,
-            record: Box::new(record),
-        });
-        let _ = tx.send(Part::Finished {
-            worker: index,
-            last,
-        });
-        WorkerReport {
-            last_send: worker.last_send.get(),
-            last_done: worker.last_done.get(),
-            interrupted,
-        }
+    };
+    worker.close(interrupted);
+    if interrupted {
+        let _ = tokio::time::timeout(INTERRUPT_GRACE, worker.wait_for_lanes()).await;
+    } else {
+        worker.wait_for_lanes().await;
+    }
+    ticker.abort();
+    let record = std::mem::replace(&mut *lock(&worker.recorder), IntervalRecord::new(0));
+    let last = record.index;
+    let _ = tx.send(Part::Interval {
+        worker: index,
+        record: Box::new(record),
     });
-    Ok(report)
+    let _ = tx.send(Part::Finished {
+        worker: index,
+        last,
+    });
+    let last_send = *lock(&worker.last_send);
+    let last_done = *lock(&worker.last_done);
+    WorkerReport {
+        last_send,
+        last_done,
+        interrupted,
+    }
+}
+
+/// Locks a worker-local mutex; a poisoned one still holds valid counts, so use it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -46,6 +46,10 @@ pub struct ConnectionOptions {
     pub connect_timeout: Duration,
     /// Largest response head accepted before the response is classified as hostile.
     pub max_header_bytes: usize,
+    /// Requests falling due within this window after a pacer wake-up are sent with it
+    /// (early, never late), trading exact spacing for fewer wake-ups.
+    #[serde(with = "humantime_serde_compat")]
+    pub coalesce: Duration,
 }
 
 impl Default for ConnectionOptions {
@@ -58,6 +62,7 @@ impl Default for ConnectionOptions {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
+            coalesce: Duration::ZERO,
         }
     }
 }

@@ -21,12 +21,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {reason}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (not a `source`, so error chains do not print it twice).
+        reason: std::io::Error,
     },
     /// A file is not what headroom wrote.
     #[error("{path}: {reason}")]
@@ -42,9 +42,9 @@ pub enum StoreError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+    move |reason| StoreError::Io {
         path: path.to_path_buf(),
-        source,
+        reason,
     }
 }
 
@@ -73,14 +73,22 @@ impl RunDir {
         RunDir { root: root.into() }
     }
 
-    /// A new directory under `runs/` named after the start time and kind of run.
+    /// A new directory under `runs/` named after the start time and kind of run; a numeric
+    /// suffix keeps runs started within the same millisecond apart.
     pub fn default_for(kind: &str) -> Self {
-        let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        let stamp = humantime::format_rfc3339_millis(std::time::SystemTime::now())
             .to_string()
             .replace(':', "")
             .trim_end_matches('Z')
             .to_string();
-        RunDir::at(Path::new("runs").join(format!("{stamp}-{kind}")))
+        let base = Path::new("runs").join(format!("{stamp}-{kind}"));
+        let mut path = base.clone();
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = base.with_file_name(format!("{stamp}-{kind}-{n}"));
+        }
+        RunDir::at(path)
     }
 
     /// The directory.
@@ -107,7 +115,7 @@ impl RunDir {
         if meta_path.exists() {
             return Err(StoreError::Io {
                 path: meta_path,
-                source: std::io::Error::new(
+                reason: std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
                     "a run is already stored here; choose another --out",
                 ),

@@ -1,1 +1,10 @@
-//! Integration tests.
+//! Integration tests: real servers on loopback, started and stopped by the tests themselves.
+//!
+//! `nginx` tests need nginx installed (`.ci/run` installs it); the built-in target and the
+//! hostile servers run in-process.
+
+mod cli;
+mod hostile;
+mod nginx;
+mod support;
+mod target;

@@ -1,0 +1,296 @@
+//! The `headroom` binary as a user runs it: bad input, secrets, a killed run.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn bad_input_is_one_clear_line_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = crate::support::certs::make(dir.path());
+    let other = tempfile::tempdir().unwrap();
+    let mismatched = crate::support::certs::make(other.path());
+    let cert = certs.client_cert.to_str().unwrap();
+    let wrong_key = mismatched.client_key.to_str().unwrap();
+    let out = dir.path().join("run");
+    let out = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["attack", "not a url", "--rate", "10", "-d", "1s"],
+            "invalid URL",
+        ),
+        (
+            vec!["attack", "ftp://127.0.0.1/", "--rate", "10", "-d", "1s"],
+            "not http or https",
+        ),
+        (
+            vec!["attack", "http://127.0.0.1:9/", "--rate", "0", "-d", "1s"],
+            "--rate must be a positive",
+        ),
+        (
+            vec!["attack", "http://127.0.0.1:9/", "--rate", "-5", "-d", "1s"],
+            "--rate must be a positive",
+        ),
+        (
+            vec!["attack", "http://127.0.0.1:9/", "--rate", "10", "-d", "-5s"],
+            "duration",
+        ),
+        (
+            vec!["attack", "http://127.0.0.1:9/", "--rate", "10"],
+            "--duration or --requests",
+        ),
+        (
+            vec!["attack", "http://127.0.0.1:9/", "-c", "0", "-d", "1s"],
+            "--concurrency",
+        ),
+        (
+            vec![
+                "attack",
+                "http://127.0.0.1:9/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "-H",
+                "nocolon",
+            ],
+            "invalid header",
+        ),
+        (
+            vec![
+                "attack",
+                "https://127.0.0.1:9/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--cert",
+                "/nonexistent.pem",
+                "--key",
+                "/nonexistent.key",
+            ],
+            "no such file",
+        ),
+        (
+            vec![
+                "attack",
+                "https://127.0.0.1:9/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--cert",
+                cert,
+                "--key",
+                wrong_key,
+            ],
+            "cannot be used together",
+        ),
+        (
+            vec![
+                "attack",
+                "http://127.0.0.1:9/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--out",
+                out,
+            ],
+            "cannot connect",
+        ),
+        (
+            vec![
+                "attack",
+                "http://no-such-host.invalid/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+            ],
+            "cannot resolve",
+        ),
+        (vec!["report", "/nonexistent-run"], "not a headroom run"),
+    ];
+    for (args, expected) in cases {
+        let o = headroom(&args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected {expected:?} in {err:?}"
+        );
+        assert!(
+            err.trim().lines().count() <= 3,
+            "{args:?}: not short: {err}"
+        );
+    }
+}
+
+#[test]
+fn secrets_never_reach_the_run_or_the_report() {
+    let server = headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency: Duration::ZERO,
+        threads: 1,
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = format!("http://{}/", server.addr());
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "50",
+        "-n",
+        "20",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "-H",
+        "Authorization: Bearer SECRET-TOKEN-123",
+        "--header=X-Api-Key: SECRET-KEY-456",
+        "-H",
+        "X-Visible: shown",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stored = crate::support::all_text_under(&out);
+    let report = String::from_utf8_lossy(&o.stdout);
+    for secret in ["SECRET-TOKEN-123", "SECRET-KEY-456"] {
+        assert!(!stored.contains(secret), "{secret} stored");
+        assert!(!report.contains(secret), "{secret} reported");
+    }
+    assert!(stored.contains("X-Visible: shown") || stored.contains("x-visible: shown"));
+    let json = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["requests"]["total"], 20);
+}
+
+#[test]
+fn a_killed_attack_leaves_a_run_that_report_renders() {
+    let server = headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency: Duration::ZERO,
+        threads: 1,
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = format!("http://{}/", server.addr());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "attack",
+            &url,
+            "--rate",
+            "200",
+            "-d",
+            "60s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for at least two whole intervals on disk, then kill -9.
+    let log = out.join("intervals.jsonl");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&log)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 2
+    {
+        assert!(std::time::Instant::now() < deadline, "no intervals written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.join("end.json").exists());
+    let o = headroom(&["report", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("PARTIAL RUN"), "{text}");
+    let total: u64 = text
+        .lines()
+        .find(|l| l.starts_with("Requests"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .and_then(|n| n.trim_end_matches(',').parse().ok())
+        .unwrap();
+    assert!(total >= 400, "two seconds at 200/s: {total}\n{text}");
+}
+
+#[test]
+fn interrupting_with_ctrl_c_keeps_the_results() {
+    let server = headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency: Duration::ZERO,
+        threads: 1,
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = format!("http://{}/", server.addr());
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "attack",
+            &url,
+            "--rate",
+            "100",
+            "-d",
+            "60s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::Int,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(out.join("end.json").exists());
+}
+
+#[test]
+fn the_demo_runs_and_stores_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let o = headroom(&[
+        "demo",
+        "--duration",
+        "1s",
+        "--rate",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("200:200"), "{text}");
+    assert!(out.join("end.json").exists());
+}

@@ -1,0 +1,89 @@
+//! Hostile servers: garbage, endless headers, an endless body, an early close. Each yields a
+//! classified outcome, never a panic or unbounded memory.
+
+use crate::support::{attack, open_plan};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+/// Serves each connection with `behave` on its own thread until the test ends.
+fn serve(behave: fn(std::net::TcpStream)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || behave(stream));
+        }
+    });
+    format!("http://{addr}/")
+}
+
+fn read_request(s: &mut std::net::TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    matches!(s.read(&mut buf), Ok(n) if n > 0)
+}
+
+fn error_keys(summary: &headroom::summary::Summary) -> Vec<String> {
+    summary.errors.iter().map(|e| e.key.clone()).collect()
+}
+
+#[test]
+fn garbage_is_a_protocol_error() {
+    let url = serve(|mut s| {
+        while read_request(&mut s) {
+            let _ = s.write_all(b"\x00\x01garbage that is not HTTP\r\n\r\n");
+        }
+    });
+    let (summary, _, _dir) = attack(&open_plan(&url, 50.0, 20));
+    assert_eq!(summary.requests.total, 20);
+    assert_eq!(error_keys(&summary), vec!["protocol"]);
+}
+
+#[test]
+fn endless_headers_are_cut_off() {
+    let url = serve(|mut s| {
+        if read_request(&mut s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n");
+            let line = b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+            for _ in 0..1_000_000 {
+                if s.write_all(line).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let (summary, _, _dir) = attack(&open_plan(&url, 20.0, 5));
+    assert_eq!(summary.requests.total, 5);
+    assert_eq!(error_keys(&summary), vec!["header_too_large"]);
+}
+
+#[test]
+fn an_endless_body_ends_at_the_timeout_without_growing_memory() {
+    let url = serve(|mut s| {
+        if read_request(&mut s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+            let chunk = format!("{:x}\r\n{}\r\n", 65536, "z".repeat(65536));
+            while s.write_all(chunk.as_bytes()).is_ok() {}
+        }
+    });
+    let mut plan = open_plan(&url, 10.0, 3);
+    plan.connection.timeout = Duration::from_secs(1);
+    let (summary, _, _dir) = attack(&plan);
+    assert_eq!(error_keys(&summary), vec!["timeout"]);
+    // Gigabytes may stream in before the timeout; the body is counted, never kept.
+    let rss = summary.generator.peak_rss_bytes.unwrap();
+    assert!(rss < 200 * 1024 * 1024, "peak RSS {rss}");
+}
+
+#[test]
+fn an_early_close_is_classified() {
+    let url = serve(|mut s| {
+        if read_request(&mut s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort");
+        }
+    });
+    let (summary, _, _dir) = attack(&open_plan(&url, 50.0, 10));
+    assert_eq!(summary.requests.total, 10);
+    assert_eq!(error_keys(&summary), vec!["closed"]);
+}

@@ -1,0 +1,61 @@
+//! Shared test helpers: certificates, an nginx launcher, and running attacks in-process.
+
+pub mod certs;
+pub mod nginx;
+
+use headroom::engine::Shutdown;
+use headroom::plan::{
+    AttackPlan, ConnectionOptions, Load, Rate, RequestSpec, Stop, Target, TlsOptions,
+};
+use headroom::store::{RunDir, StoredRun};
+use headroom::summary::Summary;
+use std::time::Duration;
+
+/// A plan for `url` at `rate` req/s, stopping after `requests`.
+pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
+    AttackPlan {
+        target: Target::parse(url).unwrap(),
+        request: RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+        load: Load::Open { rate: Rate(rate) },
+        stop: Stop {
+            duration: Some(Duration::from_secs(60)),
+            requests: Some(requests),
+        },
+        connection: ConnectionOptions::default(),
+        tls: TlsOptions::default(),
+        threads: 1,
+    }
+}
+
+/// Runs `plan` in-process into a fresh temporary run directory.
+pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = RunDir::at(dir.path().join("run"));
+    let stored =
+        headroom::run::attack(plan, &["test".into()], &run_dir, Shutdown::never(), &mut ())
+            .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
+    (Summary::of(&stored), stored, dir)
+}
+
+/// A free loopback port (bound and released; the race is acceptable in tests).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Every byte of every file under `dir`, as lossy text.
+pub fn all_text_under(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.push_str(&all_text_under(&path));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    out
+}

@@ -1,0 +1,157 @@
+//! Starts a real nginx as a single process (so SIGSTOP freezes all of it) with its own
+//! config, logs and temp files in a temporary directory; stops it by PID on drop.
+
+use super::certs::Certs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// TLS settings of a test nginx.
+pub enum Tls<'a> {
+    /// Plain HTTP.
+    None,
+    /// HTTPS (HTTP/1.1 and HTTP/2 by ALPN).
+    Server(&'a Certs),
+    /// HTTPS that requires a client certificate signed by the test CA.
+    ClientCert(&'a Certs),
+}
+
+/// A running nginx.
+pub struct Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+fn nginx_binary() -> PathBuf {
+    for candidate in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"] {
+        if Path::new(candidate).exists() {
+            return candidate.into();
+        }
+    }
+    panic!("nginx not found: install it (apt-get install -y nginx) or run .ci/run, which does");
+}
+
+impl Nginx {
+    /// Starts nginx answering `ok` on every path, logging protocol, status and client-cert state.
+    pub fn start(tls: Tls<'_>) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let port = super::free_port();
+        let root = dir.path();
+        for sub in ["tmp", "logs"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let (listen, tls_conf) = match &tls {
+            Tls::None => (format!("127.0.0.1:{port}"), String::new()),
+            Tls::Server(c) | Tls::ClientCert(c) => {
+                let mut conf = format!(
+                    "ssl_certificate {};\n    ssl_certificate_key {};\n",
+                    c.server_cert.display(),
+                    c.server_key.display()
+                );
+                if let Tls::ClientCert(c) = &tls {
+                    conf += &format!(
+                        "    ssl_verify_client on;\n    ssl_client_certificate {};\n",
+                        c.ca.display()
+                    );
+                }
+                (format!("127.0.0.1:{port} ssl http2"), conf)
+            }
+        };
+        let r = root.display();
+        let conf = format!(
+            r#"worker_processes 1;
+daemon off;
+master_process off;
+error_log {r}/logs/error.log warn;
+pid {r}/nginx.pid;
+events {{ worker_connections 4096; }}
+http {{
+  log_format hr '$server_protocol $status $ssl_client_verify $request_uri';
+  access_log {r}/logs/access.log hr;
+  client_body_temp_path {r}/tmp/body;
+  proxy_temp_path {r}/tmp/proxy;
+  fastcgi_temp_path {r}/tmp/fastcgi;
+  uwsgi_temp_path {r}/tmp/uwsgi;
+  scgi_temp_path {r}/tmp/scgi;
+  keepalive_requests 1000000;
+  server {{
+    listen {listen};
+    {tls_conf}
+    location / {{ return 200 "ok\n"; }}
+  }}
+}}
+"#
+        );
+        std::fs::write(root.join("nginx.conf"), conf).unwrap();
+        let child = Command::new(nginx_binary())
+            .arg("-p")
+            .arg(root)
+            .arg("-c")
+            .arg(root.join("nginx.conf"))
+            .arg("-e")
+            .arg(root.join("logs/error.log"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nginx starts");
+        let mut nginx = Nginx { child, dir, port };
+        nginx.wait_ready();
+        nginx
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let log = std::fs::read_to_string(self.dir.path().join("logs/error.log"))
+                    .unwrap_or_default();
+                panic!("nginx exited with {status}: {log}");
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("nginx did not listen on {} within 10 s", self.port);
+    }
+
+    /// The access log's lines so far.
+    pub fn access_log(&self) -> Vec<String> {
+        // nginx writes each line with one write(2); give the last ones a moment to land.
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::read_to_string(self.dir.path().join("logs/access.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The nginx process id, for SIGSTOP/SIGCONT.
+    pub fn pid(&self) -> rustix::process::Pid {
+        rustix::process::Pid::from_child(&self.child)
+    }
+
+    /// `scheme://127.0.0.1:port/path`.
+    pub fn url(&self, scheme: &str, path: &str) -> String {
+        format!("{scheme}://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let pid = self.pid();
+        // A stopped process cannot act on SIGTERM: continue it first.
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::Cont);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::Term);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

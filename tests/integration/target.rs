@@ -1,0 +1,143 @@
+//! Against the built-in target: a known fixed delay, status classes, TLS with client
+//! certificates, and an unreachable port.
+
+use crate::support::certs;
+use crate::support::{attack, free_port, open_plan};
+use headroom::plan::{ClientIdentity, HttpVersion, Load};
+use headroom::sample::Side;
+use headroom::target::{self, RunningTarget, TargetConfig, TargetTls};
+use std::time::Duration;
+
+fn start(tls: Option<TargetTls>, latency: Duration) -> RunningTarget {
+    target::spawn(TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls,
+        latency,
+        threads: 1,
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_known_fixed_delay_yields_matching_percentiles() {
+    let server = start(None, Duration::ZERO);
+    let url = format!("http://{}/delay/50", server.addr());
+    let (summary, _, _dir) = attack(&open_plan(&url, 100.0, 300));
+    assert_eq!(summary.status_codes.get(&200), Some(&300));
+    // The server sleeps 50 ms (its timer may add up to a millisecond); loopback adds little.
+    for (name, us) in [
+        ("min", summary.latency.min_us),
+        ("p50", summary.latency.p50_us),
+        ("p90", summary.latency.p90_us),
+    ] {
+        assert!(
+            (49_500..60_000).contains(&us),
+            "{name} = {us} µs, expected about 50 ms"
+        );
+    }
+    assert!(summary.service_time.p50_us <= summary.latency.p50_us);
+    assert!(
+        summary.latency.p99_us < 80_000,
+        "p99 {} µs",
+        summary.latency.p99_us
+    );
+}
+
+#[test]
+fn statuses_are_counted_and_5xx_is_blamed_on_the_server() {
+    let server = start(None, Duration::ZERO);
+    let url = format!("http://{}/status/503", server.addr());
+    let (summary, _, _dir) = attack(&open_plan(&url, 200.0, 50));
+    assert_eq!(summary.status_codes.get(&503), Some(&50));
+    assert_eq!(summary.success_ratio, 0.0);
+    let e = summary
+        .errors
+        .iter()
+        .find(|e| e.key == "status_503")
+        .expect("503 in the error set");
+    assert_eq!((e.count, e.side), (50, Side::Server));
+}
+
+#[test]
+fn mutual_tls_over_http2_with_the_built_in_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = certs::make(dir.path());
+    let server = start(
+        Some(TargetTls {
+            cert: certs.server_cert.clone(),
+            key: certs.server_key.clone(),
+            client_ca: Some(certs.ca.clone()),
+        }),
+        Duration::ZERO,
+    );
+    let url = format!("https://{}/", server.addr());
+    let mut plan = open_plan(&url, 1.0, 400);
+    plan.load = Load::Closed { concurrency: 20 };
+    plan.connection.http = HttpVersion::Http2;
+    plan.tls.ca = Some(certs.ca.clone());
+    plan.tls.identity = Some(ClientIdentity {
+        cert: certs.client_cert.clone(),
+        key: certs.client_key.clone(),
+    });
+    let (summary, _, _dir) = attack(&plan);
+    assert_eq!(summary.status_codes.get(&200), Some(&400));
+    // 20 streams share one HTTP/2 connection per engine thread.
+    assert!(summary.connect.unwrap().count <= 2);
+
+    // Without the client certificate the handshake fails: rustls rejects it in the
+    // handshake, so the preflight reports it plainly or requests fail as a TLS alert.
+    plan.tls.identity = None;
+    let run_dir = headroom::store::RunDir::at(dir.path().join("no-cert"));
+    match headroom::run::attack(
+        &plan,
+        &[],
+        &run_dir,
+        headroom::engine::Shutdown::never(),
+        &mut (),
+    ) {
+        Err(e) => assert!(e.to_string().contains("TLS"), "{e}"),
+        Ok(stored) => {
+            let s = headroom::summary::Summary::of(&stored);
+            assert!(
+                s.errors.iter().any(|e| e.key == "tls_alert"),
+                "{:?}",
+                s.errors
+            );
+            assert!(!s.status_codes.contains_key(&200));
+        }
+    }
+}
+
+#[test]
+fn an_unreachable_port_is_one_clear_error() {
+    let port = free_port();
+    let plan = open_plan(&format!("http://127.0.0.1:{port}/"), 10.0, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let err = headroom::run::attack(
+        &plan,
+        &[],
+        &headroom::store::RunDir::at(dir.path().join("run")),
+        headroom::engine::Shutdown::never(),
+        &mut (),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("cannot connect") && err.contains("refused"),
+        "{err}"
+    );
+}
+
+#[test]
+fn interval_log_has_one_line_per_second() {
+    let server = start(None, Duration::ZERO);
+    let url = format!("http://{}/", server.addr());
+    let mut plan = open_plan(&url, 500.0, 1_000_000);
+    plan.stop.duration = Some(Duration::from_millis(3500));
+    let (summary, stored, _dir) = attack(&plan);
+    assert_eq!(summary.requests.total, 1750);
+    let indices: Vec<u64> = stored.intervals.iter().map(|l| l.record.index).collect();
+    assert_eq!(indices, vec![0, 1, 2, 3]);
+    assert_eq!(stored.intervals[1].record.sent, 500);
+    assert!(stored.end.is_some());
+}
