@@ -62,7 +62,7 @@ impl Default for ConnectionOptions {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
-            coalesce: Duration::ZERO,
+            coalesce: Duration::from_millis(1),
         }
     }
 }

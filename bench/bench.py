@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Runs headroom and its peers side by side against one nginx and writes bench/RESULTS.md.
+
+Every number here is measured in this run: CPU time (user + system) and peak RSS come from
+GNU time around each generator process; rates and percentiles are what each tool reports.
+"""
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "bench", "out")
+PEERS = os.path.join(OUT, "peers")
+HEADROOM = os.path.join(ROOT, "target", "release", "headroom")
+OHA = os.path.join(PEERS, "bin", "oha")
+VEGETA = os.path.join(PEERS, "vegeta")
+QUICK = "--quick" in sys.argv
+SECS = 3 if QUICK else 10
+RATE = 5000
+CONNS = 50
+NGINX_CORE, GEN_CORE = "0", "1"
+HTTP, HTTPS, MTLS = 18080, 18443, 18444
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def make_certs(d):
+    def gen(*args):
+        sh(["openssl", *args])
+    gen("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+        "-subj", "/CN=bench CA", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem")
+    for name, ext in [("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth"),
+                      ("client", "extendedKeyUsage=clientAuth")]:
+        gen("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={name}",
+            "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr")
+        with open(f"{d}/{name}.ext", "w") as f:
+            f.write(ext + "\n")
+        gen("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", f"{d}/{name}.ext", "-out", f"{d}/{name}.pem")
+
+
+def start_nginx(d):
+    os.makedirs(f"{d}/logs", exist_ok=True)
+    tls = f"ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;"
+    conf = f"""worker_processes 1; daemon off; master_process off;
+error_log {d}/logs/error.log warn; pid {d}/nginx.pid;
+events {{ worker_connections 20000; }}
+http {{
+  access_log off; keepalive_requests 10000000;
+  client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
+  uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
+  server {{ listen 127.0.0.1:{HTTP} backlog=4096; location / {{ return 200 "ok\\n"; }} }}
+  server {{ listen 127.0.0.1:{HTTPS} ssl backlog=4096; {tls} location / {{ return 200 "ok\\n"; }} }}
+  server {{ listen 127.0.0.1:{MTLS} ssl backlog=4096; {tls}
+           ssl_verify_client on; ssl_client_certificate {d}/ca.pem; location / {{ return 200 "ok\\n"; }} }}
+}}
+"""
+    with open(f"{d}/nginx.conf", "w") as f:
+        f.write(conf)
+    p = subprocess.Popen(["taskset", "-c", NGINX_CORE, "nginx", "-p", d, "-c", f"{d}/nginx.conf", "-e",
+                          f"{d}/logs/error.log"])
+    for _ in range(100):
+        try:
+            import socket
+            socket.create_connection(("127.0.0.1", HTTP), 0.2).close()
+            return p
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("nginx did not start")
+
+
+def timed(cmd, stdout_path):
+    """Runs cmd on the generator core under GNU time; returns (cpu_seconds, peak_rss_kib)."""
+    tf = tempfile.NamedTemporaryFile(delete=False)
+    with open(stdout_path, "w") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "taskset", "-c", GEN_CORE, *cmd],
+                       stdout=out, stderr=subprocess.DEVNULL, check=False)
+    u, s, m = open(tf.name).read().split()[-3:]
+    os.unlink(tf.name)
+    return float(u) + float(s), int(m)
+
+
+def run_headroom(scenario, url, certs, secs=SECS):
+    out = f"{OUT}/headroom-{scenario}.json"
+    run_dir = f"{OUT}/runs/headroom-{scenario}"
+    subprocess.run(["rm", "-rf", run_dir])
+    cmd = [HEADROOM, "attack", url, "-d", f"{secs}s", "-q", "--format", "json", "--out", run_dir, "--http1"]
+    cmd += ["-c", str(CONNS)] if scenario.startswith("b") else ["--rate", str(RATE)]
+    if url.startswith("https"):
+        cmd += ["--cacert", f"{certs}/ca.pem"]
+    if scenario.startswith("d"):
+        cmd += ["--cert", f"{certs}/client.pem", "--key", f"{certs}/client.key"]
+    cpu, rss = timed(cmd, out)
+    d = json.load(open(out))
+    return dict(done=d["requests"]["total"], ok=d["status_codes"].get("200", 0), rate=d["generator"]["rate_held"],
+                tput=d["requests"]["throughput"], p50=d["latency"]["p50_us"], p99=d["latency"]["p99_us"],
+                cpu=cpu, rss=rss)
+
+
+def run_oha(scenario, url, certs):
+    out = f"{OUT}/oha-{scenario}.json"
+    cmd = [OHA, "-c", str(CONNS), "-z", f"{SECS}s", "--no-tui", "--output-format", "json", url]
+    if not scenario.startswith("b"):
+        cmd += ["-q", str(RATE), "--latency-correction"]
+    if url.startswith("https"):
+        cmd += ["--cacert", f"{certs}/ca.pem"]
+    if scenario.startswith("d"):
+        cmd += ["--cert", f"{certs}/client.pem", "--key", f"{certs}/client.key"]
+    cpu, rss = timed(cmd, out)
+    d = json.load(open(out))
+    codes = d.get("statusCodeDistribution", {})
+    done = sum(codes.values()) + sum(d.get("errorDistribution", {}).values())
+    s = d["summary"]
+    return dict(done=done, ok=codes.get("200", 0), rate=s["requestsPerSec"], tput=s["requestsPerSec"],
+                p50=d["latencyPercentiles"]["p50"] * 1e6, p99=d["latencyPercentiles"]["p99"] * 1e6, cpu=cpu, rss=rss)
+
+
+def run_vegeta(scenario, url, certs):
+    results = f"{OUT}/vegeta-{scenario}.bin"
+    attack = [VEGETA, "attack", f"-duration={SECS}s", "-max-body=0", "-http2=false", f"-output={results}"]
+    if scenario.startswith("b"):
+        attack += ["-rate=0", f"-max-workers={CONNS}", f"-workers={CONNS}"]
+    else:
+        attack += [f"-rate={RATE}"]
+    if url.startswith("https"):
+        attack += [f"-root-certs={certs}/ca.pem"]
+    if scenario.startswith("d"):
+        attack += [f"-cert={certs}/client.pem", f"-key={certs}/client.key"]
+    targets = f"{OUT}/vegeta-targets.txt"
+    with open(targets, "w") as f:
+        f.write(f"GET {url}\n")
+    cpu, rss = timed(attack + [f"-targets={targets}"], os.devnull)
+    d = json.loads(sh([VEGETA, "report", "-type=json", results]).stdout)
+    return dict(done=d["requests"], ok=d["status_codes"].get("200", 0), rate=d["rate"], tput=d["throughput"],
+                p50=d["latencies"]["50th"] / 1e3, p99=d["latencies"]["99th"] / 1e3, cpu=cpu, rss=rss)
+
+
+def run_wrk(scenario, url, certs):
+    if not scenario.startswith("b"):
+        return None  # wrk has no fixed rate (wrk2 is not packaged) and no client certificates
+    out = f"{OUT}/wrk-{scenario}.txt"
+    cpu, rss = timed(["wrk", "-t1", f"-c{CONNS}", f"-d{SECS}s", "--latency", url], out)
+    text = open(out).read()
+
+    def lat(label):
+        m = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)", text, re.M)
+        v, unit = float(m.group(1)), m.group(2)
+        return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+    done = int(re.search(r"(\d+) requests in", text).group(1))
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    return dict(done=done, ok=done, rate=rps, tput=rps, p50=lat("50"), p99=lat("99"), cpu=cpu, rss=rss)
+
+
+SCENARIOS = [
+    ("a", f"(a) {RATE:,} req/s, HTTP/1.1 keep-alive", f"http://127.0.0.1:{HTTP}/"),
+    ("b", f"(b) {CONNS} connections, full speed", f"http://127.0.0.1:{HTTP}/"),
+    ("c", f"(c) {RATE:,} req/s over HTTPS", f"https://127.0.0.1:{HTTPS}/"),
+    ("d", f"(d) {RATE:,} req/s over HTTPS with a client certificate", f"https://127.0.0.1:{MTLS}/"),
+]
+TOOLS = [("headroom", run_headroom), ("oha", run_oha), ("vegeta", run_vegeta), ("wrk", run_wrk)]
+
+
+def version(cmd):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return (r.stdout + r.stderr).strip().splitlines()[0]
+    except OSError:
+        return "not found"
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((l.split(":", 1)[1].strip() for l in open("/proc/meminfo") if l.startswith("MemTotal")), "?")
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} cores; memory {mem}",
+        f"- Kernel: {platform.release()}",
+        f"- nginx: {version(['nginx', '-v'])}, 1 worker pinned to core {NGINX_CORE}; generators pinned to core {GEN_CORE}",
+        f"- headroom: {version([HEADROOM, '--version'])}; oha: {version([OHA, '--version'])}; "
+        f"vegeta: v12.12.0; wrk: {version(['wrk', '-v'])}",
+    ]
+
+
+def fmt_us(v):
+    return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
+
+
+def main():
+    os.makedirs(f"{OUT}/runs", exist_ok=True)
+    certs = tempfile.mkdtemp(prefix="headroom-bench-")
+    make_certs(certs)
+    nginx = start_nginx(certs)
+    rows, ratios = [], []
+    try:
+        for key, title, url in SCENARIOS:
+            results = {}
+            for name, fn in TOOLS:
+                try:
+                    r = fn(key, url, certs)
+                except Exception as e:  # a peer that fails is reported, not fatal
+                    r = dict(error=str(e).splitlines()[0][:80])
+                if r is not None:
+                    results[name] = r
+                time.sleep(1)
+            rows.append((title, results))
+            h = results.get("headroom")
+            for name, r in results.items():
+                if name != "headroom" and h and "error" not in r and "error" not in h and r["done"]:
+                    ratios.append((title, name, (h["cpu"] / h["done"]) / (r["cpu"] / r["done"]),
+                                   h["tput"] / r["tput"] if key == "b" else None))
+        long_rss = {}
+        for secs in (10, 60) if not QUICK else (3, 6):
+            long_rss[secs] = run_headroom(f"a-{secs}s", SCENARIOS[0][2], certs, secs)["rss"]
+    finally:
+        nginx.send_signal(signal.SIGTERM)
+        nginx.wait()
+    write_results(rows, ratios, long_rss)
+
+
+def write_results(rows, ratios, long_rss):
+    lines = ["# Benchmark results", "",
+             "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
+             "nginx on loopback, one after another, in one run. CPU is user + system time of the generator",
+             "process (GNU time); µs/req divides it by the requests completed. Latency percentiles are as",
+             "each tool reports them (oha with --latency-correction; wrk's are not corrected for",
+             "coordinated omission).", "", "## Machine", "", *machine(), ""]
+    if QUICK:
+        lines += ["**Quick mode (3 s runs): for checking the script, not for quoting.**", ""]
+    for title, results in rows:
+        lines += [f"## {title}", "",
+                  "| tool | completed | 200 OK | rate held (req/s) | throughput (req/s) | p50 | p99 | CPU µs/req | peak RSS |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for name, r in results.items():
+            if "error" in r:
+                lines.append(f"| {name} | failed: {r['error']} | | | | | | | |")
+                continue
+            per = r["cpu"] * 1e6 / r["done"] if r["done"] else float("nan")
+            lines.append(f"| {name} | {r['done']:,} | {r['ok']:,} | {r['rate']:,.1f} | {r['tput']:,.1f} | "
+                         f"{fmt_us(r['p50'])} | {fmt_us(r['p99'])} | {per:.1f} | {r['rss'] / 1024:.1f} MiB |")
+        if "(d)" in title:
+            lines.append("")
+            lines.append("wrk cannot pace a fixed rate or present a client certificate.")
+        lines.append("")
+    lines += ["## Ratios (headroom ÷ peer; below 1 is better for CPU, above 1 for throughput)", "",
+              "| scenario | peer | CPU per request | throughput |", "|---|---|---|---|"]
+    for title, name, cpu, tput in ratios:
+        lines.append(f"| {title} | {name} | {cpu:.2f} | {'' if tput is None else f'{tput:.2f}'} |")
+    lines += ["", "## Memory over run length", "",
+              "| headroom run | peak RSS |", "|---|---|"]
+    for secs, rss in long_rss.items():
+        lines.append(f"| (a) for {secs} s | {rss / 1024:.1f} MiB |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
