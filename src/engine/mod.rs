@@ -8,6 +8,7 @@
 mod alarm;
 mod classify;
 mod connect;
+mod h1;
 mod lane;
 mod shutdown;
 pub mod tls;
@@ -109,7 +110,10 @@ fn resolve(plan: &AttackPlan) -> Result<SocketAddr, EngineError> {
     })
 }
 
-/// Opens one connection (TCP, TLS, HTTP handshake) and reports whether it speaks HTTP/2.
+/// How long the preflight listens after a TLS handshake for the server to reject it.
+const TLS_REJECTION_WAIT: Duration = Duration::from_millis(200);
+
+/// Opens one connection (TCP and TLS) and reports whether it speaks HTTP/2.
 fn preflight(
     connector: &Connector,
     plan: &AttackPlan,
@@ -119,14 +123,21 @@ fn preflight(
         .enable_all()
         .build()?;
     let result = rt.block_on(async {
-        let (stream, _) = connector.connect().await?;
-        let sender = transport::handshake(
-            stream,
-            plan.connection.http,
-            plan.connection.max_header_bytes,
-        )
-        .await?;
-        Ok::<bool, ErrorKind>(sender.is_h2())
+        let (mut stream, _) = connector.connect().await?;
+        let h2 = transport::speaks_h2(plan.connection.http, &stream)?;
+        if matches!(stream, connect::Stream::Tls(_)) {
+            // With TLS 1.3 a server refuses a client certificate (or its absence) only after
+            // the client's side of the handshake is done: listen briefly for that alert, so it
+            // is one clear error here rather than resets and closes in every request.
+            use tokio::io::AsyncReadExt;
+            let mut byte = [0u8; 1];
+            match tokio::time::timeout(TLS_REJECTION_WAIT, stream.read(&mut byte)).await {
+                Ok(Err(e)) => return Err(classify::io_error(&e)),
+                Ok(Ok(0)) if !h2 => return Err(ErrorKind::Closed),
+                _ => {}
+            }
+        }
+        Ok::<bool, ErrorKind>(h2)
     });
     result.map_err(|kind| EngineError::Unreachable {
         url: plan.target.url.clone(),

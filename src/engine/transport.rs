@@ -1,13 +1,15 @@
-//! HTTP over a connected stream: HTTP/1.1 or HTTP/2 handshakes, the request template, and one
-//! exchange (send, head, drain the body). The only module that knows hyper.
+//! HTTP over a connected stream: the request template, connection set-up for HTTP/1.1
+//! (headroom's own lean client in [`super::h1`]) or HTTP/2 (hyper, the only user of hyper's
+//! client), and one exchange: send, head, drain the body.
 
 use super::classify;
 use super::connect::Stream;
+use super::h1;
 use crate::plan::{HttpVersion, RequestSpec, Target};
 use crate::sample::ErrorKind;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use hyper_util::rt::TokioIo;
 use std::future::Future;
 use std::time::Instant;
@@ -17,7 +19,7 @@ type Body = Full<Bytes>;
 /// A handle that sends requests on one connection.
 pub enum Sender {
     /// An HTTP/1.1 connection: one request at a time, owned by one lane.
-    H1(http1::SendRequest<Body>),
+    H1(h1::Connection),
     /// An HTTP/2 connection: lanes share it through [`H2Pool`], one stream each.
     H2(http2::SendRequest<Body>),
 }
@@ -26,14 +28,9 @@ impl Sender {
     /// True when the connection can no longer carry requests.
     pub fn is_closed(&self) -> bool {
         match self {
-            Sender::H1(s) => s.is_closed(),
+            Sender::H1(c) => !c.is_open(),
             Sender::H2(s) => s.is_closed(),
         }
-    }
-
-    /// True for HTTP/2.
-    pub fn is_h2(&self) -> bool {
-        matches!(self, Sender::H2(_))
     }
 }
 
@@ -73,8 +70,8 @@ pub async fn handshake(
     max_header_bytes: usize,
 ) -> Result<Sender, ErrorKind> {
     let h2 = speaks_h2(version, &stream)?;
-    let io = TokioIo::new(stream);
     if h2 {
+        let io = TokioIo::new(stream);
         let (sender, conn) = http2::Builder::new(WorkerExec)
             .max_header_list_size(max_header_bytes as u32)
             .handshake(io)
@@ -85,24 +82,15 @@ pub async fn handshake(
         });
         Ok(Sender::H2(sender))
     } else {
-        let (sender, conn) = http1::Builder::new()
-            .max_buf_size(max_header_bytes.max(8192))
-            .handshake(io)
-            .await
-            .map_err(|e| classify::hyper_error(&e))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(Sender::H1(sender))
+        Ok(Sender::H1(h1::Connection::new(stream, max_header_bytes)))
     }
 }
 
 /// The request of a run, pre-built once per worker so each send only clones it.
 pub struct RequestTemplate {
     method: http::Method,
-    origin_uri: http::Uri,
     absolute_uri: http::Uri,
-    h1_headers: http::HeaderMap,
+    h1_request: Vec<u8>,
     h2_headers: http::HeaderMap,
     body: Bytes,
 }
@@ -110,10 +98,6 @@ pub struct RequestTemplate {
 impl RequestTemplate {
     /// The template for `spec` sent to `target`.
     pub fn new(target: &Target, spec: &RequestSpec, keepalive: bool) -> Result<Self, String> {
-        let origin_uri: http::Uri = target
-            .path_and_query
-            .parse()
-            .map_err(|e| format!("path {:?}: {e}", target.path_and_query))?;
         let scheme = match target.scheme {
             crate::plan::Scheme::Http => "http",
             crate::plan::Scheme::Https => "https",
@@ -129,25 +113,18 @@ impl RequestTemplate {
         // HTTP/2 carries the host in :authority and forbids connection-specific headers.
         h2_headers.remove(http::header::HOST);
         h2_headers.remove(http::header::CONNECTION);
-        let mut h1_headers = http::HeaderMap::new();
-        if !spec.headers.iter().any(|(n, _)| n == http::header::HOST) {
-            let host = http::HeaderValue::from_str(&target.authority).map_err(|e| e.to_string())?;
-            h1_headers.insert(http::header::HOST, host);
-        }
-        for (name, value) in &spec.headers {
-            h1_headers.append(name.clone(), value.clone());
-        }
-        if !keepalive {
-            h1_headers.insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-        }
+        let h1_request = h1::serialize_request(
+            &spec.method,
+            &target.path_and_query,
+            &spec.headers,
+            &target.authority,
+            &spec.body,
+            keepalive,
+        );
         Ok(RequestTemplate {
             method: spec.method.clone(),
-            origin_uri,
             absolute_uri,
-            h1_headers,
+            h1_request,
             h2_headers,
             body: spec.body.clone(),
         })
@@ -158,16 +135,11 @@ impl RequestTemplate {
         self.body.len() as u64
     }
 
-    fn build(&self, h2: bool) -> http::Request<Body> {
+    fn build_h2(&self) -> http::Request<Body> {
         let mut req = http::Request::new(Full::new(self.body.clone()));
         *req.method_mut() = self.method.clone();
-        if h2 {
-            *req.uri_mut() = self.absolute_uri.clone();
-            *req.headers_mut() = self.h2_headers.clone();
-        } else {
-            *req.uri_mut() = self.origin_uri.clone();
-            *req.headers_mut() = self.h1_headers.clone();
-        }
+        *req.uri_mut() = self.absolute_uri.clone();
+        *req.headers_mut() = self.h2_headers.clone();
         req
     }
 }
@@ -187,17 +159,23 @@ pub async fn exchange(
     sender: &mut Sender,
     template: &RequestTemplate,
 ) -> Result<Exchange, ErrorKind> {
-    let response = match sender {
-        Sender::H1(s) => {
-            s.ready().await.map_err(|e| classify::hyper_error(&e))?;
-            s.send_request(template.build(false)).await
+    let s = match sender {
+        Sender::H1(c) => {
+            let head = template.method == http::Method::HEAD;
+            let r = c.exchange(&template.h1_request, head).await?;
+            return Ok(Exchange {
+                status: r.status,
+                head_at: r.head_at,
+                body_bytes: r.body_bytes,
+            });
         }
-        Sender::H2(s) => {
-            s.ready().await.map_err(|e| classify::hyper_error(&e))?;
-            s.send_request(template.build(true)).await
-        }
-    }
-    .map_err(|e| classify::hyper_error(&e))?;
+        Sender::H2(s) => s,
+    };
+    s.ready().await.map_err(|e| classify::hyper_error(&e))?;
+    let response = s
+        .send_request(template.build_h2())
+        .await
+        .map_err(|e| classify::hyper_error(&e))?;
     let head_at = Instant::now();
     let status = response.status().as_u16();
     let mut body = response.into_body();

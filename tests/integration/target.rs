@@ -84,28 +84,24 @@ fn mutual_tls_over_http2_with_the_built_in_target() {
     // 20 streams share one HTTP/2 connection per engine thread.
     assert!(summary.connect.unwrap().count <= 2);
 
-    // Without the client certificate the handshake fails: rustls rejects it in the
-    // handshake, so the preflight reports it plainly or requests fail as a TLS alert.
+    // Without the client certificate the server rejects the handshake; the preflight hears
+    // the alert and says so before any request is recorded.
     plan.tls.identity = None;
     let run_dir = headroom::store::RunDir::at(dir.path().join("no-cert"));
-    match headroom::run::attack(
+    let err = headroom::run::attack(
         &plan,
         &[],
         &run_dir,
         headroom::engine::Shutdown::never(),
         &mut (),
-    ) {
-        Err(e) => assert!(e.to_string().contains("TLS"), "{e}"),
-        Ok(stored) => {
-            let s = headroom::summary::Summary::of(&stored);
-            assert!(
-                s.errors.iter().any(|e| e.key == "tls_alert"),
-                "{:?}",
-                s.errors
-            );
-            assert!(!s.status_codes.contains_key(&200));
-        }
-    }
+    )
+    .expect_err("the server requires a client certificate")
+    .to_string();
+    assert!(err.contains("TLS alert"), "{err}");
+    assert!(
+        !run_dir.path().exists(),
+        "nothing is stored for a run that never started"
+    );
 }
 
 #[test]
