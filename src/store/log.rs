@@ -45,37 +45,66 @@ impl IntervalWriter {
     }
 }
 
-/// Reads every whole line; a torn last line is skipped and reported.
-pub(super) fn read_intervals(path: &Path) -> Result<(Vec<IntervalLine>, bool), StoreError> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
-        Err(e) => return Err(io_err(path)(e)),
-    };
-    let mut lines = Vec::new();
-    let mut torn = false;
-    let reader = std::io::BufReader::new(file);
-    let mut raw: Vec<String> = Vec::new();
-    for line in reader.lines() {
-        raw.push(line.map_err(io_err(path))?);
+/// Streams the log's lines in order, one decoded at a time, so reading a long run back
+/// costs the memory of one interval, not of the whole run.
+pub struct IntervalReader {
+    path: PathBuf,
+    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    next: Option<String>,
+    number: usize,
+    /// Set once a torn last line (from a kill mid-write) was skipped.
+    pub torn_tail: bool,
+}
+
+impl IntervalReader {
+    pub(super) fn open(path: &Path) -> Result<Option<Self>, StoreError> {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        let mut reader = IntervalReader {
+            path: path.to_path_buf(),
+            lines: std::io::BufReader::new(file).lines(),
+            next: None,
+            number: 0,
+            torn_tail: false,
+        };
+        reader.next = reader.read_raw()?;
+        Ok(Some(reader))
     }
-    let last = raw.len().saturating_sub(1);
-    for (i, text) in raw.iter().enumerate() {
-        if text.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<IntervalLine>(text) {
-            Ok(line) => lines.push(line),
-            Err(_) if i == last => torn = true,
-            Err(e) => {
-                return Err(StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    reason: format!("line {}: {e}", i + 1),
-                })
+
+    fn read_raw(&mut self) -> Result<Option<String>, StoreError> {
+        loop {
+            match self.lines.next() {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(io_err(&self.path)(e)),
+                Some(Ok(line)) if line.trim().is_empty() => self.number += 1,
+                Some(Ok(line)) => return Ok(Some(line)),
             }
         }
     }
-    Ok((lines, torn))
+
+    /// The next whole line, or `None` at the end.
+    pub fn next_line(&mut self) -> Result<Option<IntervalLine>, StoreError> {
+        let Some(text) = self.next.take() else {
+            return Ok(None);
+        };
+        self.number += 1;
+        // Read one ahead: only the last line may be torn.
+        self.next = self.read_raw()?;
+        match serde_json::from_str::<IntervalLine>(&text) {
+            Ok(line) => Ok(Some(line)),
+            Err(_) if self.next.is_none() => {
+                self.torn_tail = true;
+                Ok(None)
+            }
+            Err(e) => Err(StoreError::Corrupt {
+                path: self.path.clone(),
+                reason: format!("line {}: {e}", self.number),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -98,10 +127,15 @@ mod tests {
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("{\"record\":{\"ind");
         std::fs::write(&path, &text).unwrap();
-        let (lines, torn) = read_intervals(&path).unwrap();
-        assert_eq!(lines.len(), 3);
-        assert!(torn);
+        let mut reader = IntervalReader::open(&path).unwrap().unwrap();
+        let mut n = 0;
+        while reader.next_line().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        assert!(reader.torn_tail);
         std::fs::write(&path, format!("garbage\n{text}")).unwrap();
-        assert!(read_intervals(&path).is_err());
+        let mut reader = IntervalReader::open(&path).unwrap().unwrap();
+        assert!(reader.next_line().is_err());
     }
 }

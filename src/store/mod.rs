@@ -11,10 +11,12 @@ mod log;
 mod meta;
 mod redact;
 
-pub use log::{IntervalLine, IntervalWriter};
+pub use log::{IntervalLine, IntervalReader, IntervalWriter};
 pub use meta::{EndStatus, RunEnd, RunMeta};
 pub use redact::redact_args;
 
+use crate::monitor::Health;
+use crate::record::IntervalRecord;
 use std::path::{Path, PathBuf};
 
 /// Problems reading or writing a run directory.
@@ -48,17 +50,57 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-/// A stored run read back from disk.
+/// A stored run read back from disk: the intervals merged into one total, plus a small
+/// digest of each interval (memory grows by a few dozen bytes per second of run, not by
+/// its histograms).
 #[derive(Debug)]
 pub struct StoredRun {
     /// What was asked.
     pub meta: RunMeta,
-    /// Every whole interval line, in order.
-    pub intervals: Vec<IntervalLine>,
+    /// Every whole interval merged.
+    pub total: IntervalRecord,
+    /// One digest per whole interval, in order.
+    pub intervals: Vec<IntervalDigest>,
     /// How it ended; `None` when the process died before writing it.
     pub end: Option<RunEnd>,
     /// A torn last line (from a kill mid-write) that was skipped.
     pub torn_tail: bool,
+}
+
+/// The few numbers of one interval that reports over time need.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalDigest {
+    /// Seconds since the start.
+    pub index: u64,
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests completed.
+    pub completed: u64,
+    /// Completed requests that failed (errors and 5xx).
+    pub failed: u64,
+    /// Median latency, µs.
+    pub p50_us: u64,
+    /// 99th percentile latency, µs.
+    pub p99_us: u64,
+    /// The generator's health.
+    pub health: Health,
+}
+
+impl IntervalDigest {
+    fn of(line: &IntervalLine) -> Self {
+        let r = &line.record;
+        let latency = r.latency_all();
+        IntervalDigest {
+            index: r.index,
+            sent: r.sent,
+            completed: r.completed(),
+            failed: r.errors.values().sum::<u64>()
+                + r.status.range(500..).map(|(_, n)| n).sum::<u64>(),
+            p50_us: latency.quantile(0.5).as_micros() as u64,
+            p99_us: latency.quantile(0.99).as_micros() as u64,
+            health: line.health,
+        }
+    }
 }
 
 /// A run directory on disk.
@@ -130,14 +172,23 @@ impl RunDir {
         write_json(&self.end_path(), end)
     }
 
-    /// Reads a stored run, complete or partial.
+    /// Reads a stored run, complete or partial, one interval at a time.
     pub fn load(&self) -> Result<StoredRun, StoreError> {
         let meta_path = self.meta_path();
         if !meta_path.exists() {
             return Err(StoreError::NotARun(self.root.clone()));
         }
         let meta: RunMeta = read_json(&meta_path)?;
-        let (intervals, torn_tail) = log::read_intervals(&self.log_path())?;
+        let mut total = IntervalRecord::new(0);
+        let mut intervals = Vec::new();
+        let mut torn_tail = false;
+        if let Some(mut reader) = IntervalReader::open(&self.log_path())? {
+            while let Some(line) = reader.next_line()? {
+                intervals.push(IntervalDigest::of(&line));
+                total.merge(&line.record);
+            }
+            torn_tail = reader.torn_tail;
+        }
         let end_path = self.end_path();
         let end = if end_path.exists() {
             Some(read_json(&end_path)?)
@@ -146,6 +197,7 @@ impl RunDir {
         };
         Ok(StoredRun {
             meta,
+            total,
             intervals,
             end,
             torn_tail,

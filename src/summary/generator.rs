@@ -57,10 +57,10 @@ impl GeneratorHealth {
         let (cpu, peak_fds, rss) = match &run.end {
             Some(end) => (end.cpu.total(), end.peak_open_fds, end.peak_rss_bytes),
             None => (
-                run.intervals.iter().map(|l| l.health.cpu.total()).sum(),
+                run.intervals.iter().map(|d| d.health.cpu.total()).sum(),
                 run.intervals
                     .iter()
-                    .map(|l| l.health.open_fds)
+                    .map(|d| d.health.open_fds)
                     .max()
                     .unwrap_or(0),
                 None,

@@ -7,7 +7,7 @@ pub use generator::GeneratorHealth;
 pub use stats::Stats;
 
 use crate::plan::Load;
-use crate::record::{IntervalRecord, StatusClass};
+use crate::record::StatusClass;
 use crate::sample::Side;
 use crate::store::{EndStatus, StoredRun};
 use serde::{Deserialize, Serialize};
@@ -116,10 +116,7 @@ pub struct ErrorEntry {
 impl Summary {
     /// Summarises a stored run (complete or partial).
     pub fn of(run: &StoredRun) -> Summary {
-        let mut total = IntervalRecord::new(0);
-        for line in &run.intervals {
-            total.merge(&line.record);
-        }
+        let total = &run.total;
         let latency_all = total.latency_all();
         let completed = total.completed();
         let successes: u64 = total
@@ -173,7 +170,7 @@ impl Summary {
         }
         errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
 
-        let generator = GeneratorHealth::assess(run, &total, attack_secs, total_secs, rate);
+        let generator = GeneratorHealth::assess(run, total, attack_secs, total_secs, rate);
         let per = |x: u64| {
             if completed > 0 {
                 x as f64 / completed as f64

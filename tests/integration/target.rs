@@ -132,8 +132,8 @@ fn interval_log_has_one_line_per_second() {
     plan.stop.duration = Some(Duration::from_millis(3500));
     let (summary, stored, _dir) = attack(&plan);
     assert_eq!(summary.requests.total, 1750);
-    let indices: Vec<u64> = stored.intervals.iter().map(|l| l.record.index).collect();
+    let indices: Vec<u64> = stored.intervals.iter().map(|d| d.index).collect();
     assert_eq!(indices, vec![0, 1, 2, 3]);
-    assert_eq!(stored.intervals[1].record.sent, 500);
+    assert_eq!(stored.intervals[1].sent, 500);
     assert!(stored.end.is_some());
 }

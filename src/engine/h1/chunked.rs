@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn accepts_bare_newlines_and_reports_incomplete_bodies() {
         assert_eq!(decode_in_pieces(b"3\nabc\n0\n\n", 4).unwrap(), (9, 3, true));
-        assert_eq!(decode_in_pieces(b"10\r\nonly-part", 64).unwrap().2, false);
+        assert!(!decode_in_pieces(b"10\r\nonly-part", 64).unwrap().2);
     }
 
     #[test]
