@@ -129,7 +129,9 @@ def run_vegeta(scenario, url, certs):
     if scenario.startswith("b"):
         attack += ["-rate=0", f"-max-workers={CONNS}", f"-workers={CONNS}"]
     else:
-        attack += [f"-rate={RATE}"]
+        # Uncapped, vegeta over HTTPS/1.1 on one core spirals into a handshake storm (new
+        # workers, new connections, seconds of latency, ~1 GB RSS); 50 like oha's -c 50.
+        attack += [f"-rate={RATE}", f"-max-workers={CONNS}"]
     if url.startswith("https"):
         attack += [f"-root-certs={certs}/ca.pem"]
     if scenario.startswith("d"):
@@ -230,7 +232,10 @@ def write_results(rows, ratios, long_rss):
              "nginx on loopback, one after another, in one run. CPU is user + system time of the generator",
              "process (GNU time); µs/req divides it by the requests completed. Latency percentiles are as",
              "each tool reports them (oha with --latency-correction; wrk's are not corrected for",
-             "coordinated omission).", "", "## Machine", "", *machine(), ""]
+             "coordinated omission). oha and vegeta get at most 50 connections in every scenario;",
+             "uncapped, vegeta over HTTPS/1.1 spiralled into a handshake storm here (seconds of latency,",
+             "~1 GB RSS). headroom opens connections as the rate needs them (about 25 at 5,000 req/s).",
+             "", "## Machine", "", *machine(), ""]
     if QUICK:
         lines += ["**Quick mode (3 s runs): for checking the script, not for quoting.**", ""]
     for title, results in rows:

@@ -58,9 +58,13 @@ impl Alarm {
         loop {
             let mut guard = self.fd.readable().await?;
             let mut expirations = [0u8; 8];
-            match rustix::io::read(guard.get_inner(), &mut expirations) {
+            let read = rustix::io::read(guard.get_inner(), &mut expirations);
+            // Reading the count drains the timerfd: clear readiness either way, so the next
+            // wait goes to epoll instead of costing a read that fails with EAGAIN.
+            guard.clear_ready();
+            match read {
                 Ok(_) => return Ok(()),
-                Err(rustix::io::Errno::AGAIN) => guard.clear_ready(),
+                Err(rustix::io::Errno::AGAIN) => {}
                 Err(e) => return Err(e.into()),
             }
         }

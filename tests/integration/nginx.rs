@@ -83,9 +83,23 @@ fn no_keepalive_opens_a_connection_and_handshake_per_request() {
     plan.tls.ca = Some(certs.ca.clone());
     plan.connection.keepalive = false;
     let (summary, _, _dir) = attack(&plan);
-    assert_eq!(nginx.access_log().len(), 50);
+    let log = nginx.access_log();
+    assert_eq!(log.len(), 50);
     assert_eq!(summary.connect.unwrap().count, 50);
     assert_eq!(summary.tls_handshake.unwrap().count, 50);
+    // Session resumption is on by default: after the first, handshakes resume ("r").
+    let resumed = log.iter().filter(|l| l.ends_with(" r")).count();
+    assert!(resumed >= 45, "{resumed} of 50 resumed: {:?}", &log[..3]);
+
+    plan.tls.session_resumption = false;
+    let before = nginx.access_log().len();
+    attack(&plan);
+    let log = nginx.access_log();
+    assert!(
+        log[before..].iter().all(|l| l.ends_with(" .")),
+        "{:?}",
+        &log[before..before + 3]
+    );
 }
 
 #[test]

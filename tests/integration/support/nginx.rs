@@ -45,7 +45,7 @@ impl Nginx {
             Tls::None => (format!("127.0.0.1:{port}"), String::new()),
             Tls::Server(c) | Tls::ClientCert(c) => {
                 let mut conf = format!(
-                    "ssl_certificate {};\n    ssl_certificate_key {};\n",
+                    "ssl_certificate {};\n    ssl_certificate_key {};\n    ssl_session_cache shared:hr:1m;\n",
                     c.server_cert.display(),
                     c.server_key.display()
                 );
@@ -67,7 +67,7 @@ error_log {r}/logs/error.log warn;
 pid {r}/nginx.pid;
 events {{ worker_connections 4096; }}
 http {{
-  log_format hr '$server_protocol $status $ssl_client_verify $request_uri';
+  log_format hr '$server_protocol $status $ssl_client_verify $request_uri $ssl_session_reused';
   access_log {r}/logs/access.log hr;
   client_body_temp_path {r}/tmp/body;
   proxy_temp_path {r}/tmp/proxy;
