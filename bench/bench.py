@@ -88,16 +88,21 @@ def timed(cmd, stdout_path):
     return float(u) + float(s), int(m)
 
 
+def tls_flags(scenario, url, certs):
+    """--cacert / --cert / --key, spelled alike by headroom and oha."""
+    flags = ["--cacert", f"{certs}/ca.pem"] if url.startswith("https") else []
+    if scenario.startswith("d"):
+        flags += ["--cert", f"{certs}/client.pem", "--key", f"{certs}/client.key"]
+    return flags
+
+
 def run_headroom(scenario, url, certs, secs=SECS):
     out = f"{OUT}/headroom-{scenario}.json"
     run_dir = f"{OUT}/runs/headroom-{scenario}"
     subprocess.run(["rm", "-rf", run_dir])
     cmd = [HEADROOM, "attack", url, "-d", f"{secs}s", "-q", "--format", "json", "--out", run_dir, "--http1"]
     cmd += ["-c", str(CONNS)] if scenario.startswith("b") else ["--rate", str(RATE)]
-    if url.startswith("https"):
-        cmd += ["--cacert", f"{certs}/ca.pem"]
-    if scenario.startswith("d"):
-        cmd += ["--cert", f"{certs}/client.pem", "--key", f"{certs}/client.key"]
+    cmd += tls_flags(scenario, url, certs)
     cpu, rss = timed(cmd, out)
     d = json.load(open(out))
     return dict(done=d["requests"]["total"], ok=d["status_codes"].get("200", 0), rate=d["generator"]["rate_held"],
@@ -110,10 +115,7 @@ def run_oha(scenario, url, certs):
     cmd = [OHA, "-c", str(CONNS), "-z", f"{SECS}s", "--no-tui", "--output-format", "json", url]
     if not scenario.startswith("b"):
         cmd += ["-q", str(RATE), "--latency-correction"]
-    if url.startswith("https"):
-        cmd += ["--cacert", f"{certs}/ca.pem"]
-    if scenario.startswith("d"):
-        cmd += ["--cert", f"{certs}/client.pem", "--key", f"{certs}/client.key"]
+    cmd += tls_flags(scenario, url, certs)
     cpu, rss = timed(cmd, out)
     d = json.load(open(out))
     codes = d.get("statusCodeDistribution", {})

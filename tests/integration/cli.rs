@@ -11,6 +11,26 @@ fn headroom(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// A 60 s attack on `url` stored in `out`, to be stopped by the test.
+fn spawn_long_attack(url: &str, rate: u32, out: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "attack",
+            url,
+            "--rate",
+            &rate.to_string(),
+            "-d",
+            "60s",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -141,13 +161,7 @@ fn bad_input_is_one_clear_line_never_a_panic() {
 
 #[test]
 fn secrets_never_reach_the_run_or_the_report() {
-    let server = headroom::target::spawn(headroom::target::TargetConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        tls: None,
-        latency: Duration::ZERO,
-        threads: 1,
-    })
-    .unwrap();
+    let server = crate::support::start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let url = format!("http://{}/", server.addr());
@@ -182,32 +196,11 @@ fn secrets_never_reach_the_run_or_the_report() {
 
 #[test]
 fn a_killed_attack_leaves_a_run_that_report_renders() {
-    let server = headroom::target::spawn(headroom::target::TargetConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        tls: None,
-        latency: Duration::ZERO,
-        threads: 1,
-    })
-    .unwrap();
+    let server = crate::support::start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let url = format!("http://{}/", server.addr());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "attack",
-            &url,
-            "--rate",
-            "200",
-            "-d",
-            "60s",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_long_attack(&url, 200, &out);
     // Wait for at least two whole intervals on disk, then kill -9.
     let log = out.join("intervals.jsonl");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -237,32 +230,11 @@ fn a_killed_attack_leaves_a_run_that_report_renders() {
 
 #[test]
 fn interrupting_with_ctrl_c_keeps_the_results() {
-    let server = headroom::target::spawn(headroom::target::TargetConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        tls: None,
-        latency: Duration::ZERO,
-        threads: 1,
-    })
-    .unwrap();
+    let server = crate::support::start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let url = format!("http://{}/", server.addr());
-    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "attack",
-            &url,
-            "--rate",
-            "100",
-            "-d",
-            "60s",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_long_attack(&url, 100, &out);
     std::thread::sleep(Duration::from_millis(1500));
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),

@@ -61,16 +61,9 @@ fn an_untrusted_server_certificate_is_a_clear_error_before_any_request() {
     let certs = certs::make(dir.path());
     let nginx = Nginx::start(Tls::Server(&certs));
     let plan = open_plan(&nginx.url("https", "/"), 100.0, 10);
-    let run_dir = headroom::store::RunDir::at(dir.path().join("run"));
-    let err = headroom::run::attack(
-        &plan,
-        &[],
-        &run_dir,
-        headroom::engine::Shutdown::never(),
-        &mut (),
-    )
-    .expect_err("the system store does not trust the test CA");
-    assert!(err.to_string().contains("not trusted"), "{err}");
+    // The system store does not trust the test CA.
+    let err = crate::support::attack_error(&plan);
+    assert!(err.contains("not trusted"), "{err}");
     assert!(nginx.access_log().is_empty());
 }
 

@@ -9,6 +9,9 @@ use headroom::target::{self, RunningTarget, TargetConfig, TargetTls};
 use std::time::Duration;
 
 fn start(tls: Option<TargetTls>, latency: Duration) -> RunningTarget {
+    if tls.is_none() {
+        return crate::support::start_target(latency);
+    }
     target::spawn(TargetConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         tls,
@@ -87,37 +90,15 @@ fn mutual_tls_over_http2_with_the_built_in_target() {
     // Without the client certificate the server rejects the handshake; the preflight hears
     // the alert and says so before any request is recorded.
     plan.tls.identity = None;
-    let run_dir = headroom::store::RunDir::at(dir.path().join("no-cert"));
-    let err = headroom::run::attack(
-        &plan,
-        &[],
-        &run_dir,
-        headroom::engine::Shutdown::never(),
-        &mut (),
-    )
-    .expect_err("the server requires a client certificate")
-    .to_string();
+    let err = crate::support::attack_error(&plan);
     assert!(err.contains("TLS alert"), "{err}");
-    assert!(
-        !run_dir.path().exists(),
-        "nothing is stored for a run that never started"
-    );
 }
 
 #[test]
 fn an_unreachable_port_is_one_clear_error() {
     let port = free_port();
-    let plan = open_plan(&format!("http://127.0.0.1:{port}/"), 10.0, 10);
-    let dir = tempfile::tempdir().unwrap();
-    let err = headroom::run::attack(
-        &plan,
-        &[],
-        &headroom::store::RunDir::at(dir.path().join("run")),
-        headroom::engine::Shutdown::never(),
-        &mut (),
-    )
-    .unwrap_err()
-    .to_string();
+    let err =
+        crate::support::attack_error(&open_plan(&format!("http://127.0.0.1:{port}/"), 10.0, 10));
     assert!(
         err.contains("cannot connect") && err.contains("refused"),
         "{err}"

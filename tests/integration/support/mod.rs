@@ -37,6 +37,32 @@ pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
     (Summary::of(&stored), stored, dir)
 }
 
+/// Runs `plan` in-process expecting it to fail before any request; returns the error text
+/// and checks that nothing was stored.
+pub fn attack_error(plan: &AttackPlan) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = RunDir::at(dir.path().join("run"));
+    let err = headroom::run::attack(plan, &[], &run_dir, Shutdown::never(), &mut ())
+        .expect_err("the attack should not start")
+        .to_string();
+    assert!(
+        !run_dir.path().exists(),
+        "nothing is stored for a run that never started"
+    );
+    err
+}
+
+/// The built-in target on a free loopback port, plain HTTP, answering after `latency`.
+pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
+    headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency,
+        threads: 1,
+    })
+    .unwrap()
+}
+
 /// A free loopback port (bound and released; the race is acceptable in tests).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
