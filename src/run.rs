@@ -39,7 +39,7 @@ pub fn attack(
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
     let prepared = engine::prepare(plan)?;
-    let meta = RunMeta::describe(plan, command, open_files);
+    let meta = RunMeta::describe(plan, command, open_files, prepared.protocol());
     let mut writer = dir.create(&meta)?;
     let mut probe = ProcessProbe::new();
     let cpu_at_start = probe.cpu_time();

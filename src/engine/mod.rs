@@ -62,16 +62,12 @@ pub enum EngineError {
 /// What the engine measured about the run as a whole.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineReport {
-    /// When the schedule started.
-    pub start: Instant,
     /// From the start to the last request sent.
     pub attack: Duration,
     /// From the last request sent to the last response.
     pub wait: Duration,
     /// True when the run was stopped early.
     pub interrupted: bool,
-    /// True when the connection negotiated HTTP/2.
-    pub http2: bool,
 }
 
 /// Everything a worker needs, shared read-only across threads.
@@ -155,9 +151,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// True when the preflight connection negotiated HTTP/2.
-    pub fn http2(&self) -> bool {
-        self.h2
+    /// The protocol the preflight connection negotiated, as HTTP names it.
+    pub fn protocol(&self) -> &'static str {
+        if self.h2 {
+            "HTTP/2"
+        } else {
+            "HTTP/1.1"
+        }
     }
 }
 
@@ -274,10 +274,8 @@ pub fn run(
         _ => Duration::ZERO,
     };
     Ok(EngineReport {
-        start,
         attack,
         wait,
         interrupted,
-        http2: h2,
     })
 }

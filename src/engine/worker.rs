@@ -33,9 +33,10 @@ pub(super) struct WorkerReport {
 
 /// A worker's state, shared by its lanes.
 ///
-/// Everything here is touched by one thread only; the locks and atomics are uncontended and
-/// exist because tasks spawned straight onto the current-thread runtime must be `Send`, which
-/// saves the wake-up syscall a `LocalSet` costs on every I/O event.
+/// Everything here is touched by one thread only; the locks and atomics are never contended.
+/// They exist because lanes are spawned straight onto the current-thread runtime, which needs
+/// `Send` tasks: a `LocalSet` would route every I/O wake-up through its own queue and unpark
+/// the driver (an eventfd write) to run it.
 pub(super) struct Worker {
     pub index: usize,
     pub run: Arc<RunShared>,

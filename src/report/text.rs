@@ -43,7 +43,7 @@ pub fn render_text(s: &Summary) -> String {
         &mut out,
         "Target",
         "",
-        &format!("{} {}  ({load})", s.method, s.target),
+        &format!("{} {}  ({load}, {})", s.method, s.target, s.protocol),
     );
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));

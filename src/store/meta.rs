@@ -37,11 +37,18 @@ pub struct RunMeta {
     pub threads: usize,
     /// The open-files limit in force.
     pub open_files_limit: Option<u64>,
+    /// The HTTP version actually spoken (after ALPN).
+    pub protocol: String,
 }
 
 impl RunMeta {
     /// Describes `plan` as started now by `command`.
-    pub fn describe(plan: &AttackPlan, command: &[String], open_files_limit: Option<u64>) -> Self {
+    pub fn describe(
+        plan: &AttackPlan,
+        command: &[String],
+        open_files_limit: Option<u64>,
+        protocol: &str,
+    ) -> Self {
         RunMeta {
             tool: "headroom".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -61,6 +68,7 @@ impl RunMeta {
             tls: plan.tls.clone(),
             threads: plan.threads,
             open_files_limit,
+            protocol: protocol.to_string(),
         }
     }
 }

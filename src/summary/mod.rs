@@ -22,6 +22,8 @@ pub struct Summary {
     pub method: String,
     /// The load model and its parameter.
     pub load: Load,
+    /// The HTTP version spoken.
+    pub protocol: String,
     /// Wall-clock start.
     pub started_at: String,
     /// Why the numbers cover less than the whole run, when they do.
@@ -182,6 +184,7 @@ impl Summary {
             target: run.meta.target.url.clone(),
             method: run.meta.method.clone(),
             load: run.meta.load,
+            protocol: run.meta.protocol.clone(),
             started_at: run.meta.started_at.clone(),
             partial,
             requests: Requests {

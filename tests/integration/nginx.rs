@@ -148,6 +148,12 @@ fn http2_is_really_used_when_asked() {
         plan.connection.http = version;
         let (summary, _, _dir) = attack(&plan);
         assert_eq!(summary.status_codes.get(&200), Some(&150), "{version:?}");
+        let spoken = if version == HttpVersion::Http2 {
+            "HTTP/2"
+        } else {
+            "HTTP/1.1"
+        };
+        assert_eq!(summary.protocol, spoken);
     }
     let log = nginx.access_log();
     assert_eq!(
