@@ -24,6 +24,8 @@ pub struct Sample {
     pub bytes_in: u64,
     /// Request body bytes sent.
     pub bytes_out: u64,
+    /// True when it was sent twice because the server closed the connection unprocessed.
+    pub retried: bool,
 }
 
 /// The result of a request: a status code or a classified error.

@@ -64,6 +64,25 @@ pub fn tls_error(e: &rustls::Error) -> ErrorKind {
     }
 }
 
+/// True when the server cannot have processed the request, so sending it again is safe:
+/// hyper never sent it, or HTTP/2 refused the stream (REFUSED_STREAM, or a GOAWAY whose
+/// last stream id is below it; RFC 9113 §6.8).
+pub fn hyper_unprocessed(e: &hyper::Error) -> bool {
+    // Canceled: never dispatched. Closed: the connection task was gone, so it never left.
+    if e.is_canceled() || e.is_closed() {
+        return true;
+    }
+    let mut source: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(cause) = source {
+        if let Some(h2) = cause.downcast_ref::<h2::Error>() {
+            return h2.is_remote()
+                && (h2.is_go_away() || h2.reason() == Some(h2::Reason::REFUSED_STREAM));
+        }
+        source = cause.source();
+    }
+    false
+}
+
 /// Classifies a hyper error by its flags and the first cause it wraps.
 pub fn hyper_error(e: &hyper::Error) -> ErrorKind {
     let mut source: Option<&(dyn StdError + 'static)> = e.source();

@@ -3,7 +3,7 @@
 //! HTTP/1.1 lanes own a connection each; HTTP/2 lanes share a worker's connections as
 //! streams. Lanes are added on demand (open model) or fixed (closed model).
 
-use super::transport::{self, Exchange, Sender};
+use super::transport::{self, Exchange, Failure, Sender};
 use super::worker::Worker;
 use crate::sample::{ErrorKind, Outcome, Sample};
 use std::sync::Arc;
@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 struct Timings {
     connect: Option<Duration>,
     tls: Option<Duration>,
+    retried: bool,
+    /// The pool generation of the connection the last attempt used.
+    generation: Option<u64>,
 }
 
 /// Runs lane `id` until its worker has no more jobs for it.
@@ -62,15 +65,39 @@ async fn execute(
         first_byte,
         bytes_in,
         bytes_out: worker.run.template.body_len(),
+        retried: timings.retried,
     }
 }
 
+/// Sends the request; when the server cannot have processed it (a closing connection),
+/// sends it once more on a fresh connection, as any real client would.
 async fn attempt(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
     timings: &mut Timings,
 ) -> Result<Exchange, ErrorKind> {
+    match attempt_once(worker, id, conn, timings, None).await {
+        Err(Failure {
+            unprocessed: true, ..
+        }) => {
+            timings.retried = true;
+            let stale = timings.generation;
+            attempt_once(worker, id, conn, timings, stale)
+                .await
+                .map_err(|f| f.kind)
+        }
+        other => other.map_err(|f| f.kind),
+    }
+}
+
+async fn attempt_once(
+    worker: &Arc<Worker>,
+    id: usize,
+    conn: &mut Option<Sender>,
+    timings: &mut Timings,
+    stale: Option<u64>,
+) -> Result<Exchange, Failure> {
     if conn.as_ref().is_none_or(Sender::is_closed) {
         *conn = None;
         let run = &worker.run;
@@ -80,7 +107,7 @@ async fn attempt(
             Ok((sender, t))
         };
         let (sender, opened) = match &worker.h2_pool {
-            Some(pool) => pool.acquire(id, open).await?,
+            Some(pool) => pool.acquire(id, stale, open).await?,
             None => {
                 let (s, t) = open().await?;
                 (s, Some(t))
@@ -93,6 +120,7 @@ async fn attempt(
         *conn = Some(sender);
     }
     let sender = conn.as_mut().expect("a connection was just ensured");
+    timings.generation = sender.generation();
     let result = transport::exchange(sender, &worker.run.template).await;
     if result.is_err() || !worker.run.keepalive {
         *conn = None;

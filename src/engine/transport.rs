@@ -20,16 +20,25 @@ type Body = Full<Bytes>;
 pub enum Sender {
     /// An HTTP/1.1 connection: one request at a time, owned by one lane.
     H1(h1::Connection),
-    /// An HTTP/2 connection: lanes share it through [`H2Pool`], one stream each.
-    H2(http2::SendRequest<Body>),
+    /// An HTTP/2 connection: lanes share it through [`H2Pool`], one stream each. The
+    /// generation tells the pool which connection a lane found wanting.
+    H2(http2::SendRequest<Body>, u64),
 }
 
 impl Sender {
+    /// The pool generation of an HTTP/2 connection.
+    pub fn generation(&self) -> Option<u64> {
+        match self {
+            Sender::H1(_) => None,
+            Sender::H2(_, generation) => Some(*generation),
+        }
+    }
+
     /// True when the connection can no longer carry requests.
     pub fn is_closed(&self) -> bool {
         match self {
             Sender::H1(c) => !c.is_open(),
-            Sender::H2(s) => s.is_closed(),
+            Sender::H2(s, _) => s.is_closed(),
         }
     }
 }
@@ -80,7 +89,7 @@ pub async fn handshake(
         tokio::spawn(async move {
             let _ = conn.await;
         });
-        Ok(Sender::H2(sender))
+        Ok(Sender::H2(sender, 0))
     } else {
         Ok(Sender::H1(h1::Connection::new(stream, max_header_bytes)))
     }
@@ -144,6 +153,32 @@ impl RequestTemplate {
     }
 }
 
+/// Why an exchange failed, and whether the server can have seen the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failure {
+    /// The classified error.
+    pub kind: ErrorKind,
+    /// True when the server cannot have processed the request, so one retry on a fresh
+    /// connection is what any real client would do.
+    pub unprocessed: bool,
+}
+
+impl From<ErrorKind> for Failure {
+    fn from(kind: ErrorKind) -> Self {
+        Failure {
+            kind,
+            unprocessed: false,
+        }
+    }
+}
+
+fn hyper_failure(e: &hyper::Error) -> Failure {
+    Failure {
+        kind: classify::hyper_error(e),
+        unprocessed: classify::hyper_unprocessed(e),
+    }
+}
+
 /// What came back from one exchange.
 pub struct Exchange {
     /// Status code.
@@ -158,24 +193,34 @@ pub struct Exchange {
 pub async fn exchange(
     sender: &mut Sender,
     template: &RequestTemplate,
-) -> Result<Exchange, ErrorKind> {
+) -> Result<Exchange, Failure> {
     let s = match sender {
         Sender::H1(c) => {
             let head = template.method == http::Method::HEAD;
-            let r = c.exchange(&template.h1_request, head).await?;
+            let r =
+                c.exchange(&template.h1_request, head)
+                    .await
+                    .map_err(|(kind, unanswered)| Failure {
+                        kind,
+                        unprocessed: unanswered && template.method.is_idempotent(),
+                    })?;
             return Ok(Exchange {
                 status: r.status,
                 head_at: r.head_at,
                 body_bytes: r.body_bytes,
             });
         }
-        Sender::H2(s) => s,
+        Sender::H2(s, _) => s,
     };
-    s.ready().await.map_err(|e| classify::hyper_error(&e))?;
+    // A connection that cannot take another stream has not seen this request.
+    s.ready().await.map_err(|e| Failure {
+        kind: classify::hyper_error(&e),
+        unprocessed: true,
+    })?;
     let response = s
         .send_request(template.build_h2())
         .await
-        .map_err(|e| classify::hyper_error(&e))?;
+        .map_err(|e| hyper_failure(&e))?;
     let head_at = Instant::now();
     let status = response.status().as_u16();
     let mut body = response.into_body();
@@ -183,7 +228,7 @@ pub async fn exchange(
     // Frames are counted and dropped, so an endless body costs time (bounded by the
     // request timeout), never memory.
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| classify::hyper_error(&e))?;
+        let frame = frame.map_err(|e| Failure::from(classify::hyper_error(&e)))?;
         if let Some(data) = frame.data_ref() {
             body_bytes += data.len() as u64;
         }
@@ -198,7 +243,14 @@ pub async fn exchange(
 /// A worker's shared HTTP/2 connections: lanes are spread over the slots, and a slot is
 /// reconnected by the first lane that finds it closed.
 pub(crate) struct H2Pool {
-    slots: Vec<tokio::sync::Mutex<Option<http2::SendRequest<Body>>>>,
+    slots: Vec<tokio::sync::Mutex<Slot>>,
+}
+
+/// One pooled connection and how many times its slot has been (re)connected.
+#[derive(Default)]
+struct Slot {
+    live: Option<http2::SendRequest<Body>>,
+    generation: u64,
 }
 
 impl H2Pool {
@@ -206,7 +258,7 @@ impl H2Pool {
     pub fn new(connections: usize) -> Self {
         H2Pool {
             slots: (0..connections.max(1))
-                .map(|_| tokio::sync::Mutex::new(None))
+                .map(|_| tokio::sync::Mutex::new(Slot::default()))
                 .collect(),
         }
     }
@@ -217,25 +269,37 @@ impl H2Pool {
     }
 
     /// A sender for `lane`: a share of its slot's live connection, or a new one opened by
-    /// `open`, whose timings are returned only to the lane that opened it. A server that
-    /// answers ALPN with HTTP/1.1 gets a private HTTP/1.1 connection instead.
+    /// `open`, whose timings are returned only to the lane that opened it. `stale` names a
+    /// generation the lane found closing (GOAWAY): that one is replaced, once, however many
+    /// lanes found it. A server that answers ALPN with HTTP/1.1 gets a private HTTP/1.1
+    /// connection instead.
     pub async fn acquire<F, Fut, T>(
         &self,
         lane: usize,
+        stale: Option<u64>,
         open: F,
-    ) -> Result<(Sender, Option<T>), ErrorKind>
+    ) -> Result<(Sender, Option<T>), Failure>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<(Sender, T), ErrorKind>>,
     {
         let mut slot = self.slots[lane % self.slots.len()].lock().await;
-        if let Some(live) = slot.as_ref().filter(|s| !s.is_closed()) {
-            return Ok((Sender::H2(live.clone()), None));
+        let generation = slot.generation;
+        if let Some(live) = slot.live.as_ref() {
+            if !live.is_closed() && stale != Some(generation) {
+                return Ok((Sender::H2(live.clone(), generation), None));
+            }
         }
         let (sender, timings) = open().await?;
-        if let Sender::H2(s) = &sender {
-            *slot = Some(s.clone());
-        }
+        slot.generation += 1;
+        slot.live = None;
+        let sender = match sender {
+            Sender::H2(s, _) => {
+                slot.live = Some(s.clone());
+                Sender::H2(s, slot.generation)
+            }
+            h1 => h1,
+        };
         Ok((sender, Some(timings)))
     }
 }

@@ -162,6 +162,7 @@ impl Worker {
                 first_byte: None,
                 bytes_in: 0,
                 bytes_out: 0,
+                retried: false,
             });
             return;
         }

@@ -79,6 +79,9 @@ pub struct IntervalRecord {
     pub bytes_in: u64,
     /// Request body bytes.
     pub bytes_out: u64,
+    /// Requests sent a second time because the server closed the connection unprocessed.
+    #[serde(default)]
+    pub retried: u64,
 }
 
 /// [`ErrorKind`] as a map key that serializes to its stable key string.
@@ -131,6 +134,7 @@ impl IntervalRecord {
         }
         self.bytes_in += s.bytes_in;
         self.bytes_out += s.bytes_out;
+        self.retried += u64::from(s.retried);
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -154,6 +158,7 @@ impl IntervalRecord {
         }
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
+        self.retried += other.retried;
     }
 
     /// Requests completed (answered or failed).
@@ -196,6 +201,7 @@ mod tests {
             first_byte: Some(Duration::from_millis(ms)),
             bytes_in: 10,
             bytes_out: 1,
+            retried: false,
         }
     }
 

@@ -57,6 +57,17 @@ pub fn render_text(s: &Summary) -> String {
             s.requests.total, s.requests.rate, s.requests.throughput
         ),
     );
+    if s.requests.retried > 0 {
+        row(
+            &mut out,
+            "Retried",
+            "[count, why]",
+            &format!(
+                "{}, the server closed their connection unprocessed (GOAWAY or idle close); sent once more, latency counts both",
+                s.requests.retried
+            ),
+        );
+    }
     row(
         &mut out,
         "Duration",

@@ -65,6 +65,9 @@ pub struct Requests {
     pub sent: u64,
     /// Requests sent per second of attack.
     pub rate: f64,
+    /// Requests sent a second time, on a fresh connection, because the server had closed
+    /// the first one without processing them (HTTP/2 GOAWAY, an idle keep-alive close).
+    pub retried: u64,
     /// Successful responses per second over the whole run.
     pub throughput: f64,
 }
@@ -191,6 +194,7 @@ impl Summary {
                 total: completed,
                 sent: total.sent,
                 rate,
+                retried: total.retried,
                 throughput: if total_secs > 0.0 {
                     successes as f64 / total_secs
                 } else {

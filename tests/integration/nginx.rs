@@ -200,3 +200,42 @@ fn a_frozen_server_shows_as_the_latency_spike_of_an_open_model() {
         summary.generator.findings
     );
 }
+
+#[test]
+fn http2_streams_refused_by_goaway_are_retried_and_processed_once() {
+    // nginx says GOAWAY after 50 requests per connection; streams it refused are sent again
+    // on a new connection, and its access log proves none was processed twice.
+    let dir = tempfile::tempdir().unwrap();
+    let certs = certs::make(dir.path());
+    let nginx = Nginx::start_with(Tls::Server(&certs), "keepalive_requests 50;");
+    let mut plan = open_plan(&nginx.url("https", "/goaway"), 1.0, 1000);
+    plan.load = Load::Closed { concurrency: 20 };
+    plan.connection.http = HttpVersion::Http2;
+    plan.tls.ca = Some(certs.ca.clone());
+    let (summary, _, _dir) = attack(&plan);
+    assert_eq!(
+        summary.status_codes.get(&200),
+        Some(&1000),
+        "{:?}",
+        summary.errors
+    );
+    assert_eq!(nginx.access_log().len(), 1000);
+    assert!(
+        summary.connect.unwrap().count >= 20,
+        "a new connection every 50 requests"
+    );
+}
+
+#[test]
+fn an_idle_keepalive_close_is_retried_not_blamed_on_the_server() {
+    // nginx closes connections idle for 100 ms; requests come every 250 ms on the same one.
+    let nginx = Nginx::start_with(Tls::None, "keepalive_timeout 100ms;");
+    let (summary, _, _dir) = attack(&open_plan(&nginx.url("http", "/idle"), 4.0, 6));
+    assert_eq!(
+        summary.status_codes.get(&200),
+        Some(&6),
+        "{:?}",
+        summary.errors
+    );
+    assert_eq!(nginx.access_log().len(), 6);
+}

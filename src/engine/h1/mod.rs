@@ -48,6 +48,10 @@ pub struct Response {
 /// One HTTP/1.1 connection.
 pub struct Connection {
     stream: Stream,
+    /// Responses completed on this connection so far.
+    answered: u64,
+    /// Response bytes read for the exchange in progress.
+    received: bool,
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
@@ -61,6 +65,8 @@ impl Connection {
     pub fn new(stream: Stream, max_head: usize) -> Self {
         Connection {
             stream,
+            answered: 0,
+            received: false,
             buf: vec![0; INITIAL_BUFFER.min(max_head.max(1024))],
             start: 0,
             end: 0,
@@ -74,17 +80,26 @@ impl Connection {
         self.open
     }
 
-    /// Sends `request` (a whole serialized request) and reads the whole response.
+    /// Sends `request` (a whole serialized request) and reads the whole response. A failure
+    /// says whether the request went unanswered on a reused connection: the server closed
+    /// an idle connection as the request left, so it cannot have processed it.
     pub async fn exchange(
         &mut self,
         request: &[u8],
         head_request: bool,
-    ) -> Result<Response, ErrorKind> {
-        let result = self.exchange_inner(request, head_request).await;
-        if result.is_err() {
-            self.open = false;
+    ) -> Result<Response, (ErrorKind, bool)> {
+        self.received = false;
+        match self.exchange_inner(request, head_request).await {
+            Ok(r) => {
+                self.answered += 1;
+                Ok(r)
+            }
+            Err(kind) => {
+                self.open = false;
+                let idle_close = matches!(kind, ErrorKind::Closed | ErrorKind::Reset);
+                Err((kind, idle_close && self.answered > 0 && !self.received))
+            }
         }
-        result
     }
 
     async fn exchange_inner(
@@ -147,6 +162,7 @@ impl Connection {
             .await
             .map_err(|e| classify::io_error(&e))?;
         self.end += n;
+        self.received |= n > 0;
         Ok(n)
     }
 

@@ -35,6 +35,11 @@ fn nginx_binary() -> PathBuf {
 impl Nginx {
     /// Starts nginx answering `ok` on every path, logging protocol, status and client-cert state.
     pub fn start(tls: Tls<'_>) -> Nginx {
+        Nginx::start_with(tls, "keepalive_requests 1000000;")
+    }
+
+    /// Like [`Nginx::start`], with `http_conf` added to the `http` block.
+    pub fn start_with(tls: Tls<'_>, http_conf: &str) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let port = super::free_port();
         let root = dir.path();
@@ -74,7 +79,7 @@ http {{
   fastcgi_temp_path {r}/tmp/fastcgi;
   uwsgi_temp_path {r}/tmp/uwsgi;
   scgi_temp_path {r}/tmp/scgi;
-  keepalive_requests 1000000;
+  {http_conf}
   server {{
     listen {listen};
     {tls_conf}
