@@ -118,3 +118,35 @@ fn interval_log_has_one_line_per_second() {
     assert_eq!(stored.intervals[1].sent, 500);
     assert!(stored.end.is_some());
 }
+
+#[test]
+fn a_generator_short_of_connections_says_so() {
+    // 500 req/s at a server taking 50 ms needs ~25 connections; allow 2. Requests queue in
+    // the generator, so the report must blame the generator, not the server.
+    let server = crate::support::start_target(Duration::from_millis(50));
+    let mut plan = open_plan(&format!("http://{}/", server.addr()), 500.0, 120);
+    plan.connection.max_connections = 2;
+    let (summary, _, _dir) = attack(&plan);
+    assert_eq!(
+        summary.requests.total, 300,
+        "every request is still sent and counted"
+    );
+    let g = &summary.generator;
+    assert!(g.saturated, "{g:?}");
+    assert!(
+        g.findings.iter().any(|f| f.contains("left late")),
+        "{:?}",
+        g.findings
+    );
+    // Latency from the intended time shows the queueing a user would have seen.
+    assert!(
+        summary.latency.p99_us > 1_000_000,
+        "p99 {} µs",
+        summary.latency.p99_us
+    );
+    assert!(
+        summary.service_time.p99_us < 200_000,
+        "service p99 {} µs",
+        summary.service_time.p99_us
+    );
+}
