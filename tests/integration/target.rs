@@ -128,7 +128,7 @@ fn a_generator_short_of_connections_says_so() {
     plan.connection.max_connections = 2;
     let (summary, _, _dir) = attack(&plan);
     assert_eq!(
-        summary.requests.total, 300,
+        summary.requests.total, 120,
         "every request is still sent and counted"
     );
     let g = &summary.generator;
