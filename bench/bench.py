@@ -22,6 +22,7 @@ OHA = os.path.join(PEERS, "bin", "oha")
 VEGETA = os.path.join(PEERS, "vegeta")
 QUICK = "--quick" in sys.argv
 SECS = 3 if QUICK else 10
+ROUNDS = 1 if QUICK else 3
 RATE = 5000
 CONNS = 50
 NGINX_CORE, GEN_CORE = "0", "1"
@@ -47,7 +48,19 @@ def make_certs(d):
             "-CAcreateserial", "-days", "2", "-extfile", f"{d}/{name}.ext", "-out", f"{d}/{name}.pem")
 
 
+def port_taken(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.2).close()
+        return True
+    except OSError:
+        return False
+
+
 def start_nginx(d):
+    taken = [p for p in (HTTP, HTTPS, MTLS) if port_taken(p)]
+    if taken:
+        raise SystemExit(f"ports {taken} are already in use on 127.0.0.1: stop whatever listens there first")
     os.makedirs(f"{d}/logs", exist_ok=True)
     tls = f"ssl_certificate {d}/server.pem; ssl_certificate_key {d}/server.key;"
     conf = f"""worker_processes 1; daemon off; master_process off;
@@ -68,13 +81,13 @@ http {{
     p = subprocess.Popen(["taskset", "-c", NGINX_CORE, "nginx", "-p", d, "-c", f"{d}/nginx.conf", "-e",
                           f"{d}/logs/error.log"])
     for _ in range(100):
-        try:
-            import socket
-            socket.create_connection(("127.0.0.1", HTTP), 0.2).close()
+        if p.poll() is not None:
+            raise SystemExit(f"nginx exited: {open(f'{d}/logs/error.log').read()}")
+        if all(port_taken(port) for port in (HTTP, HTTPS, MTLS)):
             return p
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("nginx did not start")
+        time.sleep(0.05)
+    p.kill()
+    raise SystemExit("nginx did not listen on all three ports")
 
 
 def timed(cmd, stdout_path):
@@ -163,13 +176,112 @@ def run_wrk(scenario, url, certs):
     return dict(done=done, ok=done, rate=rps, tput=rps, p50=lat("50"), p99=lat("99"), cpu=cpu, rss=rss)
 
 
+K6 = os.path.join(PEERS, "k6")
+K6_SCRIPT = """
+import http from 'k6/http';
+const scenario = __ENV.SCENARIO;
+const url = __ENV.URL;
+const certs = __ENV.CERTS;
+export const options = {
+  summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(99)'],
+  // k6 cannot trust a CA file; it skips verification (the others verify against the test CA).
+  insecureSkipTLSVerify: true,
+  tlsAuth: scenario === 'd' ? [{ domains: ['127.0.0.1'], cert: open(certs + '/client.pem'), key: open(certs + '/client.key') }] : [],
+  scenarios: {
+    load: scenario === 'b'
+      ? { executor: 'constant-vus', vus: %(conns)d, duration: '%(secs)ds' }
+      : { executor: 'constant-arrival-rate', rate: %(rate)d, timeUnit: '1s', duration: '%(secs)ds',
+          preAllocatedVUs: %(conns)d, maxVUs: %(conns)d },
+  },
+};
+export default function () { http.get(url); }
+"""
+
+LOCUSTFILE = """
+from locust import constant_throughput, task
+from locust.contrib.fasthttp import FastHttpUser
+import os
+
+class Hit(FastHttpUser):
+    # 50 users at 100 req/s each make the asked 5,000 req/s; closed model: no wait.
+    wait_time = constant_throughput(100) if os.environ["SCENARIO"] != "b" else (lambda self: 0)
+
+    @task
+    def get(self):
+        self.client.get("/")
+"""
+
+
+def run_k6(scenario, url, certs):
+    if not os.path.exists(K6):
+        return dict(error="k6 not built")
+    script = f"{OUT}/k6-script.js"
+    with open(script, "w") as f:
+        f.write(K6_SCRIPT % dict(conns=CONNS, secs=SECS, rate=RATE))
+    summary = f"{OUT}/k6-{scenario}.json"
+    env = dict(os.environ, SCENARIO=scenario, URL=url, CERTS=certs, K6_NO_USAGE_REPORT="true")
+    tf = tempfile.NamedTemporaryFile(delete=False)
+    subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "taskset", "-c", GEN_CORE, K6, "run",
+                    "--quiet", "--no-color", f"--summary-export={summary}", script],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    u, sy, m = open(tf.name).read().split()[-3:]
+    os.unlink(tf.name)
+    d = json.load(open(summary))["metrics"]
+    reqs = d["http_reqs"]
+    dur = d["http_req_duration"]
+    failed = d.get("http_req_failed", {}).get("passes", 0)
+    attack_rate = reqs["rate"]
+    return dict(done=reqs["count"], ok=reqs["count"] - failed, rate=attack_rate, tput=attack_rate,
+                p50=dur["med"] * 1e3, p99=dur["p(99)"] * 1e3, cpu=float(u) + float(sy), rss=int(m))
+
+
+def run_locust(scenario, url, certs):
+    if scenario not in ("a", "b"):
+        return None  # plain HTTP only here: its fast client's TLS options differ from the others'
+    locustfile = f"{OUT}/locustfile.py"
+    with open(locustfile, "w") as f:
+        f.write(LOCUSTFILE)
+    prefix = f"{OUT}/locust-{scenario}"
+    env = dict(os.environ, SCENARIO=scenario)
+    tf = tempfile.NamedTemporaryFile(delete=False)
+    subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "taskset", "-c", GEN_CORE, "locust",
+                    "-f", locustfile, "--headless", "-u", str(CONNS), "-r", str(CONNS), "-t", f"{SECS}s",
+                    "--host", url.rstrip("/"), "--csv", prefix, "--only-summary", "--loglevel", "ERROR"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    u, sy, m = open(tf.name).read().split()[-3:]
+    os.unlink(tf.name)
+    import csv
+    row = next(r for r in csv.DictReader(open(f"{prefix}_stats.csv")) if r["Name"] == "Aggregated")
+    done = int(row["Request Count"])
+    rps = float(row["Requests/s"])
+    return dict(done=done, ok=done - int(row["Failure Count"]), rate=rps, tput=rps,
+                p50=float(row["50%"]) * 1e3, p99=float(row["99%"]) * 1e3, cpu=float(u) + float(sy), rss=int(m))
+
+
 SCENARIOS = [
     ("a", f"(a) {RATE:,} req/s, HTTP/1.1 keep-alive", f"http://127.0.0.1:{HTTP}/"),
     ("b", f"(b) {CONNS} connections, full speed", f"http://127.0.0.1:{HTTP}/"),
     ("c", f"(c) {RATE:,} req/s over HTTPS", f"https://127.0.0.1:{HTTPS}/"),
     ("d", f"(d) {RATE:,} req/s over HTTPS with a client certificate", f"https://127.0.0.1:{MTLS}/"),
 ]
-TOOLS = [("headroom", run_headroom), ("oha", run_oha), ("vegeta", run_vegeta), ("wrk", run_wrk)]
+TOOLS = [("headroom", run_headroom), ("oha", run_oha), ("vegeta", run_vegeta), ("wrk", run_wrk),
+         ("k6", run_k6), ("locust", run_locust)]
+
+
+def per_request(r):
+    return r["cpu"] * 1e6 / r["done"] if r.get("done") else float("inf")
+
+
+def median_run(rs):
+    """The run with the median CPU per request, carrying the range over all rounds."""
+    ok = [r for r in rs if "error" not in r]
+    if not ok:
+        return rs[0]
+    ok.sort(key=per_request)
+    med = dict(ok[len(ok) // 2])
+    med["cpu_range"] = (per_request(ok[0]), per_request(ok[-1]))
+    med["rounds"] = len(ok)
+    return med
 
 
 def version(cmd):
@@ -188,7 +300,8 @@ def machine():
         f"- Kernel: {platform.release()}",
         f"- nginx: {version(['nginx', '-v'])}, 1 worker pinned to core {NGINX_CORE}; generators pinned to core {GEN_CORE}",
         f"- headroom: {version([HEADROOM, '--version'])}; oha: {version([OHA, '--version'])}; "
-        f"vegeta: v12.12.0; wrk: {version(['wrk', '-v'])}",
+        f"vegeta: v12.12.0; wrk: {version(['wrk', '-v'])}; k6: {version([K6, 'version'])}; "
+        f"locust: {version(['locust', '--version'])}",
     ]
 
 
@@ -204,15 +317,18 @@ def main():
     rows, ratios = [], []
     try:
         for key, title, url in SCENARIOS:
-            results = {}
-            for name, fn in TOOLS:
-                try:
-                    r = fn(key, url, certs)
-                except Exception as e:  # a peer that fails is reported, not fatal
-                    r = dict(error=str(e).splitlines()[0][:80])
-                if r is not None:
-                    results[name] = r
-                time.sleep(1)
+            # Rounds interleave the tools, so drift on a shared machine hits all of them alike.
+            runs = {}
+            for _ in range(ROUNDS):
+                for name, fn in TOOLS:
+                    try:
+                        r = fn(key, url, certs)
+                    except Exception as e:  # a peer that fails is reported, not fatal
+                        r = dict(error=str(e).splitlines()[0][:80])
+                    if r is not None:
+                        runs.setdefault(name, []).append(r)
+                    time.sleep(1)
+            results = {name: median_run(rs) for name, rs in runs.items()}
             rows.append((title, results))
             h = results.get("headroom")
             for name, r in results.items():
@@ -231,12 +347,16 @@ def main():
 def write_results(rows, ratios, long_rss):
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
-             "nginx on loopback, one after another, in one run. CPU is user + system time of the generator",
-             "process (GNU time); µs/req divides it by the requests completed. Latency percentiles are as",
+             "nginx on loopback, one after another, in one run: three rounds per scenario with the tools",
+             "interleaved, each row the tool's median round by CPU per request (the range over rounds in",
+             "brackets). CPU is user + system time of the generator process (GNU time); µs/req divides",
+             "it by the requests completed. Latency percentiles are as",
              "each tool reports them (oha with --latency-correction; wrk's are not corrected for",
              "coordinated omission). oha and vegeta get at most 50 connections in every scenario;",
              "uncapped, vegeta over HTTPS/1.1 spiralled into a handshake storm here (seconds of latency,",
-             "~1 GB RSS). headroom opens connections as the rate needs them (about 25 at 5,000 req/s).",
+             "~1 GB RSS). k6 gets 50 VUs and skips certificate verification (it cannot trust a CA",
+             "file); Locust runs 50 FastHttpUsers, plain HTTP only. headroom opens connections as the",
+             "rate needs them (about 25 at 5,000 req/s).",
              "", "## Machine", "", *machine(), ""]
     if QUICK:
         lines += ["**Quick mode (3 s runs): for checking the script, not for quoting.**", ""]
@@ -248,12 +368,15 @@ def write_results(rows, ratios, long_rss):
             if "error" in r:
                 lines.append(f"| {name} | failed: {r['error']} | | | | | | | |")
                 continue
-            per = r["cpu"] * 1e6 / r["done"] if r["done"] else float("nan")
+            lo, hi = r["cpu_range"]
+            spread = f" ({lo:.1f}–{hi:.1f})" if r["rounds"] > 1 else ""
             lines.append(f"| {name} | {r['done']:,} | {r['ok']:,} | {r['rate']:,.1f} | {r['tput']:,.1f} | "
-                         f"{fmt_us(r['p50'])} | {fmt_us(r['p99'])} | {per:.1f} | {r['rss'] / 1024:.1f} MiB |")
+                         f"{fmt_us(r['p50'])} | {fmt_us(r['p99'])} | {per_request(r):.1f}{spread} | "
+                         f"{r['rss'] / 1024:.1f} MiB |")
         if "(d)" in title:
             lines.append("")
-            lines.append("wrk cannot pace a fixed rate or present a client certificate.")
+            lines.append("wrk cannot pace a fixed rate or present a client certificate; Locust was run on")
+            lines.append("plain HTTP only.")
         lines.append("")
     lines += ["## Ratios (headroom ÷ peer; below 1 is better for CPU, above 1 for throughput)", "",
               "| scenario | peer | CPU per request | throughput |", "|---|---|---|---|"]

@@ -29,5 +29,16 @@ if [ ! -x "$PEERS/vegeta" ]; then
   rm -rf "$tmp"
 fi
 
+# k6 the same way (large: a few minutes the first time).
+if [ ! -x "$PEERS/k6" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && go mod init k6build >/dev/null 2>&1 \
+     && go get go.k6.io/k6@latest >/dev/null 2>&1 \
+     && go build -o "$OLDPWD/$PEERS/k6" go.k6.io/k6) || echo "k6 could not be built; its rows will say so"
+  rm -rf "$tmp"
+fi
+# Locust from PyPI.
+command -v locust >/dev/null 2>&1 || pip install -q locust >/dev/null 2>&1 || echo "locust could not be installed"
+
 cargo build --release >/dev/null 2>&1
 exec python3 bench/bench.py "$@"
