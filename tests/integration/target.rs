@@ -31,7 +31,6 @@ fn a_known_fixed_delay_yields_matching_percentiles() {
     for (name, us) in [
         ("min", summary.latency.min_us),
         ("p50", summary.latency.p50_us),
-        ("p90", summary.latency.p90_us),
     ] {
         assert!(
             (49_500..60_000).contains(&us),
@@ -39,8 +38,14 @@ fn a_known_fixed_delay_yields_matching_percentiles() {
         );
     }
     assert!(summary.service_time.p50_us <= summary.latency.p50_us);
+    // The tail is bounded loosely: tests run in parallel on two cores.
     assert!(
-        summary.latency.p99_us < 80_000,
+        summary.latency.p90_us < 70_000,
+        "p90 {} µs",
+        summary.latency.p90_us
+    );
+    assert!(
+        summary.latency.p99_us < 150_000,
         "p99 {} µs",
         summary.latency.p99_us
     );
@@ -115,7 +120,11 @@ fn interval_log_has_one_line_per_second() {
     assert_eq!(summary.requests.total, 1750);
     let indices: Vec<u64> = stored.intervals.iter().map(|d| d.index).collect();
     assert_eq!(indices, vec![0, 1, 2, 3]);
-    assert_eq!(stored.intervals[1].sent, 500);
+    // Requests may leave up to the coalescing window (1 ms) early, so one due exactly on a
+    // second boundary can count in the interval before it.
+    let sent = stored.intervals[1].sent;
+    assert!((498..=502).contains(&sent), "interval 1 sent {sent}");
+    assert_eq!(stored.intervals.iter().map(|d| d.sent).sum::<u64>(), 1750);
     assert!(stored.end.is_some());
 }
 
