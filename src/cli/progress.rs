@@ -56,7 +56,7 @@ impl Observer for Progress {
             fmt_us(latency.quantile(0.5).as_micros() as u64),
             fmt_us(latency.quantile(0.99).as_micros() as u64),
             self.errors,
-            line.health.cpu.total().as_secs_f64() * 100.0,
+            line.health.cpu.total.as_secs_f64() * 100.0,
         );
         let _ = err.flush();
         self.shown = true;

@@ -2,27 +2,43 @@
 
 use std::time::Duration;
 
-/// User and system CPU time consumed by the process.
+/// CPU time consumed by the process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTime {
-    /// Time in user mode.
+    /// User plus system time, to the nanosecond (CLOCK_PROCESS_CPUTIME_ID).
+    #[serde(rename = "total_secs", with = "secs_f64")]
+    pub total: Duration,
+    /// Time in user mode (10 ms resolution, from /proc).
+    #[serde(rename = "user_secs", with = "secs_f64")]
     pub user: Duration,
-    /// Time in the kernel on the process's behalf.
+    /// Time in the kernel on the process's behalf (10 ms resolution, from /proc).
+    #[serde(rename = "system_secs", with = "secs_f64")]
     pub system: Duration,
 }
 
 impl CpuTime {
-    /// User plus system time.
-    pub fn total(&self) -> Duration {
-        self.user + self.system
-    }
-
     /// The CPU time spent between `earlier` and `self`.
     pub fn since(&self, earlier: &CpuTime) -> CpuTime {
         CpuTime {
+            total: self.total.saturating_sub(earlier.total),
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
         }
+    }
+}
+
+/// Durations stored as fractional seconds, the unit reports and scripts expect.
+mod secs_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
     }
 }
 
@@ -62,8 +78,13 @@ impl ProcessProbe {
 
     /// CPU time used since the process started.
     pub fn cpu_time(&self) -> CpuTime {
+        let precise = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        let total = Duration::new(precise.tv_sec.max(0) as u64, precise.tv_nsec as u32);
         let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-            return CpuTime::default();
+            return CpuTime {
+                total,
+                ..CpuTime::default()
+            };
         };
         // Fields after the command name, which is in parentheses and may contain spaces.
         let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -77,6 +98,7 @@ impl ProcessProbe {
         // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after ")".
         let to = |t: u64| Duration::from_millis(t * 1000 / self.ticks_per_second);
         CpuTime {
+            total,
             user: to(ticks(11)),
             system: to(ticks(12)),
         }
@@ -136,6 +158,6 @@ mod tests {
         std::hint::black_box(x);
         let h = probe.sample();
         assert!(h.open_fds >= 3);
-        assert!(probe.cpu_time().total() > Duration::ZERO);
+        assert!(h.cpu.total >= Duration::from_millis(40), "{:?}", h.cpu);
     }
 }

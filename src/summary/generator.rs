@@ -55,9 +55,9 @@ impl GeneratorHealth {
         rate_held: f64,
     ) -> GeneratorHealth {
         let (cpu, peak_fds, rss) = match &run.end {
-            Some(end) => (end.cpu.total(), end.peak_open_fds, end.peak_rss_bytes),
+            Some(end) => (end.cpu.total, end.peak_open_fds, end.peak_rss_bytes),
             None => (
-                run.intervals.iter().map(|d| d.health.cpu.total()).sum(),
+                run.intervals.iter().map(|d| d.health.cpu.total).sum(),
                 run.intervals
                     .iter()
                     .map(|d| d.health.open_fds)
