@@ -168,7 +168,7 @@ pub fn render_text(s: &Summary) -> String {
         "Generator",
         "[asked, held, lag p99, lag max, cpu]",
         &format!(
-            "{asked}, {:.2}/s, {}, {}, {:.0}% of a core ({:.1}µs/req on {} thread(s))",
+            "{asked}, {:.2}/s, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
             g.rate_held,
             fmt_us(g.lag.p99_us),
             fmt_us(g.lag.max_us),

@@ -6,5 +6,6 @@
 mod cli;
 mod hostile;
 mod nginx;
+mod report;
 mod support;
 mod target;
