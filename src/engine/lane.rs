@@ -56,7 +56,8 @@ async fn execute(
     };
     Sample {
         outcome,
-        // Measured from the intended time, so a stalled server is not hidden (wrk2).
+        // From the intended time, so a stalled server or a queue for connections is not
+        // hidden (wrk2); from the actual send when the pacer sent it early.
         latency: end - intended.min(sent_at),
         service: end - sent_at,
         lag: sent_at.saturating_duration_since(intended),
