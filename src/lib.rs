@@ -16,6 +16,7 @@
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
 //! - [`target`]: a built-in HTTP server for demos and self-tests.
+//! - [`timer`]: microsecond-precise sleeping on tokio (timerfd), for the pacer and the target.
 //!
 //! `schedule`, `record`, `summary` and `report` never touch the network.
 #![forbid(unsafe_code)]
@@ -32,3 +33,4 @@ pub mod schedule;
 pub mod store;
 pub mod summary;
 pub mod target;
+pub mod timer;

@@ -5,7 +5,6 @@
 //! one worker thread per core, each with its own single-threaded event loop, and merges their
 //! per-second records as they arrive.
 
-mod alarm;
 mod classify;
 mod connect;
 mod h1;

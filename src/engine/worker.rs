@@ -3,7 +3,6 @@
 //! Workers share nothing mutable on the hot path: each records into its own
 //! [`IntervalRecord`] and hands it to the aggregator at every one-second boundary.
 
-use super::alarm::Alarm;
 use super::shutdown::Shutdown;
 use super::transport::H2Pool;
 use super::RunShared;
@@ -11,6 +10,7 @@ use crate::plan::Load;
 use crate::record::{IntervalRecord, Part};
 use crate::sample::{ErrorKind, Outcome, Sample};
 use crate::schedule::{within, ConstantPacer, Stride};
+use crate::timer::Alarm;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -43,7 +43,7 @@ impl Routes {
             _ => (200, Bytes::from_static(b"ok\n"), self.latency),
         };
         if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+            crate::timer::sleep_precise(delay).await;
         }
         let mut resp = http::Response::new(Full::new(body));
         *resp.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::OK);

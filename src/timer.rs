@@ -1,8 +1,9 @@
-//! A precise alarm for the pacer: a Linux timerfd armed at an absolute monotonic time.
+//! Precise timing on tokio: a Linux timerfd armed at an absolute monotonic time.
 //!
-//! tokio's timers fire on millisecond ticks, which would add up to a millisecond to every
-//! latency measured from the intended send time, and re-arming them costs an eventfd wake-up.
-//! A timerfd wakes the event loop within microseconds of the due time instead.
+//! tokio's timers fire on millisecond ticks. For the pacer that would add up to a millisecond
+//! to every latency measured from the intended send time (and re-arming costs an eventfd
+//! wake-up); for the built-in target it would answer a "2 ms" route after 3. A timerfd wakes
+//! the event loop within microseconds of the due time instead.
 
 use rustix::time::{
     clock_gettime, timerfd_create, timerfd_settime, ClockId, Itimerspec, TimerfdClockId,
@@ -69,6 +70,18 @@ impl Alarm {
             }
         }
     }
+}
+
+/// Sleeps for `delay` with microsecond precision, falling back to tokio's timer if no
+/// timerfd can be had (for one-off waits such as the built-in target's delays).
+pub async fn sleep_precise(delay: Duration) {
+    let at = Instant::now() + delay;
+    if let Ok(alarm) = Alarm::new() {
+        if alarm.sleep_until(at).await.is_ok() {
+            return;
+        }
+    }
+    tokio::time::sleep_until(at.into()).await;
 }
 
 fn add(t: Timespec, d: Duration) -> Timespec {
