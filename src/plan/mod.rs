@@ -67,6 +67,9 @@ impl Default for ConnectionOptions {
     }
 }
 
+/// Largest coalescing window: beyond it, "early" sends would reshape the load itself.
+pub const MAX_COALESCE: Duration = Duration::from_millis(100);
+
 /// Everything one attack needs: where, what, how hard, for how long, over what.
 #[derive(Debug, Clone)]
 pub struct AttackPlan {
@@ -133,6 +136,13 @@ impl AttackPlan {
         }
         if self.connection.timeout.is_zero() || self.connection.connect_timeout.is_zero() {
             return Err(PlanError::Range("timeouts must be greater than 0".into()));
+        }
+        if self.connection.coalesce > MAX_COALESCE {
+            return Err(PlanError::Range(format!(
+                "--coalesce {} would send bursts too far ahead of schedule; use at most {}",
+                humantime::format_duration(self.connection.coalesce),
+                humantime::format_duration(MAX_COALESCE)
+            )));
         }
         if self.tls.identity.is_some() && self.target.scheme != Scheme::Https {
             return Err(PlanError::Range(

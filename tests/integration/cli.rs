@@ -142,6 +142,19 @@ fn bad_input_is_one_clear_line_never_a_panic() {
             "cannot resolve",
         ),
         (vec!["report", "/nonexistent-run"], "not a headroom run"),
+        (
+            vec![
+                "attack",
+                "http://127.0.0.1:9/",
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--coalesce",
+                "10s",
+            ],
+            "--coalesce",
+        ),
     ];
     for (args, expected) in cases {
         let o = headroom(&args);
