@@ -17,7 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// Most headers a response may have before it is called hostile.
 const MAX_HEADERS: usize = 128;
 /// Initial read buffer; it grows up to the head limit only for unusually large heads.
-const INITIAL_BUFFER: usize = 16 * 1024;
+const INITIAL_BUFFER: usize = 4 * 1024;
 
 /// The parts of a response head that decide how to read the body.
 struct Head {
