@@ -68,7 +68,7 @@ pub struct StoredRun {
 }
 
 /// The few numbers of one interval that reports over time need.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalDigest {
     /// Seconds since the start.
     pub index: u64,

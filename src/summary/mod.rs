@@ -9,7 +9,7 @@ pub use stats::Stats;
 use crate::plan::Load;
 use crate::record::StatusClass;
 use crate::sample::Side;
-use crate::store::{EndStatus, StoredRun};
+use crate::store::{EndStatus, IntervalDigest, StoredRun};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -54,6 +54,8 @@ pub struct Summary {
     pub errors: Vec<ErrorEntry>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
+    /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
+    pub timeline: Vec<IntervalDigest>,
 }
 
 /// Counts and rates.
@@ -234,6 +236,7 @@ impl Summary {
             status_codes: total.status.clone(),
             errors,
             generator,
+            timeline: run.intervals.clone(),
         }
     }
 }

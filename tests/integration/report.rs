@@ -115,6 +115,13 @@ fn a_partial_run_says_so_in_text_and_json() {
     assert_eq!(json["requests"]["total"], 200);
     assert!(json["partial"].as_str().unwrap().contains("did not finish"));
     assert_eq!(json["status_codes"]["503"], 14);
+    let timeline = json["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 2);
+    assert_eq!(
+        (timeline[1]["index"].as_u64(), timeline[1]["sent"].as_u64()),
+        (Some(1), Some(100))
+    );
+    assert_eq!(timeline[1]["failed"], 10);
     let reset = json["errors"]
         .as_array()
         .unwrap()
