@@ -96,7 +96,7 @@ error_kinds! {
     /// The connection was not established within `--connect-timeout`.
     ConnectTimeout => ("connect_timeout", Client, "connect timed out (--connect-timeout)"),
     /// No local port was free (EADDRNOTAVAIL / EADDRINUSE).
-    PortExhaustion => ("port_exhaustion", Client, "no free local port (ephemeral ports exhausted; use keep-alive or widen net.ipv4.ip_local_port_range)"),
+    PortExhaustion => ("port_exhaustion", Client, "no free local port (ephemeral ports exhausted: fewer connections, keep-alive, or a wider net.ipv4.ip_local_port_range)"),
     /// The process or system ran out of file descriptors (EMFILE / ENFILE).
     TooManyOpenFiles => ("too_many_open_files", Client, "too many open files (raise ulimit -n or lower --max-connections)"),
     /// The host name did not resolve.

@@ -186,7 +186,7 @@ pub fn render_text(s: &Summary) -> String {
         );
     }
     if g.saturated {
-        out.push_str("WARNING: the generator fell behind; these numbers describe the generator, not the server:\n");
+        out.push_str("WARNING: the generator was the bottleneck; these numbers describe the generator, not the server:\n");
         for f in &g.findings {
             let _ = writeln!(out, "  - {f}");
         }

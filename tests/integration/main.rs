@@ -6,6 +6,7 @@
 mod cli;
 mod hostile;
 mod nginx;
+mod ports;
 mod report;
 mod support;
 mod target;
