@@ -6,34 +6,17 @@
 //! a two-core machine is CPU stolen from the server under test; HTTP/2 stays on hyper.
 
 mod chunked;
+mod reader;
 
 use super::classify;
 use super::connect::Stream;
 use crate::sample::ErrorKind;
-use chunked::Chunked;
+use reader::{Complete, ResponseReader};
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Most headers a response may have before it is called hostile.
-const MAX_HEADERS: usize = 128;
 /// Initial read buffer; it grows up to the head limit only for unusually large heads.
 const INITIAL_BUFFER: usize = 4 * 1024;
-
-/// The parts of a response head that decide how to read the body.
-struct Head {
-    status: u16,
-    head_len: usize,
-    framing: Framing,
-    keep_alive: bool,
-}
-
-#[derive(Clone, Copy)]
-enum Framing {
-    None,
-    Length(u64),
-    Chunked,
-    UntilClose,
-}
 
 /// What came back from one exchange.
 pub struct Response {
@@ -111,31 +94,33 @@ impl Connection {
             .write_all(request)
             .await
             .map_err(|e| classify::io_error(&e))?;
-        let head = loop {
-            let head = self.read_head().await?;
-            // Interim 1xx answers (100 Continue, 103 Early Hints) precede the real one.
-            if (100..200).contains(&head.status) && head.status != 101 {
-                self.start += head.head_len;
-                continue;
+        let mut reader = ResponseReader::new(head_request, self.max_head);
+        let mut head_at = None;
+        loop {
+            let fed = reader.feed(&self.buf[self.start..self.end])?;
+            self.start += fed.consumed;
+            if fed.head_done {
+                head_at = Some(Instant::now());
             }
-            break head;
-        };
-        let head_at = Instant::now();
-        self.start += head.head_len;
-        let framing = if head_request || head.status == 204 || head.status == 304 {
-            Framing::None
-        } else {
-            head.framing
-        };
-        let body_bytes = self.read_body(framing).await?;
-        if !head.keep_alive || matches!(framing, Framing::UntilClose) {
+            if let Some(complete) = fed.complete {
+                return Ok(self.finish(complete, head_at));
+            }
+            if self.fill().await? == 0 {
+                let complete = reader.eof()?;
+                return Ok(self.finish(complete, head_at));
+            }
+        }
+    }
+
+    fn finish(&mut self, complete: Complete, head_at: Option<Instant>) -> Response {
+        if !complete.keep_alive {
             self.open = false;
         }
-        Ok(Response {
-            status: head.status,
-            head_at,
-            body_bytes,
-        })
+        Response {
+            status: complete.status,
+            head_at: head_at.unwrap_or_else(Instant::now),
+            body_bytes: complete.body_bytes,
+        }
     }
 
     /// Reads more bytes after `end`, compacting or growing the buffer as needed.
@@ -165,124 +150,6 @@ impl Connection {
         self.received |= n > 0;
         Ok(n)
     }
-
-    async fn read_head(&mut self) -> Result<Head, ErrorKind> {
-        loop {
-            if self.end > self.start {
-                if let Some(head) = parse_head(&self.buf[self.start..self.end])? {
-                    return Ok(head);
-                }
-                if self.end - self.start >= self.max_head {
-                    return Err(ErrorKind::HeaderTooLarge);
-                }
-            }
-            if self.fill().await? == 0 {
-                return Err(ErrorKind::Closed);
-            }
-        }
-    }
-
-    async fn read_body(&mut self, framing: Framing) -> Result<u64, ErrorKind> {
-        match framing {
-            Framing::None => Ok(0),
-            Framing::Length(len) => {
-                let mut left = len;
-                loop {
-                    let take = left.min((self.end - self.start) as u64);
-                    self.start += take as usize;
-                    left -= take;
-                    if left == 0 {
-                        return Ok(len);
-                    }
-                    if self.fill().await? == 0 {
-                        return Err(ErrorKind::Closed);
-                    }
-                }
-            }
-            Framing::Chunked => {
-                let mut decoder = Chunked::default();
-                let mut total = 0;
-                loop {
-                    let p = decoder.feed(&self.buf[self.start..self.end])?;
-                    self.start += p.consumed;
-                    total += p.payload;
-                    if p.done {
-                        return Ok(total);
-                    }
-                    if self.fill().await? == 0 {
-                        return Err(ErrorKind::Closed);
-                    }
-                }
-            }
-            Framing::UntilClose => {
-                let mut total = (self.end - self.start) as u64;
-                self.start = self.end;
-                loop {
-                    match self.fill().await? {
-                        0 => return Ok(total),
-                        n => {
-                            total += n as u64;
-                            self.start = self.end;
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Parses a response head if `data` holds a whole one.
-fn parse_head(data: &[u8]) -> Result<Option<Head>, ErrorKind> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let head_len = match response.parse(data) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => return Err(ErrorKind::HeaderTooLarge),
-        Err(_) => return Err(ErrorKind::Protocol),
-    };
-    let status = response.code.ok_or(ErrorKind::Protocol)?;
-    let http10 = response.version == Some(0);
-    let mut keep_alive = !http10;
-    let mut length = None;
-    let mut chunked = false;
-    for h in response.headers.iter() {
-        if h.name.eq_ignore_ascii_case("content-length") {
-            let text = std::str::from_utf8(h.value).map_err(|_| ErrorKind::Protocol)?;
-            let n: u64 = text.trim().parse().map_err(|_| ErrorKind::Protocol)?;
-            if length.is_some_and(|l| l != n) {
-                return Err(ErrorKind::Protocol);
-            }
-            length = Some(n);
-        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = h
-                .value
-                .rsplit(|&b| b == b',')
-                .next()
-                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-        } else if h.name.eq_ignore_ascii_case("connection") {
-            for token in h.value.split(|&b| b == b',') {
-                let token = token.trim_ascii();
-                if token.eq_ignore_ascii_case(b"close") {
-                    keep_alive = false;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") {
-                    keep_alive = true;
-                }
-            }
-        }
-    }
-    // RFC 9112 §6.3: chunked wins over a length; neither means the body runs to the close.
-    let framing = match (chunked, length) {
-        (true, _) => Framing::Chunked,
-        (false, Some(n)) => Framing::Length(n),
-        (false, None) => Framing::UntilClose,
-    };
-    Ok(Some(Head {
-        status,
-        head_len,
-        framing,
-        keep_alive,
-    }))
 }
 
 /// Serializes a request once, for every send to reuse.
@@ -330,45 +197,6 @@ pub fn serialize_request(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn heads_decide_framing_and_keep_alive() {
-        let h = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-            .unwrap()
-            .unwrap();
-        assert!(matches!(h.framing, Framing::Length(3)) && h.keep_alive && h.status == 200);
-        let h = parse_head(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 9\r\n\r\n",
-        )
-        .unwrap()
-        .unwrap();
-        assert!(matches!(h.framing, Framing::Chunked));
-        let h = parse_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap().unwrap();
-        assert!(matches!(h.framing, Framing::UntilClose) && !h.keep_alive);
-        let h = parse_head(b"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-            .unwrap()
-            .unwrap();
-        assert!(!h.keep_alive && h.status == 503);
-        assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Le")
-            .unwrap()
-            .is_none());
-    }
-
-    #[test]
-    fn hostile_heads_are_classified() {
-        assert_eq!(
-            parse_head(b"\x00garbage\r\n\r\n").err(),
-            Some(ErrorKind::Protocol)
-        );
-        let conflicting = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
-        assert_eq!(parse_head(conflicting).err(), Some(ErrorKind::Protocol));
-        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
-        for i in 0..200 {
-            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
-        }
-        many.extend_from_slice(b"\r\n");
-        assert_eq!(parse_head(&many).err(), Some(ErrorKind::HeaderTooLarge));
-    }
 
     #[test]
     fn requests_serialize_with_host_length_and_close() {

@@ -1,0 +1,413 @@
+//! Reading one HTTP/1.1 response from bytes as they arrive, without doing any I/O itself
+//! (sans-IO): the async connection feeds it today, and a polled connection can feed it the
+//! same way. The body is counted, never kept.
+
+use super::chunked::Chunked;
+use crate::sample::ErrorKind;
+
+/// Most headers a response may have before it is called hostile.
+const MAX_HEADERS: usize = 128;
+
+/// The parts of a response head that decide how to read the body.
+struct Head {
+    status: u16,
+    head_len: usize,
+    framing: Framing,
+    keep_alive: bool,
+}
+
+/// How the body's end is found (RFC 9112 §6.3).
+#[derive(Clone, Copy)]
+enum Framing {
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+enum State {
+    Head,
+    Length {
+        status: u16,
+        keep_alive: bool,
+        left: u64,
+        total: u64,
+    },
+    Chunked {
+        status: u16,
+        keep_alive: bool,
+        decoder: Chunked,
+        total: u64,
+    },
+    UntilClose {
+        status: u16,
+        total: u64,
+    },
+    Done,
+}
+
+/// A whole response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Complete {
+    /// Status code.
+    pub status: u16,
+    /// Body bytes.
+    pub body_bytes: u64,
+    /// False when the connection must not carry another request.
+    pub keep_alive: bool,
+}
+
+/// What one [`ResponseReader::feed`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fed {
+    /// Bytes of the input that belong to this response; the rest is not consumed.
+    pub consumed: usize,
+    /// True when the final (non-1xx) head was completed by this call.
+    pub head_done: bool,
+    /// The response, once it is whole.
+    pub complete: Option<Complete>,
+}
+
+/// Reads one response.
+pub struct ResponseReader {
+    state: State,
+    head_request: bool,
+    max_head: usize,
+}
+
+impl ResponseReader {
+    /// A reader for the answer to a request (`head_request` for HEAD, whose answer has no
+    /// body); heads longer than `max_head` bytes are refused.
+    pub fn new(head_request: bool, max_head: usize) -> Self {
+        ResponseReader {
+            state: State::Head,
+            head_request,
+            max_head,
+        }
+    }
+
+    /// Consumes what it can of `input`. A head is only parsed whole: while it is incomplete
+    /// nothing is consumed, and the caller feeds the same bytes again with more behind them.
+    pub fn feed(&mut self, input: &[u8]) -> Result<Fed, ErrorKind> {
+        let mut consumed = 0;
+        let mut head_done = false;
+        loop {
+            let rest = &input[consumed..];
+            match &mut self.state {
+                State::Done => break,
+                State::Head => {
+                    let Some(head) = parse_head(rest)? else {
+                        if rest.len() >= self.max_head {
+                            return Err(ErrorKind::HeaderTooLarge);
+                        }
+                        break;
+                    };
+                    consumed += head.head_len;
+                    // Interim 1xx answers (100 Continue, 103 Early Hints) precede the real one.
+                    if (100..200).contains(&head.status) && head.status != 101 {
+                        continue;
+                    }
+                    head_done = true;
+                    let no_body = self.head_request || head.status == 204 || head.status == 304;
+                    let (status, keep_alive) = (head.status, head.keep_alive);
+                    self.state = match (no_body, head.framing) {
+                        (true, _) => {
+                            self.state = State::Done;
+                            return Ok(Fed {
+                                consumed,
+                                head_done,
+                                complete: Some(Complete {
+                                    status,
+                                    body_bytes: 0,
+                                    keep_alive,
+                                }),
+                            });
+                        }
+                        (false, Framing::Length(n)) => State::Length {
+                            status,
+                            keep_alive,
+                            left: n,
+                            total: n,
+                        },
+                        (false, Framing::Chunked) => State::Chunked {
+                            status,
+                            keep_alive,
+                            decoder: Chunked::default(),
+                            total: 0,
+                        },
+                        (false, Framing::UntilClose) => State::UntilClose { status, total: 0 },
+                    };
+                }
+                State::Length {
+                    status,
+                    keep_alive,
+                    left,
+                    total,
+                } => {
+                    let take = (*left).min(rest.len() as u64);
+                    consumed += take as usize;
+                    *left -= take;
+                    if *left > 0 {
+                        break;
+                    }
+                    let complete = Complete {
+                        status: *status,
+                        body_bytes: *total,
+                        keep_alive: *keep_alive,
+                    };
+                    self.state = State::Done;
+                    return Ok(Fed {
+                        consumed,
+                        head_done,
+                        complete: Some(complete),
+                    });
+                }
+                State::Chunked {
+                    status,
+                    keep_alive,
+                    decoder,
+                    total,
+                } => {
+                    let p = decoder.feed(rest)?;
+                    consumed += p.consumed;
+                    *total += p.payload;
+                    if !p.done {
+                        break;
+                    }
+                    let complete = Complete {
+                        status: *status,
+                        body_bytes: *total,
+                        keep_alive: *keep_alive,
+                    };
+                    self.state = State::Done;
+                    return Ok(Fed {
+                        consumed,
+                        head_done,
+                        complete: Some(complete),
+                    });
+                }
+                State::UntilClose { total, .. } => {
+                    *total += rest.len() as u64;
+                    consumed = input.len();
+                    break;
+                }
+            }
+        }
+        Ok(Fed {
+            consumed,
+            head_done,
+            complete: None,
+        })
+    }
+
+    /// The peer closed the connection: ends a body that runs to the close; anything else is
+    /// a response cut short.
+    pub fn eof(&mut self) -> Result<Complete, ErrorKind> {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::UntilClose { status, total } => Ok(Complete {
+                status,
+                body_bytes: total,
+                keep_alive: false,
+            }),
+            _ => Err(ErrorKind::Closed),
+        }
+    }
+}
+
+/// Parses a response head if `data` holds a whole one.
+fn parse_head(data: &[u8]) -> Result<Option<Head>, ErrorKind> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let head_len = match response.parse(data) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(ErrorKind::HeaderTooLarge),
+        Err(_) => return Err(ErrorKind::Protocol),
+    };
+    let status = response.code.ok_or(ErrorKind::Protocol)?;
+    let http10 = response.version == Some(0);
+    let mut keep_alive = !http10;
+    let mut length = None;
+    let mut chunked = false;
+    for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let text = std::str::from_utf8(h.value).map_err(|_| ErrorKind::Protocol)?;
+            let n: u64 = text.trim().parse().map_err(|_| ErrorKind::Protocol)?;
+            if length.is_some_and(|l| l != n) {
+                return Err(ErrorKind::Protocol);
+            }
+            length = Some(n);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = h
+                .value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+    // Chunked wins over a length; neither means the body runs to the close.
+    let framing = match (chunked, length) {
+        (true, _) => Framing::Chunked,
+        (false, Some(n)) => Framing::Length(n),
+        (false, None) => Framing::UntilClose,
+    };
+    Ok(Some(Head {
+        status,
+        head_len,
+        framing,
+        keep_alive,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `bytes` in pieces of `piece`, keeping unconsumed bytes as a connection would.
+    fn read_in_pieces(
+        bytes: &[u8],
+        piece: usize,
+        head_request: bool,
+    ) -> Result<(Complete, usize), ErrorKind> {
+        let mut r = ResponseReader::new(head_request, 64 * 1024);
+        let mut pending: Vec<u8> = Vec::new();
+        let mut used = 0;
+        for part in bytes.chunks(piece) {
+            pending.extend_from_slice(part);
+            let fed = r.feed(&pending)?;
+            used += fed.consumed;
+            pending.drain(..fed.consumed);
+            if let Some(c) = fed.complete {
+                return Ok((c, used));
+            }
+        }
+        Ok((r.eof()?, used))
+    }
+
+    #[test]
+    fn reads_every_framing_whatever_the_read_boundaries() {
+        let cases: [(&[u8], bool, Complete, usize); 6] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloNEXT",
+                false,
+                Complete {
+                    status: 200,
+                    body_bytes: 5,
+                    keep_alive: true,
+                },
+                43,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nNEXT",
+                false,
+                Complete {
+                    status: 200,
+                    body_bytes: 3,
+                    keep_alive: true,
+                },
+                60,
+            ),
+            (
+                b"HTTP/1.0 200 OK\r\n\r\nuntil the close",
+                false,
+                Complete {
+                    status: 200,
+                    body_bytes: 15,
+                    keep_alive: false,
+                },
+                34,
+            ),
+            (
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n",
+                false,
+                Complete {
+                    status: 201,
+                    body_bytes: 0,
+                    keep_alive: true,
+                },
+                68,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n",
+                true,
+                Complete {
+                    status: 200,
+                    body_bytes: 0,
+                    keep_alive: true,
+                },
+                40,
+            ),
+            (
+                b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
+                false,
+                Complete {
+                    status: 204,
+                    body_bytes: 0,
+                    keep_alive: false,
+                },
+                46,
+            ),
+        ];
+        for (bytes, head, expected, used) in cases {
+            for piece in 1..=bytes.len() {
+                let got = read_in_pieces(bytes, piece, head)
+                    .unwrap_or_else(|e| panic!("{e:?} at piece {piece}"));
+                assert_eq!(
+                    got,
+                    (expected, used),
+                    "piece {piece} of {:?}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cut_short_and_oversized_responses_are_classified() {
+        assert_eq!(
+            read_in_pieces(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort",
+                7,
+                false
+            ),
+            Err(ErrorKind::Closed)
+        );
+        assert_eq!(
+            read_in_pieces(b"HTTP/1.1 200 OK\r\nX-A", 4, false),
+            Err(ErrorKind::Closed)
+        );
+        let mut r = ResponseReader::new(false, 1024);
+        let endless = [b"HTTP/1.1 200 OK\r\n".as_slice(), &[b'x'; 2000]].concat();
+        assert_eq!(r.feed(&endless), Err(ErrorKind::HeaderTooLarge));
+    }
+
+    #[test]
+    fn heads_decide_framing_and_keep_alive() {
+        let h = parse_head(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 9\r\n\r\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert!(matches!(h.framing, Framing::Chunked));
+        let conflicting = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
+        assert_eq!(parse_head(conflicting).err(), Some(ErrorKind::Protocol));
+        assert_eq!(
+            parse_head(b"\x00garbage\r\n\r\n").err(),
+            Some(ErrorKind::Protocol)
+        );
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..200 {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert_eq!(parse_head(&many).err(), Some(ErrorKind::HeaderTooLarge));
+    }
+}
