@@ -5,11 +5,12 @@
 //! one worker thread per core, each with its own single-threaded event loop, and merges their
 //! per-second records as they arrive.
 
-mod classify;
-mod connect;
+pub(crate) mod classify;
+pub(crate) mod connect;
 mod h1;
 mod lane;
 mod shutdown;
+mod ticked;
 pub mod tls;
 mod transport;
 mod worker;
@@ -86,6 +87,8 @@ pub(crate) struct RunShared {
     pub timeout: Duration,
     pub max_header_bytes: usize,
     pub coalesce: Duration,
+    /// Open-model HTTP/1.1 reads replies on the pacer's tick ([`ticked`]).
+    pub ticked: bool,
     /// Requests handed out so far in the closed model, for `--requests`.
     pub issued: AtomicU64,
 }
@@ -224,6 +227,7 @@ pub fn run(
         timeout: plan.connection.timeout,
         max_header_bytes: plan.connection.max_header_bytes,
         coalesce: plan.connection.coalesce,
+        ticked: !h2 && matches!(plan.load, Load::Open { .. }),
         issued: AtomicU64::new(0),
     });
 

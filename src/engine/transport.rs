@@ -139,6 +139,16 @@ impl RequestTemplate {
         })
     }
 
+    /// The serialized HTTP/1.1 request.
+    pub fn h1_request(&self) -> &[u8] {
+        &self.h1_request
+    }
+
+    /// True for HEAD, whose answers have no body.
+    pub fn is_head(&self) -> bool {
+        self.method == http::Method::HEAD
+    }
+
     /// Body bytes each request sends.
     pub fn body_len(&self) -> u64 {
         self.body.len() as u64

@@ -93,6 +93,16 @@ impl Worker {
         *lock(&self.last_send) = Some(at);
     }
 
+    /// Notes that a request fell due.
+    pub fn note_scheduled(&self) {
+        lock(&self.recorder).scheduled += 1;
+    }
+
+    /// This worker's share of the connection limit.
+    pub fn max_connections(&self) -> usize {
+        self.max_lanes
+    }
+
     /// Notes that a request finished now.
     pub fn note_done(&self, at: Instant) {
         *lock(&self.last_done) = Some(at);
@@ -278,6 +288,9 @@ async fn work(
     tokio::time::sleep_until(run.start.into()).await;
     let ticker = tokio::spawn(tick(worker.clone(), tx.clone()));
     let interrupted = match run.load {
+        Load::Open { rate } if run.ticked => {
+            super::ticked::pace(&worker, ConstantPacer::new(rate), &mut shutdown).await
+        }
         Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
         Load::Closed { .. } => {
             for _ in 0..worker.max_lanes {

@@ -5,18 +5,18 @@
 //! hyper's client costs two task hops, channels and several allocations per request, which on
 //! a two-core machine is CPU stolen from the server under test; HTTP/2 stays on hyper.
 
+mod buffer;
 mod chunked;
+pub mod polled;
 mod reader;
 
 use super::classify;
 use super::connect::Stream;
 use crate::sample::ErrorKind;
+use buffer::ReadBuffer;
 use reader::{Complete, ResponseReader};
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Initial read buffer; it grows up to the head limit only for unusually large heads.
-const INITIAL_BUFFER: usize = 4 * 1024;
 
 /// What came back from one exchange.
 pub struct Response {
@@ -35,10 +35,7 @@ pub struct Connection {
     answered: u64,
     /// Response bytes read for the exchange in progress.
     received: bool,
-    buf: Vec<u8>,
-    /// Unconsumed bytes are `buf[start..end]`.
-    start: usize,
-    end: usize,
+    buf: ReadBuffer,
     max_head: usize,
     open: bool,
 }
@@ -50,9 +47,7 @@ impl Connection {
             stream,
             answered: 0,
             received: false,
-            buf: vec![0; INITIAL_BUFFER.min(max_head.max(1024))],
-            start: 0,
-            end: 0,
+            buf: ReadBuffer::new(max_head),
             max_head: max_head.max(1024),
             open: true,
         }
@@ -97,8 +92,8 @@ impl Connection {
         let mut reader = ResponseReader::new(head_request, self.max_head);
         let mut head_at = None;
         loop {
-            let fed = reader.feed(&self.buf[self.start..self.end])?;
-            self.start += fed.consumed;
+            let fed = reader.feed(self.buf.data())?;
+            self.buf.consume(fed.consumed);
             if fed.head_done {
                 head_at = Some(Instant::now());
             }
@@ -123,30 +118,15 @@ impl Connection {
         }
     }
 
-    /// Reads more bytes after `end`, compacting or growing the buffer as needed.
+    /// Reads more bytes into the buffer.
     async fn fill(&mut self) -> Result<usize, ErrorKind> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else if self.buf.len() < self.max_head {
-                let grown = (self.buf.len() * 2).min(self.max_head);
-                self.buf.resize(grown, 0);
-            } else {
-                return Err(ErrorKind::HeaderTooLarge);
-            }
-        }
+        let room = self.buf.spare()?;
         let n = self
             .stream
-            .read(&mut self.buf[self.end..])
+            .read(room)
             .await
             .map_err(|e| classify::io_error(&e))?;
-        self.end += n;
+        self.buf.filled(n);
         self.received |= n > 0;
         Ok(n)
     }

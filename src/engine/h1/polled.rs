@@ -1,0 +1,335 @@
+//! An HTTP/1.1 connection read on the pacer's tick rather than on readiness: the socket is a
+//! plain non-blocking one, kept out of tokio's epoll so a reply wakes nobody, and the kernel
+//! stamps each read with its arrival time (SO_TIMESTAMPNS), so reading late loses no precision.
+//! TLS is rustls driven by hand, continuing the session tokio-rustls handshook.
+
+use super::buffer::ReadBuffer;
+use super::reader::ResponseReader;
+use crate::engine::classify;
+use crate::engine::connect::Stream;
+use crate::sample::ErrorKind;
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use std::io::{IoSliceMut, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Most bytes one harvest reads from one connection, so an endless body cannot hold the tick.
+const HARVEST_BUDGET: usize = 256 * 1024;
+
+/// A whole response.
+#[derive(Debug, Clone, Copy)]
+pub struct Reply {
+    /// Status code.
+    pub status: u16,
+    /// When the response head arrived (kernel time).
+    pub head_at: Instant,
+    /// When its last byte arrived (kernel time).
+    pub end: Instant,
+    /// Body bytes.
+    pub body_bytes: u64,
+}
+
+/// What a harvest found.
+pub enum Harvest {
+    /// Nothing whole yet.
+    Pending,
+    /// The response is complete.
+    Done(Reply),
+    /// The exchange failed; `unprocessed` when the server cannot have seen the request.
+    Failed {
+        /// The classified error.
+        kind: ErrorKind,
+        /// True for an idle keep-alive connection the server had closed.
+        unprocessed: bool,
+    },
+}
+
+/// Converts kernel (realtime) timestamps to `Instant`s, from one reading of both clocks.
+struct Clock {
+    instant: Instant,
+    real: SystemTime,
+}
+
+impl Clock {
+    fn now() -> Clock {
+        Clock {
+            instant: Instant::now(),
+            real: SystemTime::now(),
+        }
+    }
+
+    fn at(&self, ts: &nix::sys::time::TimeSpec) -> Instant {
+        let stamped = UNIX_EPOCH + Duration::new(ts.tv_sec().max(0) as u64, ts.tv_nsec() as u32);
+        let ago = self.real.duration_since(stamped).unwrap_or_default();
+        self.instant.checked_sub(ago).unwrap_or(self.instant)
+    }
+}
+
+/// One polled connection.
+pub struct Polled {
+    tcp: TcpStream,
+    tls: Option<Box<rustls::ClientConnection>>,
+    buf: ReadBuffer,
+    raw: Vec<u8>,
+    cmsg: Vec<u8>,
+    max_head: usize,
+    reader: Option<ResponseReader>,
+    head_at: Option<Instant>,
+    last_rx: Option<Instant>,
+    answered: u64,
+    received: bool,
+    open: bool,
+}
+
+impl Polled {
+    /// Takes over a connected stream from tokio.
+    pub fn from_stream(stream: Stream, max_head: usize) -> Result<Polled, ErrorKind> {
+        let io = |e: std::io::Error| classify::io_error(&e);
+        let (tcp, tls) = match stream {
+            Stream::Plain(t) => (t.into_std().map_err(io)?, None),
+            Stream::Tls(s) => {
+                let (t, conn) = s.into_inner();
+                (t.into_std().map_err(io)?, Some(Box::new(conn)))
+            }
+        };
+        tcp.set_nonblocking(true).map_err(io)?;
+        setsockopt(&tcp, sockopt::ReceiveTimestampns, &true).map_err(|e| io(e.into()))?;
+        Ok(Polled {
+            tcp,
+            raw: if tls.is_some() {
+                vec![0; 16 * 1024]
+            } else {
+                Vec::new()
+            },
+            tls,
+            buf: ReadBuffer::new(max_head),
+            cmsg: nix::cmsg_space!(nix::sys::time::TimeSpec),
+            max_head,
+            reader: None,
+            head_at: None,
+            last_rx: None,
+            answered: 0,
+            received: false,
+            open: true,
+        })
+    }
+
+    /// The socket, for the worker's own epoll.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.tcp.as_fd()
+    }
+
+    /// False once the server asked to close or an exchange failed.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Writes a whole request (requests are small; a full socket buffer is an error here).
+    pub fn send(&mut self, request: &[u8], head_request: bool) -> Result<(), (ErrorKind, bool)> {
+        self.reader = Some(ResponseReader::new(head_request, self.max_head));
+        self.head_at = None;
+        self.received = false;
+        let result = match &mut self.tls {
+            None => write_all(&mut self.tcp, request),
+            Some(tls) => tls
+                .writer()
+                .write_all(request)
+                .map_err(|e| classify::io_error(&e))
+                .and_then(|()| flush_tls(tls, &mut self.tcp)),
+        };
+        result.map_err(|kind| {
+            self.open = false;
+            // A write refused on a reused connection: the server had closed it idle.
+            let idle = matches!(kind, ErrorKind::Reset | ErrorKind::Closed);
+            (kind, idle && self.answered > 0)
+        })
+    }
+
+    /// Reads what has arrived and completes the response if it is whole.
+    pub fn harvest(&mut self) -> Harvest {
+        match self.harvest_inner() {
+            Ok(Some(reply)) => {
+                self.answered += 1;
+                self.reader = None;
+                Harvest::Done(reply)
+            }
+            Ok(None) => Harvest::Pending,
+            Err(kind) => {
+                self.open = false;
+                self.reader = None;
+                let idle = matches!(kind, ErrorKind::Closed | ErrorKind::Reset);
+                Harvest::Failed {
+                    kind,
+                    unprocessed: idle && self.answered > 0 && !self.received,
+                }
+            }
+        }
+    }
+
+    fn harvest_inner(&mut self) -> Result<Option<Reply>, ErrorKind> {
+        let clock = Clock::now();
+        let mut budget = HARVEST_BUDGET;
+        loop {
+            // Whatever is buffered may already complete the response.
+            if let Some(reply) = self.feed(&clock)? {
+                return Ok(Some(reply));
+            }
+            if budget == 0 {
+                return Ok(None);
+            }
+            match self.read_more(&clock)? {
+                None => return Ok(None),
+                Some(0) => return self.eof(&clock),
+                Some(n) => budget = budget.saturating_sub(n),
+            }
+        }
+    }
+
+    fn feed(&mut self, clock: &Clock) -> Result<Option<Reply>, ErrorKind> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(None);
+        };
+        let fed = reader.feed(self.buf.data())?;
+        self.buf.consume(fed.consumed);
+        let stamp = self.last_rx.unwrap_or(clock.instant);
+        if fed.head_done {
+            self.head_at = Some(stamp);
+        }
+        Ok(fed.complete.map(|c| {
+            if !c.keep_alive {
+                self.open = false;
+            }
+            Reply {
+                status: c.status,
+                head_at: self.head_at.unwrap_or(stamp),
+                end: stamp,
+                body_bytes: c.body_bytes,
+            }
+        }))
+    }
+
+    fn eof(&mut self, clock: &Clock) -> Result<Option<Reply>, ErrorKind> {
+        self.open = false;
+        let reader = self.reader.as_mut().ok_or(ErrorKind::Closed)?;
+        let c = reader.eof()?;
+        let end = self.last_rx.unwrap_or(clock.instant);
+        Ok(Some(Reply {
+            status: c.status,
+            head_at: self.head_at.unwrap_or(end),
+            end,
+            body_bytes: c.body_bytes,
+        }))
+    }
+
+    /// Reads once; `None` when nothing is there, `Some(0)` at the end of the stream.
+    fn read_more(&mut self, clock: &Clock) -> Result<Option<usize>, ErrorKind> {
+        let Polled {
+            tcp,
+            tls,
+            buf,
+            raw,
+            cmsg,
+            last_rx,
+            received,
+            ..
+        } = self;
+        match tls {
+            None => {
+                let room = buf.spare()?;
+                let n = recv_stamped(tcp, room, cmsg, clock, last_rx)?;
+                if let Some(n) = n {
+                    buf.filled(n);
+                    *received |= n > 0;
+                }
+                Ok(n)
+            }
+            Some(tls) => {
+                let n = match recv_stamped(tcp, raw, cmsg, clock, last_rx)? {
+                    None => return Ok(None),
+                    Some(n) => n,
+                };
+                *received |= n > 0;
+                if n == 0 {
+                    return Ok(Some(0));
+                }
+                let mut input = &raw[..n];
+                while !input.is_empty() {
+                    tls.read_tls(&mut input)
+                        .map_err(|e| classify::io_error(&e))?;
+                    tls.process_new_packets()
+                        .map_err(|e| classify::tls_error(&e))?;
+                }
+                loop {
+                    let room = buf.spare()?;
+                    match tls.reader().read(room) {
+                        Ok(0) => return Ok(Some(0)), // close_notify
+                        Ok(k) => buf.filled(k),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(classify::io_error(&e)),
+                    }
+                }
+                // Session tickets and alerts may want an answer.
+                flush_tls(tls, tcp)?;
+                Ok(Some(n))
+            }
+        }
+    }
+}
+
+/// One non-blocking `recvmsg`, noting the kernel's arrival stamp.
+fn recv_stamped(
+    tcp: &TcpStream,
+    room: &mut [u8],
+    cmsg: &mut [u8],
+    clock: &Clock,
+    last_rx: &mut Option<Instant>,
+) -> Result<Option<usize>, ErrorKind> {
+    let mut iov = [IoSliceMut::new(room)];
+    match recvmsg::<()>(
+        tcp.as_raw_fd(),
+        &mut iov,
+        Some(cmsg),
+        MsgFlags::MSG_DONTWAIT,
+    ) {
+        Ok(msg) => {
+            if let Ok(cmsgs) = msg.cmsgs() {
+                for c in cmsgs {
+                    if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                        *last_rx = Some(clock.at(&ts));
+                    }
+                }
+            }
+            Ok(Some(msg.bytes))
+        }
+        Err(nix::errno::Errno::EAGAIN) => Ok(None),
+        Err(e) => Err(classify::io_error(&e.into())),
+    }
+}
+
+fn write_all(tcp: &mut TcpStream, mut bytes: &[u8]) -> Result<(), ErrorKind> {
+    while !bytes.is_empty() {
+        match tcp.write(bytes) {
+            Ok(0) => return Err(ErrorKind::Closed),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(ErrorKind::ClientOther)
+            }
+            Err(e) => return Err(classify::io_error(&e)),
+        }
+    }
+    Ok(())
+}
+
+fn flush_tls(tls: &mut rustls::ClientConnection, tcp: &mut TcpStream) -> Result<(), ErrorKind> {
+    while tls.wants_write() {
+        match tls.write_tls(tcp) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(ErrorKind::ClientOther)
+            }
+            Err(e) => return Err(classify::io_error(&e)),
+        }
+    }
+    Ok(())
+}
