@@ -57,6 +57,9 @@ pub enum EngineError {
     /// The operating system refused a thread or event loop.
     #[error("cannot start the engine: {0}")]
     Io(#[from] std::io::Error),
+    /// A worker failed mid-run: a bug in headroom. The intervals already stored are kept.
+    #[error("an engine worker failed mid-run ({0}); this is a bug in headroom, please report it")]
+    Worker(String),
 }
 
 /// What the engine measured about the run as a whole.
@@ -264,7 +267,7 @@ pub fn run(
     for handle in handles {
         let report = handle
             .join()
-            .map_err(|_| std::io::Error::other("an engine worker panicked"))??;
+            .map_err(|_| EngineError::Worker("a worker thread panicked".into()))??;
         last_send = last_send.max(report.last_send);
         last_done = last_done.max(report.last_done);
         interrupted |= report.interrupted;

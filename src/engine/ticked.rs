@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 
 /// While replies are outstanding, the longest the loop sleeps before harvesting again.
 const TICK: Duration = Duration::from_millis(1);
+/// How often timeouts are checked: a scan of every connection, so not on every tick.
+const EXPIRE_EVERY: Duration = Duration::from_millis(10);
 /// Due requests waiting for a connection beyond this are failed as `backlog_full`.
 const BACKLOG_LIMIT: usize = 1_000_000;
 /// After Ctrl-C, how long requests already sent may take to finish.
@@ -57,6 +59,8 @@ struct Ticked<'a> {
     idle: Vec<usize>,
     waiting: VecDeque<Job>,
     connecting: usize,
+    open: usize,
+    inflight: usize,
     max_connections: usize,
     tx: mpsc::UnboundedSender<Connected>,
     events: Vec<EpollEvent>,
@@ -84,6 +88,8 @@ pub(super) async fn pace(
         idle: Vec::new(),
         waiting: VecDeque::new(),
         connecting: 0,
+        open: 0,
+        inflight: 0,
         max_connections: worker.max_connections(),
         tx,
         events: vec![EpollEvent::empty(); 256],
@@ -93,9 +99,13 @@ pub(super) async fn pace(
     let mut interrupted = false;
     let mut give_up: Option<Instant> = None;
     let mut arrived: Vec<Connected> = Vec::new();
+    let mut next_expiry = Instant::now();
     loop {
         t.harvest();
-        t.expire(Instant::now());
+        if Instant::now() >= next_expiry {
+            t.expire(Instant::now());
+            next_expiry = Instant::now() + EXPIRE_EVERY;
+        }
         for c in arrived.drain(..) {
             t.adopt(c);
         }
@@ -124,7 +134,7 @@ pub(super) async fn pace(
         }
         t.assign();
         t.connect_more();
-        let busy = t.inflight() > 0 || !t.waiting.is_empty() || t.connecting > 0;
+        let busy = t.inflight > 0 || !t.waiting.is_empty() || t.connecting > 0;
         if !sending && !busy {
             return interrupted;
         }
@@ -132,7 +142,7 @@ pub(super) async fn pace(
             return true;
         }
         let mut wake = next_due.unwrap_or(now + TICK);
-        if t.inflight() > 0 {
+        if t.inflight > 0 {
             wake = wake.min(now + TICK);
         }
         tokio::select! {
@@ -153,18 +163,6 @@ pub(super) async fn pace(
 }
 
 impl Ticked<'_> {
-    fn inflight(&self) -> usize {
-        self.slots
-            .iter()
-            .flatten()
-            .filter(|s| s.inflight.is_some())
-            .count()
-    }
-
-    fn open_connections(&self) -> usize {
-        self.slots.iter().flatten().count()
-    }
-
     fn enqueue(&mut self, intended: Instant) {
         self.worker.note_scheduled();
         if self.waiting.len() >= BACKLOG_LIMIT {
@@ -205,6 +203,7 @@ impl Ticked<'_> {
                         sent_at,
                         opened,
                     });
+                    self.inflight += 1;
                 }
                 Err((kind, unprocessed)) => {
                     let opened = slot.fresh.take();
@@ -227,7 +226,7 @@ impl Ticked<'_> {
         let wanted = self.waiting.len().saturating_sub(self.connecting);
         let room = self
             .max_connections
-            .saturating_sub(self.open_connections() + self.connecting);
+            .saturating_sub(self.open + self.connecting);
         for _ in 0..wanted.min(room) {
             self.connecting += 1;
             let run = self.worker.run.clone();
@@ -264,6 +263,7 @@ impl Ticked<'_> {
                     inflight: None,
                     fresh: Some(timings),
                 });
+                self.open += 1;
                 self.idle.push(index);
             }
             Err(kind) => {
@@ -300,10 +300,29 @@ impl Ticked<'_> {
             self.close(index);
             return;
         };
-        match slot.conn.harvest() {
-            Harvest::Pending => slot.inflight = Some(inflight),
-            Harvest::Done(reply) => {
-                let keep = slot.conn.is_open() && self.worker.run.keepalive;
+        let outcome = match slot.conn.harvest() {
+            Harvest::Pending => {
+                slot.inflight = Some(inflight);
+                return;
+            }
+            Harvest::Done(reply) => Ok(reply),
+            Harvest::Failed { kind, unprocessed } => Err((kind, unprocessed)),
+        };
+        self.settle(index, inflight, outcome);
+    }
+
+    /// Records how an in-flight request ended and returns its connection to the idle set.
+    fn settle(
+        &mut self,
+        index: usize,
+        inflight: InFlight,
+        outcome: Result<Reply, (ErrorKind, bool)>,
+    ) {
+        self.inflight -= 1;
+        let keep_open = self.slots[index].as_ref().is_some_and(|s| s.conn.is_open());
+        match outcome {
+            Ok(reply) => {
+                let keep = keep_open && self.worker.run.keepalive;
                 self.complete(inflight, reply);
                 if keep {
                     self.idle.push(index);
@@ -311,7 +330,7 @@ impl Ticked<'_> {
                     self.close(index);
                 }
             }
-            Harvest::Failed { kind, unprocessed } => {
+            Err((kind, unprocessed)) => {
                 self.close(index);
                 if unprocessed && !inflight.job.retried {
                     self.waiting.push_front(Job {
@@ -329,15 +348,12 @@ impl Ticked<'_> {
     fn expire(&mut self, now: Instant) {
         let timeout = self.worker.run.timeout;
         for index in 0..self.slots.len() {
-            let overdue = self.slots[index]
-                .as_ref()
-                .and_then(|s| s.inflight.as_ref())
-                .is_some_and(|f| now.saturating_duration_since(f.sent_at) >= timeout);
-            if overdue {
-                let inflight = self.slots[index]
-                    .as_mut()
-                    .and_then(|s| s.inflight.take())
-                    .expect("overdue");
+            let expired = self.slots[index].as_mut().and_then(|s| {
+                s.inflight
+                    .take_if(|f| now.saturating_duration_since(f.sent_at) >= timeout)
+            });
+            if let Some(inflight) = expired {
+                self.inflight -= 1;
                 self.close(index);
                 self.fail(
                     inflight.job,
@@ -351,6 +367,7 @@ impl Ticked<'_> {
 
     fn close(&mut self, index: usize) {
         if let Some(slot) = self.slots[index].take() {
+            self.open -= 1;
             let _ = self.epoll.delete(slot.conn.fd());
             self.idle.retain(|&i| i != index);
             self.free_slots.push(index);

@@ -268,14 +268,14 @@ pub(super) fn run(
     run: Arc<RunShared>,
     shutdown: Shutdown,
     tx: std::sync::mpsc::Sender<Part>,
-) -> std::io::Result<WorkerReport> {
+) -> Result<WorkerReport, super::EngineError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     // The worker body runs as a spawned task, not as the `block_on` future: that future's
     // waker unparks the driver with an eventfd write on every timer wake-up.
     let report = rt.block_on(async move { tokio::spawn(work(index, run, shutdown, tx)).await });
-    report.map_err(|e| std::io::Error::other(format!("engine worker {index} failed: {e}")))
+    report.map_err(|e| super::EngineError::Worker(format!("worker {index}: {e}")))
 }
 
 async fn work(
