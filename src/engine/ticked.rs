@@ -61,6 +61,8 @@ struct Ticked<'a> {
     connecting: usize,
     open: usize,
     inflight: usize,
+    /// Connections whose request did not fit the socket at once.
+    writing: Vec<usize>,
     max_connections: usize,
     tx: mpsc::UnboundedSender<Connected>,
     events: Vec<EpollEvent>,
@@ -90,6 +92,7 @@ pub(super) async fn pace(
         connecting: 0,
         open: 0,
         inflight: 0,
+        writing: Vec::new(),
         max_connections: worker.max_connections(),
         tx,
         events: vec![EpollEvent::empty(); 256],
@@ -101,6 +104,7 @@ pub(super) async fn pace(
     let mut arrived: Vec<Connected> = Vec::new();
     let mut next_expiry = Instant::now();
     loop {
+        t.flush();
         t.harvest();
         if Instant::now() >= next_expiry {
             t.expire(Instant::now());
@@ -204,6 +208,9 @@ impl Ticked<'_> {
                         opened,
                     });
                     self.inflight += 1;
+                    if slot.conn.wants_write() {
+                        self.writing.push(index);
+                    }
                 }
                 Err((kind, unprocessed)) => {
                     let opened = slot.fresh.take();
@@ -219,6 +226,29 @@ impl Ticked<'_> {
                 }
             }
         }
+    }
+
+    /// Writes more of requests that did not fit their socket at once.
+    fn flush(&mut self) {
+        let mut still = Vec::new();
+        for index in std::mem::take(&mut self.writing) {
+            let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) else {
+                continue;
+            };
+            if slot.inflight.is_none() {
+                continue;
+            }
+            match slot.conn.flush() {
+                Ok(()) if slot.conn.wants_write() => still.push(index),
+                Ok(()) => {}
+                Err(kind) => {
+                    if let Some(inflight) = slot.inflight.take() {
+                        self.settle(index, inflight, Err((kind, false)));
+                    }
+                }
+            }
+        }
+        self.writing.extend(still);
     }
 
     /// Opens connections for requests no idle connection can take, within the limit.

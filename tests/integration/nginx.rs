@@ -239,3 +239,30 @@ fn an_idle_keepalive_close_is_retried_not_blamed_on_the_server() {
     );
     assert_eq!(nginx.access_log().len(), 6);
 }
+
+#[test]
+fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = certs::make(dir.path());
+    let nginx = Nginx::start_with(Tls::Server(&certs), "client_max_body_size 16m;");
+    let http = Nginx::start_with(Tls::None, "client_max_body_size 16m;");
+    let body = bytes::Bytes::from(vec![b'b'; 8 * 1024 * 1024]);
+    for (server, url) in [
+        (&http, http.url("http", "/upload")),
+        (&nginx, nginx.url("https", "/upload")),
+    ] {
+        let mut plan = open_plan(&url, 20.0, 10);
+        plan.request = headroom::plan::RequestSpec::parse("POST", &[], body.clone()).unwrap();
+        plan.tls.ca = Some(certs.ca.clone());
+        plan.connection.http = HttpVersion::Http1;
+        let (summary, _, _dir) = attack(&plan);
+        assert_eq!(
+            summary.status_codes.get(&200),
+            Some(&10),
+            "{url}: {:?}",
+            summary.errors
+        );
+        assert_eq!(summary.bytes.out_total, 10 * 8 * 1024 * 1024);
+        assert_eq!(server.access_log().len(), 10);
+    }
+}

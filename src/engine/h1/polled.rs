@@ -73,6 +73,8 @@ pub struct Polled {
     buf: ReadBuffer,
     raw: Vec<u8>,
     cmsg: Vec<u8>,
+    /// Request bytes the socket could not take yet (plain TCP; rustls buffers its own).
+    unsent: Vec<u8>,
     max_head: usize,
     reader: Option<ResponseReader>,
     head_at: Option<Instant>,
@@ -94,6 +96,11 @@ impl Polled {
             }
         };
         tcp.set_nonblocking(true).map_err(io)?;
+        let mut tls = tls;
+        if let Some(tls) = tls.as_mut() {
+            // Large bodies are written over several ticks; rustls must hold what is not sent.
+            tls.set_buffer_limit(None);
+        }
         setsockopt(&tcp, sockopt::ReceiveTimestampns, &true).map_err(|e| io(e.into()))?;
         Ok(Polled {
             tcp,
@@ -105,6 +112,7 @@ impl Polled {
             tls,
             buf: ReadBuffer::new(max_head),
             cmsg: nix::cmsg_space!(nix::sys::time::TimeSpec),
+            unsent: Vec::new(),
             max_head,
             reader: None,
             head_at: None,
@@ -125,13 +133,16 @@ impl Polled {
         self.open
     }
 
-    /// Writes a whole request (requests are small; a full socket buffer is an error here).
+    /// Starts sending a request; what the socket cannot take now is sent by [`Polled::flush`].
     pub fn send(&mut self, request: &[u8], head_request: bool) -> Result<(), (ErrorKind, bool)> {
         self.reader = Some(ResponseReader::new(head_request, self.max_head));
         self.head_at = None;
         self.received = false;
         let result = match &mut self.tls {
-            None => write_all(&mut self.tcp, request),
+            None => write_some(&mut self.tcp, request).map(|n| {
+                self.unsent.clear();
+                self.unsent.extend_from_slice(&request[n..]);
+            }),
             Some(tls) => tls
                 .writer()
                 .write_all(request)
@@ -144,6 +155,25 @@ impl Polled {
             let idle = matches!(kind, ErrorKind::Reset | ErrorKind::Closed);
             (kind, idle && self.answered > 0)
         })
+    }
+
+    /// True while part of the request is still to be written.
+    pub fn wants_write(&self) -> bool {
+        !self.unsent.is_empty() || self.tls.as_ref().is_some_and(|t| t.wants_write())
+    }
+
+    /// Writes more of a request the socket could not take at once.
+    pub fn flush(&mut self) -> Result<(), ErrorKind> {
+        let result = match &mut self.tls {
+            None => write_some(&mut self.tcp, &self.unsent).map(|n| {
+                self.unsent.drain(..n);
+            }),
+            Some(tls) => flush_tls(tls, &mut self.tcp),
+        };
+        if result.is_err() {
+            self.open = false;
+        }
+        result
     }
 
     /// Reads what has arrived and completes the response if it is whole.
@@ -307,27 +337,26 @@ fn recv_stamped(
     }
 }
 
-fn write_all(tcp: &mut TcpStream, mut bytes: &[u8]) -> Result<(), ErrorKind> {
-    while !bytes.is_empty() {
-        match tcp.write(bytes) {
+/// Writes what the socket takes now; returns how much that was.
+fn write_some(tcp: &mut TcpStream, bytes: &[u8]) -> Result<usize, ErrorKind> {
+    let mut written = 0;
+    while written < bytes.len() {
+        match tcp.write(&bytes[written..]) {
             Ok(0) => return Err(ErrorKind::Closed),
-            Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                return Err(ErrorKind::ClientOther)
-            }
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(e) => return Err(classify::io_error(&e)),
         }
     }
-    Ok(())
+    Ok(written)
 }
 
+/// Writes what rustls has buffered, as far as the socket takes it now.
 fn flush_tls(tls: &mut rustls::ClientConnection, tcp: &mut TcpStream) -> Result<(), ErrorKind> {
     while tls.wants_write() {
         match tls.write_tls(tcp) {
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                return Err(ErrorKind::ClientOther)
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(e) => return Err(classify::io_error(&e)),
         }
     }
