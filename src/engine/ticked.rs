@@ -349,7 +349,11 @@ impl Ticked<'_> {
         outcome: Result<Reply, (ErrorKind, bool)>,
     ) {
         self.inflight -= 1;
-        let keep_open = self.slots[index].as_ref().is_some_and(|s| s.conn.is_open());
+        // A server may answer before it has read the whole body (nginx's `return` does); the
+        // rest would then be taken as the next request, so such a connection is not reused.
+        let keep_open = self.slots[index]
+            .as_ref()
+            .is_some_and(|s| s.conn.is_open() && !s.conn.wants_write());
         match outcome {
             Ok(reply) => {
                 let keep = keep_open && self.worker.run.keepalive;

@@ -111,16 +111,12 @@ impl ResponseReader {
                     let (status, keep_alive) = (head.status, head.keep_alive);
                     self.state = match (no_body, head.framing) {
                         (true, _) => {
-                            self.state = State::Done;
-                            return Ok(Fed {
-                                consumed,
-                                head_done,
-                                complete: Some(Complete {
-                                    status,
-                                    body_bytes: 0,
-                                    keep_alive,
-                                }),
-                            });
+                            let complete = Complete {
+                                status,
+                                body_bytes: 0,
+                                keep_alive,
+                            };
+                            return Ok(self.finish(consumed, head_done, complete));
                         }
                         (false, Framing::Length(n)) => State::Length {
                             status,
@@ -154,12 +150,7 @@ impl ResponseReader {
                         body_bytes: *total,
                         keep_alive: *keep_alive,
                     };
-                    self.state = State::Done;
-                    return Ok(Fed {
-                        consumed,
-                        head_done,
-                        complete: Some(complete),
-                    });
+                    return Ok(self.finish(consumed, head_done, complete));
                 }
                 State::Chunked {
                     status,
@@ -178,12 +169,7 @@ impl ResponseReader {
                         body_bytes: *total,
                         keep_alive: *keep_alive,
                     };
-                    self.state = State::Done;
-                    return Ok(Fed {
-                        consumed,
-                        head_done,
-                        complete: Some(complete),
-                    });
+                    return Ok(self.finish(consumed, head_done, complete));
                 }
                 State::UntilClose { total, .. } => {
                     *total += rest.len() as u64;
@@ -197,6 +183,15 @@ impl ResponseReader {
             head_done,
             complete: None,
         })
+    }
+
+    fn finish(&mut self, consumed: usize, head_done: bool, complete: Complete) -> Fed {
+        self.state = State::Done;
+        Fed {
+            consumed,
+            head_done,
+            complete: Some(complete),
+        }
     }
 
     /// The peer closed the connection: ends a body that runs to the close; anything else is
