@@ -68,19 +68,17 @@ struct Ticked<'a> {
     events: Vec<EpollEvent>,
 }
 
-/// Runs this worker's share of a constant-rate schedule; true when interrupted.
+/// Runs this worker's share of a constant-rate schedule; `Some(true)` when interrupted, `None`
+/// when the loop cannot start (no timerfd or epoll to be had) and the caller must pace on
+/// readiness instead.
 pub(super) async fn pace(
     worker: &Arc<Worker>,
     pacer: ConstantPacer,
     shutdown: &mut Shutdown,
-) -> bool {
+) -> Option<bool> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let Ok(alarm) = Alarm::new() else {
-        return false;
-    };
-    let Ok(epoll) = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC) else {
-        return false;
-    };
+    let alarm = Alarm::new().ok()?;
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).ok()?;
     let run = &worker.run;
     let mut t = Ticked {
         worker,
@@ -140,10 +138,10 @@ pub(super) async fn pace(
         t.connect_more();
         let busy = t.inflight > 0 || !t.waiting.is_empty() || t.connecting > 0;
         if !sending && !busy {
-            return interrupted;
+            return Some(interrupted);
         }
         if give_up.is_some_and(|g| Instant::now() >= g) {
-            return true;
+            return Some(true);
         }
         let mut wake = next_due.unwrap_or(now + TICK);
         if t.inflight > 0 {

@@ -289,7 +289,10 @@ async fn work(
     let ticker = tokio::spawn(tick(worker.clone(), tx.clone()));
     let interrupted = match run.load {
         Load::Open { rate } if run.ticked => {
-            super::ticked::pace(&worker, ConstantPacer::new(rate), &mut shutdown).await
+            match super::ticked::pace(&worker, ConstantPacer::new(rate), &mut shutdown).await {
+                Some(interrupted) => interrupted,
+                None => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
+            }
         }
         Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
         Load::Closed { .. } => {
