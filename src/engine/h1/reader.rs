@@ -24,22 +24,37 @@ enum Framing {
     UntilClose,
 }
 
+/// What the head said about the answer, carried while its body is read.
+#[derive(Clone, Copy)]
+struct Answer {
+    status: u16,
+    keep_alive: bool,
+}
+
+impl Answer {
+    fn with_body(self, body_bytes: u64) -> Complete {
+        Complete {
+            status: self.status,
+            body_bytes,
+            keep_alive: self.keep_alive,
+        }
+    }
+}
+
 enum State {
     Head,
     Length {
-        status: u16,
-        keep_alive: bool,
+        answer: Answer,
         left: u64,
         total: u64,
     },
     Chunked {
-        status: u16,
-        keep_alive: bool,
+        answer: Answer,
         decoder: Chunked,
         total: u64,
     },
     UntilClose {
-        status: u16,
+        answer: Answer,
         total: u64,
     },
     Done,
@@ -108,34 +123,36 @@ impl ResponseReader {
                     }
                     head_done = true;
                     let no_body = self.head_request || head.status == 204 || head.status == 304;
-                    let (status, keep_alive) = (head.status, head.keep_alive);
+                    let answer = Answer {
+                        status: head.status,
+                        keep_alive: head.keep_alive,
+                    };
                     self.state = match (no_body, head.framing) {
                         (true, _) => {
-                            let complete = Complete {
-                                status,
-                                body_bytes: 0,
-                                keep_alive,
-                            };
-                            return Ok(self.finish(consumed, head_done, complete));
+                            return Ok(self.finish(consumed, head_done, answer.with_body(0)))
                         }
                         (false, Framing::Length(n)) => State::Length {
-                            status,
-                            keep_alive,
+                            answer,
                             left: n,
                             total: n,
                         },
                         (false, Framing::Chunked) => State::Chunked {
-                            status,
-                            keep_alive,
+                            answer,
                             decoder: Chunked::default(),
                             total: 0,
                         },
-                        (false, Framing::UntilClose) => State::UntilClose { status, total: 0 },
+                        (false, Framing::UntilClose) => State::UntilClose {
+                            // A body that runs to the close leaves no connection to reuse.
+                            answer: Answer {
+                                keep_alive: false,
+                                ..answer
+                            },
+                            total: 0,
+                        },
                     };
                 }
                 State::Length {
-                    status,
-                    keep_alive,
+                    answer,
                     left,
                     total,
                 } => {
@@ -145,16 +162,11 @@ impl ResponseReader {
                     if *left > 0 {
                         break;
                     }
-                    let complete = Complete {
-                        status: *status,
-                        body_bytes: *total,
-                        keep_alive: *keep_alive,
-                    };
+                    let complete = answer.with_body(*total);
                     return Ok(self.finish(consumed, head_done, complete));
                 }
                 State::Chunked {
-                    status,
-                    keep_alive,
+                    answer,
                     decoder,
                     total,
                 } => {
@@ -164,11 +176,7 @@ impl ResponseReader {
                     if !p.done {
                         break;
                     }
-                    let complete = Complete {
-                        status: *status,
-                        body_bytes: *total,
-                        keep_alive: *keep_alive,
-                    };
+                    let complete = answer.with_body(*total);
                     return Ok(self.finish(consumed, head_done, complete));
                 }
                 State::UntilClose { total, .. } => {
@@ -198,11 +206,7 @@ impl ResponseReader {
     /// a response cut short.
     pub fn eof(&mut self) -> Result<Complete, ErrorKind> {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::UntilClose { status, total } => Ok(Complete {
-                status,
-                body_bytes: total,
-                keep_alive: false,
-            }),
+            State::UntilClose { answer, total } => Ok(answer.with_body(total)),
             _ => Err(ErrorKind::Closed),
         }
     }
