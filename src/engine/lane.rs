@@ -22,25 +22,18 @@ struct Timings {
 pub(super) async fn run(worker: Arc<Worker>, id: usize) {
     let mut conn: Option<Sender> = None;
     while let Some(intended) = worker.next_job().await {
-        let sample = execute(&worker, id, &mut conn, intended).await;
-        worker.record(&sample);
+        execute(&worker, id, &mut conn, intended).await;
     }
     worker.lane_finished();
 }
 
-async fn execute(
-    worker: &Arc<Worker>,
-    id: usize,
-    conn: &mut Option<Sender>,
-    intended: Instant,
-) -> Sample {
+async fn execute(worker: &Arc<Worker>, id: usize, conn: &mut Option<Sender>, intended: Instant) {
     let sent_at = Instant::now();
     worker.note_sent(sent_at);
     let mut timings = Timings::default();
     let result =
         tokio::time::timeout(worker.run.timeout, attempt(worker, id, conn, &mut timings)).await;
     let end = Instant::now();
-    worker.note_done(end);
     let (outcome, first_byte, bytes_in) = match result {
         Ok(Ok(Exchange {
             status,
@@ -54,7 +47,7 @@ async fn execute(
             (Outcome::Error(ErrorKind::Timeout), None, 0)
         }
     };
-    Sample {
+    let sample = Sample {
         outcome,
         // From the intended time, so a stalled server or a queue for connections is not
         // hidden (wrk2); from the actual send when the pacer sent it early.
@@ -67,7 +60,8 @@ async fn execute(
         bytes_in,
         bytes_out: worker.run.template.body_len(),
         retried: timings.retried,
-    }
+    };
+    worker.record(&sample, end);
 }
 
 /// Sends the request; when the server cannot have processed it (a closing connection),

@@ -10,7 +10,7 @@
 use super::connect::{ConnectTimings, Stream};
 use super::h1::polled::{Harvest, Polled, Reply};
 use super::shutdown::Shutdown;
-use super::worker::Worker;
+use super::worker::{Worker, BACKLOG_LIMIT, INTERRUPT_GRACE};
 use crate::sample::{ErrorKind, Outcome, Sample};
 use crate::schedule::{within, ConstantPacer, Stride};
 use crate::timer::Alarm;
@@ -24,10 +24,6 @@ use tokio::sync::mpsc;
 const TICK: Duration = Duration::from_millis(1);
 /// How often timeouts are checked: a scan of every connection, so not on every tick.
 const EXPIRE_EVERY: Duration = Duration::from_millis(10);
-/// Due requests waiting for a connection beyond this are failed as `backlog_full`.
-const BACKLOG_LIMIT: usize = 1_000_000;
-/// After Ctrl-C, how long requests already sent may take to finish.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
 /// A request waiting to be sent, or in flight.
 #[derive(Clone, Copy)]
@@ -347,11 +343,7 @@ impl Ticked<'_> {
         outcome: Result<Reply, (ErrorKind, bool)>,
     ) {
         self.inflight -= 1;
-        // A server may answer before it has read the whole body (nginx's `return` does); the
-        // rest would then be taken as the next request, so such a connection is not reused.
-        let keep_open = self.slots[index]
-            .as_ref()
-            .is_some_and(|s| s.conn.is_open() && !s.conn.wants_write());
+        let keep_open = self.slots[index].as_ref().is_some_and(|s| s.conn.is_open());
         match outcome {
             Ok(reply) => {
                 let keep = keep_open && self.worker.run.keepalive;
@@ -414,19 +406,21 @@ impl Ticked<'_> {
         } = inflight;
         // Kernel stamps precede our own clock readings; never let them precede the send.
         let end = reply.end.max(sent_at);
-        self.worker.note_done(end);
-        self.worker.record(&Sample {
-            outcome: Outcome::Status(reply.status),
-            latency: end - job.intended.min(sent_at),
-            service: end - sent_at,
-            lag: sent_at.saturating_duration_since(job.intended),
-            connect: opened.map(|t| t.tcp),
-            tls_handshake: opened.and_then(|t| t.tls),
-            first_byte: Some(reply.head_at.max(sent_at) - sent_at),
-            bytes_in: reply.body_bytes,
-            bytes_out: self.worker.run.template.body_len(),
-            retried: job.retried,
-        });
+        self.worker.record(
+            &Sample {
+                outcome: Outcome::Status(reply.status),
+                latency: end - job.intended.min(sent_at),
+                service: end - sent_at,
+                lag: sent_at.saturating_duration_since(job.intended),
+                connect: opened.map(|t| t.tcp),
+                tls_handshake: opened.and_then(|t| t.tls),
+                first_byte: Some(reply.head_at.max(sent_at) - sent_at),
+                bytes_in: reply.body_bytes,
+                bytes_out: self.worker.run.template.body_len(),
+                retried: job.retried,
+            },
+            end,
+        );
     }
 
     fn fail(
@@ -437,19 +431,21 @@ impl Ticked<'_> {
         opened: Option<ConnectTimings>,
     ) {
         let end = Instant::now();
-        self.worker.note_done(end);
         let sent = sent_at.unwrap_or(end);
-        self.worker.record(&Sample {
-            outcome: Outcome::Error(kind),
-            latency: end - job.intended.min(sent),
-            service: end - sent,
-            lag: sent.saturating_duration_since(job.intended),
-            connect: opened.map(|t| t.tcp),
-            tls_handshake: opened.and_then(|t| t.tls),
-            first_byte: None,
-            bytes_in: 0,
-            bytes_out: 0,
-            retried: job.retried,
-        });
+        self.worker.record(
+            &Sample {
+                outcome: Outcome::Error(kind),
+                latency: end - job.intended.min(sent),
+                service: end - sent,
+                lag: sent.saturating_duration_since(job.intended),
+                connect: opened.map(|t| t.tcp),
+                tls_handshake: opened.and_then(|t| t.tls),
+                first_byte: None,
+                bytes_in: 0,
+                bytes_out: 0,
+                retried: job.retried,
+            },
+            end,
+        );
     }
 }

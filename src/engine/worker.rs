@@ -19,9 +19,16 @@ use tokio::sync::Notify;
 
 /// Requests waiting for a free connection beyond this are failed as `backlog_full`, so a
 /// frozen server cannot make the generator's memory grow without bound.
-const BACKLOG_LIMIT: usize = 1_000_000;
+pub(super) const BACKLOG_LIMIT: usize = 1_000_000;
 /// After Ctrl-C, how long requests already sent may take to finish.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+pub(super) const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+
+/// What the hot path writes, under one lock: the interval's record and the run's edges.
+struct Tally {
+    record: IntervalRecord,
+    last_send: Option<Instant>,
+    last_done: Option<Instant>,
+}
 
 /// What a worker tells the engine when it is done.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,7 +48,7 @@ pub(super) struct Worker {
     pub index: usize,
     pub run: Arc<RunShared>,
     pub h2_pool: Option<H2Pool>,
-    recorder: Mutex<IntervalRecord>,
+    tally: Mutex<Tally>,
     queue: Mutex<VecDeque<Instant>>,
     wake: Notify,
     idle: AtomicUsize,
@@ -49,8 +56,6 @@ pub(super) struct Worker {
     max_lanes: usize,
     closed: AtomicBool,
     all_done: Notify,
-    last_send: Mutex<Option<Instant>>,
-    last_done: Mutex<Option<Instant>>,
 }
 
 impl Worker {
@@ -69,7 +74,11 @@ impl Worker {
             index,
             run,
             h2_pool,
-            recorder: Mutex::new(IntervalRecord::new(0)),
+            tally: Mutex::new(Tally {
+                record: IntervalRecord::new(0),
+                last_send: None,
+                last_done: None,
+            }),
             queue: Mutex::new(VecDeque::new()),
             wake: Notify::new(),
             idle: AtomicUsize::new(0),
@@ -77,35 +86,31 @@ impl Worker {
             max_lanes,
             closed: AtomicBool::new(false),
             all_done: Notify::new(),
-            last_send: Mutex::new(None),
-            last_done: Mutex::new(None),
         }
     }
 
-    /// Records a finished request into the current interval.
-    pub fn record(&self, sample: &Sample) {
-        lock(&self.recorder).record(sample);
+    /// Records a request that finished at `end` into the current interval.
+    pub fn record(&self, sample: &Sample, end: Instant) {
+        let mut tally = lock(&self.tally);
+        tally.record.record(sample);
+        tally.last_done = Some(end);
     }
 
-    /// Notes that a request left now.
+    /// Notes that a request left at `at`.
     pub fn note_sent(&self, at: Instant) {
-        lock(&self.recorder).sent += 1;
-        *lock(&self.last_send) = Some(at);
+        let mut tally = lock(&self.tally);
+        tally.record.sent += 1;
+        tally.last_send = Some(at);
     }
 
     /// Notes that a request fell due.
     pub fn note_scheduled(&self) {
-        lock(&self.recorder).scheduled += 1;
+        lock(&self.tally).record.scheduled += 1;
     }
 
     /// This worker's share of the connection limit.
     pub fn max_connections(&self) -> usize {
         self.max_lanes
-    }
-
-    /// Notes that a request finished now.
-    pub fn note_done(&self, at: Instant) {
-        *lock(&self.last_done) = Some(at);
     }
 
     /// The next request for a lane (its intended send time), or `None` when the lane should end.
@@ -140,7 +145,7 @@ impl Worker {
                         return None;
                     }
                 }
-                lock(&self.recorder).scheduled += 1;
+                lock(&self.tally).record.scheduled += 1;
                 Some(now)
             }
         }
@@ -160,20 +165,24 @@ impl Worker {
 
     /// Hands a due request to an idle lane, a new lane, or the backlog.
     fn dispatch(self: &Arc<Self>, intended: Instant) {
-        lock(&self.recorder).scheduled += 1;
+        lock(&self.tally).record.scheduled += 1;
         if lock(&self.queue).len() >= BACKLOG_LIMIT {
-            self.record(&Sample {
-                outcome: Outcome::Error(ErrorKind::Backlog),
-                latency: Duration::ZERO,
-                service: Duration::ZERO,
-                lag: Instant::now().saturating_duration_since(intended),
-                connect: None,
-                tls_handshake: None,
-                first_byte: None,
-                bytes_in: 0,
-                bytes_out: 0,
-                retried: false,
-            });
+            let now = Instant::now();
+            self.record(
+                &Sample {
+                    outcome: Outcome::Error(ErrorKind::Backlog),
+                    latency: Duration::ZERO,
+                    service: Duration::ZERO,
+                    lag: now.saturating_duration_since(intended),
+                    connect: None,
+                    tls_handshake: None,
+                    first_byte: None,
+                    bytes_in: 0,
+                    bytes_out: 0,
+                    retried: false,
+                },
+                now,
+            );
             return;
         }
         lock(&self.queue).push_back(intended);
@@ -247,8 +256,10 @@ async fn tick(worker: Arc<Worker>, tx: std::sync::mpsc::Sender<Part>) {
     let mut index = 0u64;
     loop {
         tokio::time::sleep_until((worker.run.start + Duration::from_secs(index + 1)).into()).await;
-        let record =
-            std::mem::replace(&mut *lock(&worker.recorder), IntervalRecord::new(index + 1));
+        let record = std::mem::replace(
+            &mut lock(&worker.tally).record,
+            IntervalRecord::new(index + 1),
+        );
         if tx
             .send(Part::Interval {
                 worker: worker.index,
@@ -312,7 +323,7 @@ async fn work(
         worker.wait_for_lanes().await;
     }
     ticker.abort();
-    let record = std::mem::replace(&mut *lock(&worker.recorder), IntervalRecord::new(0));
+    let record = std::mem::replace(&mut lock(&worker.tally).record, IntervalRecord::new(0));
     let last = record.index;
     let _ = tx.send(Part::Interval {
         worker: index,
@@ -322,8 +333,10 @@ async fn work(
         worker: index,
         last,
     });
-    let last_send = *lock(&worker.last_send);
-    let last_done = *lock(&worker.last_done);
+    let (last_send, last_done) = {
+        let tally = lock(&worker.tally);
+        (tally.last_send, tally.last_done)
+    };
     WorkerReport {
         last_send,
         last_done,

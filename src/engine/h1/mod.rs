@@ -74,8 +74,7 @@ impl Connection {
             }
             Err(kind) => {
                 self.open = false;
-                let idle_close = matches!(kind, ErrorKind::Closed | ErrorKind::Reset);
-                Err((kind, idle_close && self.answered > 0 && !self.received))
+                Err((kind, closed_unanswered(kind, self.answered, self.received)))
             }
         }
     }
@@ -130,6 +129,12 @@ impl Connection {
         self.received |= n > 0;
         Ok(n)
     }
+}
+
+/// True when a failure means the server closed a reused connection before answering a byte:
+/// it closed it while idle, so it cannot have processed the request.
+fn closed_unanswered(kind: ErrorKind, answered: u64, received: bool) -> bool {
+    matches!(kind, ErrorKind::Closed | ErrorKind::Reset) && answered > 0 && !received
 }
 
 /// Serializes a request once, for every send to reuse.

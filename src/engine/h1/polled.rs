@@ -152,8 +152,7 @@ impl Polled {
         result.map_err(|kind| {
             self.open = false;
             // A write refused on a reused connection: the server had closed it idle.
-            let idle = matches!(kind, ErrorKind::Reset | ErrorKind::Closed);
-            (kind, idle && self.answered > 0)
+            (kind, super::closed_unanswered(kind, self.answered, false))
         })
     }
 
@@ -188,10 +187,9 @@ impl Polled {
             Err(kind) => {
                 self.open = false;
                 self.reader = None;
-                let idle = matches!(kind, ErrorKind::Closed | ErrorKind::Reset);
                 Harvest::Failed {
                     kind,
-                    unprocessed: idle && self.answered > 0 && !self.received,
+                    unprocessed: super::closed_unanswered(kind, self.answered, self.received),
                 }
             }
         }
@@ -226,8 +224,11 @@ impl Polled {
         if fed.head_done {
             self.head_at = Some(stamp);
         }
+        let writing = self.wants_write();
         Ok(fed.complete.map(|c| {
-            if !c.keep_alive {
+            // A server may answer before it has read the whole body (nginx's `return` does);
+            // the rest would be taken as the next request, so such a connection is not reused.
+            if !c.keep_alive || writing {
                 self.open = false;
             }
             Reply {
