@@ -87,6 +87,9 @@ pub struct AttackArgs {
     /// late, so latency is never inflated; fewer wake-ups cost less CPU (0 = exact spacing).
     #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
     pub coalesce: Duration,
+    /// Send HTTP/1.1 from tokio event loops instead of direct workers (slower; for comparison).
+    #[arg(long, hide = true)]
+    pub event_loop: bool,
     /// Engine threads (default: the cores this process may use).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -147,6 +150,7 @@ impl AttackArgs {
                 timeout: self.timeout,
                 connect_timeout: self.connect_timeout,
                 coalesce: self.coalesce,
+                event_loop: self.event_loop,
                 ..ConnectionOptions::default()
             },
             tls: TlsOptions {

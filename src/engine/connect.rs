@@ -1,6 +1,7 @@
 //! Opens connections: TCP (with `TCP_NODELAY`) and, for https, the TLS handshake.
 
 use super::classify;
+use super::h1::dial::DialTarget;
 use crate::plan::Scheme;
 use crate::sample::ErrorKind;
 use rustls::pki_types::ServerName;
@@ -103,7 +104,7 @@ pub struct ConnectTimings {
 #[derive(Clone)]
 pub struct Connector {
     addr: SocketAddr,
-    tls: Option<(TlsConnector, ServerName<'static>)>,
+    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     timeout: Duration,
 }
 
@@ -116,10 +117,24 @@ impl Connector {
         timeout: Duration,
     ) -> Self {
         let tls = match scheme {
-            Scheme::Https => tls.map(|(config, name)| (TlsConnector::from(config), name)),
+            Scheme::Https => tls,
             Scheme::Http => None,
         };
         Connector { addr, tls, timeout }
+    }
+
+    /// The same target, for opening connections without tokio.
+    pub fn dial_target(&self, max_head: usize) -> DialTarget {
+        DialTarget {
+            addr: self.addr,
+            tls: self.tls.clone(),
+            max_head,
+        }
+    }
+
+    /// How long opening a connection may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Opens one connection within the connect timeout.
@@ -146,9 +161,9 @@ impl Connector {
                     tls: None,
                 },
             )),
-            Some((connector, name)) => {
+            Some((config, name)) => {
                 let t = Instant::now();
-                let tls = connector
+                let tls = TlsConnector::from(config.clone())
                     .connect(name.clone(), tcp)
                     .await
                     .map_err(|e| classify::io_error(&e))?;

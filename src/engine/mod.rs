@@ -7,10 +7,10 @@
 
 pub(crate) mod classify;
 pub(crate) mod connect;
+mod direct;
 mod h1;
 mod lane;
 mod shutdown;
-mod ticked;
 pub mod tls;
 mod transport;
 mod worker;
@@ -90,8 +90,8 @@ pub(crate) struct RunShared {
     pub timeout: Duration,
     pub max_header_bytes: usize,
     pub coalesce: Duration,
-    /// Open-model HTTP/1.1 reads replies on the pacer's tick ([`ticked`]).
-    pub ticked: bool,
+    /// HTTP/1.1 runs on direct workers unless the plan asks for event loops.
+    pub direct: bool,
     /// Requests handed out so far in the closed model, for `--requests`.
     pub issued: AtomicU64,
 }
@@ -230,7 +230,7 @@ pub fn run(
         timeout: plan.connection.timeout,
         max_header_bytes: plan.connection.max_header_bytes,
         coalesce: plan.connection.coalesce,
-        ticked: !h2 && matches!(plan.load, Load::Open { .. }),
+        direct: !h2 && !plan.connection.event_loop,
         issued: AtomicU64::new(0),
     });
 

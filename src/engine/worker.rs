@@ -130,24 +130,56 @@ impl Worker {
                 if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
-                let now = Instant::now();
-                if self
-                    .run
-                    .stop
-                    .duration
-                    .is_some_and(|d| now >= self.run.start + d)
-                {
-                    return None;
-                }
-                if let Some(max) = self.run.stop.requests {
-                    let taken = self.run.issued.fetch_add(1, Ordering::Relaxed);
-                    if taken >= max {
-                        return None;
-                    }
-                }
-                lock(&self.tally).record.scheduled += 1;
-                Some(now)
+                self.next_closed()
             }
+        }
+    }
+
+    /// The closed model's next request (now), or `None` once the stop condition is reached.
+    pub fn next_closed(&self) -> Option<Instant> {
+        let now = Instant::now();
+        if self
+            .run
+            .stop
+            .duration
+            .is_some_and(|d| now >= self.run.start + d)
+        {
+            return None;
+        }
+        if let Some(max) = self.run.stop.requests {
+            let taken = self.run.issued.fetch_add(1, Ordering::Relaxed);
+            if taken >= max {
+                return None;
+            }
+        }
+        lock(&self.tally).record.scheduled += 1;
+        Some(now)
+    }
+
+    /// Sends the interval in progress to the aggregator and starts interval `next`; false
+    /// when nobody listens any more.
+    pub fn hand_over(&self, tx: &std::sync::mpsc::Sender<Part>, next: u64) -> bool {
+        let record = std::mem::replace(&mut lock(&self.tally).record, IntervalRecord::new(next));
+        tx.send(Part::Interval {
+            worker: self.index,
+            record: Box::new(record),
+        })
+        .is_ok()
+    }
+
+    /// Sends the last, partial interval and says this worker is done.
+    pub fn finish(&self, tx: &std::sync::mpsc::Sender<Part>, interrupted: bool) -> WorkerReport {
+        let last = lock(&self.tally).record.index;
+        self.hand_over(tx, 0);
+        let _ = tx.send(Part::Finished {
+            worker: self.index,
+            last,
+        });
+        let tally = lock(&self.tally);
+        WorkerReport {
+            last_send: tally.last_send,
+            last_done: tally.last_done,
+            interrupted,
         }
     }
 
@@ -256,17 +288,7 @@ async fn tick(worker: Arc<Worker>, tx: std::sync::mpsc::Sender<Part>) {
     let mut index = 0u64;
     loop {
         tokio::time::sleep_until((worker.run.start + Duration::from_secs(index + 1)).into()).await;
-        let record = std::mem::replace(
-            &mut lock(&worker.tally).record,
-            IntervalRecord::new(index + 1),
-        );
-        if tx
-            .send(Part::Interval {
-                worker: worker.index,
-                record: Box::new(record),
-            })
-            .is_err()
-        {
+        if !worker.hand_over(&tx, index + 1) {
             return;
         }
         index += 1;
@@ -280,31 +302,30 @@ pub(super) fn run(
     shutdown: Shutdown,
     tx: std::sync::mpsc::Sender<Part>,
 ) -> Result<WorkerReport, super::EngineError> {
+    let worker = Arc::new(Worker::new(index, run.clone()));
+    if run.direct {
+        if let Some(report) = super::direct::run(&worker, &shutdown, &tx) {
+            return Ok(report);
+        }
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     // The worker body runs as a spawned task, not as the `block_on` future: that future's
     // waker unparks the driver with an eventfd write on every timer wake-up.
-    let report = rt.block_on(async move { tokio::spawn(work(index, run, shutdown, tx)).await });
+    let report = rt.block_on(async move { tokio::spawn(work(worker, shutdown, tx)).await });
     report.map_err(|e| super::EngineError::Worker(format!("worker {index}: {e}")))
 }
 
 async fn work(
-    index: usize,
-    run: Arc<RunShared>,
+    worker: Arc<Worker>,
     mut shutdown: Shutdown,
     tx: std::sync::mpsc::Sender<Part>,
 ) -> WorkerReport {
-    let worker = Arc::new(Worker::new(index, run.clone()));
+    let run = worker.run.clone();
     tokio::time::sleep_until(run.start.into()).await;
     let ticker = tokio::spawn(tick(worker.clone(), tx.clone()));
     let interrupted = match run.load {
-        Load::Open { rate } if run.ticked => {
-            match super::ticked::pace(&worker, ConstantPacer::new(rate), &mut shutdown).await {
-                Some(interrupted) => interrupted,
-                None => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
-            }
-        }
         Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
         Load::Closed { .. } => {
             for _ in 0..worker.max_lanes {
@@ -323,25 +344,7 @@ async fn work(
         worker.wait_for_lanes().await;
     }
     ticker.abort();
-    let record = std::mem::replace(&mut lock(&worker.tally).record, IntervalRecord::new(0));
-    let last = record.index;
-    let _ = tx.send(Part::Interval {
-        worker: index,
-        record: Box::new(record),
-    });
-    let _ = tx.send(Part::Finished {
-        worker: index,
-        last,
-    });
-    let (last_send, last_done) = {
-        let tally = lock(&worker.tally);
-        (tally.last_send, tally.last_done)
-    };
-    WorkerReport {
-        last_send,
-        last_done,
-        interrupted,
-    }
+    worker.finish(&tx, interrupted)
 }
 
 /// Locks a worker-local mutex; a poisoned one still holds valid counts, so use it.

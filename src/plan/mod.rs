@@ -50,6 +50,10 @@ pub struct ConnectionOptions {
     /// (early, never late), trading exact spacing for fewer wake-ups.
     #[serde(with = "humantime_serde_compat")]
     pub coalesce: Duration,
+    /// Send HTTP/1.1 from tokio event loops (as HTTP/2 is) instead of direct workers: slower,
+    /// for comparing the two. Kernels without `epoll_pwait2` use the event loops anyway.
+    #[serde(default)]
+    pub event_loop: bool,
 }
 
 impl Default for ConnectionOptions {
@@ -63,6 +67,7 @@ impl Default for ConnectionOptions {
             connect_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
             coalesce: Duration::from_millis(1),
+            event_loop: false,
         }
     }
 }

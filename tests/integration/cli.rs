@@ -251,7 +251,7 @@ fn interrupting_with_ctrl_c_keeps_the_results() {
     std::thread::sleep(Duration::from_millis(1500));
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::Int,
+        rustix::process::Signal::INT,
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();

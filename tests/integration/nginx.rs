@@ -39,6 +39,21 @@ fn closed_model_sends_the_request_budget_and_no_more() {
 }
 
 #[test]
+fn event_loop_workers_send_the_same_requests_as_direct_ones() {
+    let nginx = Nginx::start(Tls::None);
+    let mut plan = open_plan(&nginx.url("http", "/loop"), 400.0, 300);
+    plan.connection.event_loop = true;
+    let (open, _, _dir) = attack(&plan);
+    plan.load = Load::Closed { concurrency: 4 };
+    let (closed, _, _dir) = attack(&plan);
+    assert_eq!(nginx.access_log().len(), 600);
+    for summary in [open, closed] {
+        assert_eq!(summary.status_codes.get(&200), Some(&300));
+        assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+    }
+}
+
+#[test]
 fn https_with_a_ca_bundle_and_session_reuse() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -176,9 +191,9 @@ fn a_frozen_server_shows_as_the_latency_spike_of_an_open_model() {
     let pid = nginx.pid();
     let freezer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
-        rustix::process::kill_process(pid, rustix::process::Signal::Stop).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
         std::thread::sleep(Duration::from_millis(1000));
-        rustix::process::kill_process(pid, rustix::process::Signal::Cont).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::CONT).unwrap();
     });
     let (summary, _, _dir) = attack(&plan);
     freezer.join().unwrap();

@@ -7,6 +7,7 @@
 
 mod buffer;
 mod chunked;
+pub mod dial;
 pub mod polled;
 mod reader;
 

@@ -1,12 +1,11 @@
 //! An HTTP/1.1 connection read on the pacer's tick rather than on readiness: the socket is a
 //! plain non-blocking one, kept out of tokio's epoll so a reply wakes nobody, and the kernel
 //! stamps each read with its arrival time (SO_TIMESTAMPNS), so reading late loses no precision.
-//! TLS is rustls driven by hand, continuing the session tokio-rustls handshook.
+//! TLS is rustls driven by hand.
 
 use super::buffer::ReadBuffer;
 use super::reader::ResponseReader;
 use crate::engine::classify;
-use crate::engine::connect::Stream;
 use crate::sample::ErrorKind;
 use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
 use std::io::{IoSliceMut, Read, Write};
@@ -85,17 +84,13 @@ pub struct Polled {
 }
 
 impl Polled {
-    /// Takes over a connected stream from tokio.
-    pub fn from_stream(stream: Stream, max_head: usize) -> Result<Polled, ErrorKind> {
+    /// Wraps a connected non-blocking socket (and its TLS session, handshake done).
+    pub fn new(
+        tcp: TcpStream,
+        tls: Option<Box<rustls::ClientConnection>>,
+        max_head: usize,
+    ) -> Result<Polled, ErrorKind> {
         let io = |e: std::io::Error| classify::io_error(&e);
-        let (tcp, tls) = match stream {
-            Stream::Plain(t) => (t.into_std().map_err(io)?, None),
-            Stream::Tls(s) => {
-                let (t, conn) = s.into_inner();
-                (t.into_std().map_err(io)?, Some(Box::new(conn)))
-            }
-        };
-        tcp.set_nonblocking(true).map_err(io)?;
         let mut tls = tls;
         if let Some(tls) = tls.as_mut() {
             // Large bodies are written over several ticks; rustls must hold what is not sent.

@@ -147,8 +147,8 @@ impl Drop for Nginx {
     fn drop(&mut self) {
         let pid = self.pid();
         // A stopped process cannot act on SIGTERM: continue it first.
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::Cont);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::Term);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::CONT);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {

@@ -1,0 +1,545 @@
+//! A direct worker's connections: opened by hand, read when the kernel has data, and the
+//! requests waiting for them. Shared by the open model's ticked loop and the closed model's
+//! back-to-back loop, which differ only in when they sleep and where requests come from.
+//!
+//! Two epolls: `dials` holds connections being opened, `replies` holds open ones (and `dials`
+//! itself, so one wait on `replies` sees everything). The ticked loop sleeps on `dials` alone,
+//! so a reply wakes nobody while a new connection's progress is handled at once.
+
+use crate::engine::connect::ConnectTimings;
+use crate::engine::h1::dial::{Dial, DialTarget, Step, Wait};
+use crate::engine::h1::polled::{Harvest, Polled, Reply};
+use crate::engine::worker::{Worker, BACKLOG_LIMIT};
+use crate::sample::{ErrorKind, Outcome, Sample};
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::time::Timespec;
+use std::collections::VecDeque;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+/// The token under which `dials` sits in `replies`.
+const DIALS: u64 = u64::MAX;
+
+/// A request waiting to be sent, or in flight.
+#[derive(Clone, Copy)]
+pub(super) struct Job {
+    /// When it should have been sent.
+    pub intended: Instant,
+    /// True for the second attempt of a request the server provably did not process.
+    pub retried: bool,
+}
+
+struct InFlight {
+    job: Job,
+    sent_at: Instant,
+    opened: Option<ConnectTimings>,
+}
+
+struct Open {
+    conn: Box<Polled>,
+    inflight: Option<InFlight>,
+    /// Timings of the connect, given to the first request the connection carries.
+    fresh: Option<ConnectTimings>,
+}
+
+enum Slot {
+    Dialing(Box<Dial>, Wait),
+    Open(Open),
+}
+
+/// Which epoll a wait listens on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Listen {
+    /// Connections being opened only: replies are left for the next harvest.
+    Dials,
+    /// Everything.
+    All,
+}
+
+/// The connections and waiting requests of one direct worker.
+pub(super) struct Conns<'a> {
+    worker: &'a Worker,
+    target: DialTarget,
+    connect_timeout: Duration,
+    replies: OwnedFd,
+    dials: OwnedFd,
+    slots: Vec<Option<Slot>>,
+    free_slots: Vec<usize>,
+    idle: Vec<usize>,
+    waiting: VecDeque<Job>,
+    dialing: usize,
+    open: usize,
+    inflight: usize,
+    /// Connections whose request did not fit the socket at once.
+    writing: Vec<usize>,
+    max_connections: usize,
+    /// False in the closed model: a request is due when it is sent, not before.
+    paced: bool,
+    events: Vec<Event>,
+}
+
+fn interest(wait: Wait) -> EventFlags {
+    match wait {
+        Wait::Write => EventFlags::OUT,
+        Wait::Read => EventFlags::IN | EventFlags::RDHUP,
+    }
+}
+
+fn timeout_until(until: Instant) -> Timespec {
+    let d = until.saturating_duration_since(Instant::now());
+    Timespec {
+        tv_sec: d.as_secs() as i64,
+        tv_nsec: i64::from(d.subsec_nanos()),
+    }
+}
+
+impl<'a> Conns<'a> {
+    /// An empty table; fails when the kernel lacks what it needs (epoll_pwait2, Linux 5.11).
+    pub fn new(worker: &'a Worker) -> std::io::Result<Conns<'a>> {
+        let replies = epoll::create(CreateFlags::CLOEXEC)?;
+        let dials = epoll::create(CreateFlags::CLOEXEC)?;
+        epoll::add(&replies, &dials, EventData::new_u64(DIALS), EventFlags::IN)?;
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let mut probe = [Event {
+            flags: EventFlags::empty(),
+            data: EventData::new_u64(0),
+        }];
+        epoll::wait(&dials, &mut probe[..], Some(&zero))?;
+        let run = &worker.run;
+        Ok(Conns {
+            worker,
+            target: run.connector.dial_target(run.max_header_bytes),
+            connect_timeout: run.connector.timeout(),
+            replies,
+            dials,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            idle: Vec::new(),
+            waiting: VecDeque::new(),
+            dialing: 0,
+            open: 0,
+            inflight: 0,
+            writing: Vec::new(),
+            max_connections: worker.max_connections(),
+            paced: matches!(run.load, crate::plan::Load::Open { .. }),
+            events: vec![
+                Event {
+                    flags: EventFlags::empty(),
+                    data: EventData::new_u64(0),
+                };
+                256
+            ],
+        })
+    }
+
+    /// Queues a request that fell due, or fails it when the backlog is full.
+    pub fn enqueue(&mut self, intended: Instant) {
+        let job = Job {
+            intended,
+            retried: false,
+        };
+        if self.waiting.len() >= BACKLOG_LIMIT {
+            self.fail(job, None, ErrorKind::Backlog, None);
+            return;
+        }
+        self.waiting.push_back(job);
+    }
+
+    /// Drops the requests not yet sent (on Ctrl-C).
+    pub fn drop_waiting(&mut self) {
+        self.waiting.clear();
+    }
+
+    /// Requests waiting or in flight.
+    pub fn outstanding(&self) -> usize {
+        self.waiting.len() + self.inflight
+    }
+
+    /// True while anything is waiting, in flight or being connected.
+    pub fn busy(&self) -> bool {
+        self.inflight > 0 || !self.waiting.is_empty() || self.dialing > 0
+    }
+
+    /// True while replies are awaited.
+    pub fn awaiting(&self) -> bool {
+        self.inflight > 0
+    }
+
+    /// True while a request body is only partly written.
+    pub fn writing(&self) -> bool {
+        !self.writing.is_empty()
+    }
+
+    /// Sends waiting requests on idle connections, and opens connections (within the limit)
+    /// for those no idle connection can take.
+    pub fn dispatch(&mut self) {
+        self.assign();
+        if !self.waiting.is_empty() {
+            self.dial_more();
+            // On loopback a connect usually completes at once: use it now, not next wake-up.
+            self.assign();
+        }
+    }
+
+    fn assign(&mut self) {
+        while !self.waiting.is_empty() {
+            let Some(index) = self.idle.pop() else { return };
+            let mut job = self.waiting.pop_front().expect("not empty");
+            let run = &self.worker.run;
+            let Some(Slot::Open(open)) = self.slots[index].as_mut() else {
+                continue;
+            };
+            let sent_at = Instant::now();
+            if !self.paced && !job.retried {
+                // Queued behind the other replies of one wake-up is not the server's time.
+                job.intended = sent_at;
+            }
+            self.worker.note_sent(sent_at);
+            match open
+                .conn
+                .send(run.template.h1_request(), run.template.is_head())
+            {
+                Ok(()) => {
+                    let opened = open.fresh.take();
+                    open.inflight = Some(InFlight {
+                        job,
+                        sent_at,
+                        opened,
+                    });
+                    self.inflight += 1;
+                    if open.conn.wants_write() {
+                        self.writing.push(index);
+                    }
+                }
+                Err((kind, unprocessed)) => {
+                    let opened = open.fresh.take();
+                    self.close(index);
+                    self.retry_or_fail(job, unprocessed, Some(sent_at), kind, opened);
+                }
+            }
+        }
+    }
+
+    /// Writes more of requests that did not fit their socket at once.
+    pub fn flush(&mut self) {
+        let mut still = Vec::new();
+        for index in std::mem::take(&mut self.writing) {
+            let Some(Slot::Open(open)) = self.slots.get_mut(index).and_then(Option::as_mut) else {
+                continue;
+            };
+            if open.inflight.is_none() {
+                continue;
+            }
+            match open.conn.flush() {
+                Ok(()) if open.conn.wants_write() => still.push(index),
+                Ok(()) => {}
+                Err(kind) => {
+                    if let Some(inflight) = open.inflight.take() {
+                        self.settle(index, inflight, Err((kind, false)));
+                    }
+                }
+            }
+        }
+        self.writing.extend(still);
+    }
+
+    fn dial_more(&mut self) {
+        let wanted = self.waiting.len().saturating_sub(self.dialing);
+        let room = self
+            .max_connections
+            .saturating_sub(self.open + self.dialing);
+        for _ in 0..wanted.min(room) {
+            match Dial::start(&self.target) {
+                Ok(dial) => {
+                    let index = self.free_slots.pop().unwrap_or_else(|| {
+                        self.slots.push(None);
+                        self.slots.len() - 1
+                    });
+                    self.dialing += 1;
+                    self.step_dial(index, Box::new(dial), None);
+                }
+                Err(kind) => self.fail_waiting(kind),
+            }
+        }
+    }
+
+    /// Takes a connection being opened as far as it goes, and files it where it now belongs.
+    fn step_dial(&mut self, index: usize, dial: Box<Dial>, registered: Option<Wait>) {
+        match dial.step() {
+            Step::Pending(dial, wait) => {
+                let flags = interest(wait);
+                let data = EventData::new_u64(index as u64);
+                let ok = match registered {
+                    None => epoll::add(&self.dials, dial.fd(), data, flags).is_ok(),
+                    Some(w) if w != wait => {
+                        epoll::modify(&self.dials, dial.fd(), data, flags).is_ok()
+                    }
+                    Some(_) => true,
+                };
+                if ok {
+                    self.slots[index] = Some(Slot::Dialing(dial, wait));
+                } else {
+                    self.dial_failed(index, ErrorKind::ClientOther);
+                }
+            }
+            Step::Ready(conn, timings) => {
+                // The descriptor leaves `dials` as it joins `replies`.
+                if registered.is_some() {
+                    let _ = epoll::delete(&self.dials, conn.fd());
+                }
+                let data = EventData::new_u64(index as u64);
+                if epoll::add(
+                    &self.replies,
+                    conn.fd(),
+                    data,
+                    EventFlags::IN | EventFlags::RDHUP,
+                )
+                .is_err()
+                {
+                    self.dial_failed(index, ErrorKind::ClientOther);
+                    return;
+                }
+                self.dialing -= 1;
+                self.open += 1;
+                self.slots[index] = Some(Slot::Open(Open {
+                    conn,
+                    inflight: None,
+                    fresh: Some(timings),
+                }));
+                self.idle.push(index);
+            }
+            Step::Failed(kind) => self.dial_failed(index, kind),
+        }
+    }
+
+    /// A connection could not be opened: the request that waited longest fails with why.
+    fn dial_failed(&mut self, index: usize, kind: ErrorKind) {
+        self.dialing -= 1;
+        self.slots[index] = None;
+        self.free_slots.push(index);
+        self.fail_waiting(kind);
+    }
+
+    fn fail_waiting(&mut self, kind: ErrorKind) {
+        if let Some(job) = self.waiting.pop_front() {
+            self.fail(job, None, kind, None);
+        }
+    }
+
+    /// Handles whatever the kernel has ready now, without sleeping.
+    pub fn harvest(&mut self) {
+        self.wait(Listen::All, None);
+    }
+
+    /// Sleeps until `until` or until `listen` has something, and handles it.
+    pub fn sleep(&mut self, listen: Listen, until: Instant) {
+        self.wait(listen, Some(until));
+    }
+
+    fn wait(&mut self, listen: Listen, until: Option<Instant>) {
+        let mut timeout = until.map(timeout_until).unwrap_or(Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        });
+        loop {
+            let epoll = match listen {
+                Listen::Dials => &self.dials,
+                Listen::All => &self.replies,
+            };
+            let n = match epoll::wait(epoll, &mut self.events[..], Some(&timeout)) {
+                Ok(n) => n,
+                // A signal cut the sleep short; the loop comes round again anyway.
+                Err(_) => return,
+            };
+            for i in 0..n {
+                let token = self.events[i].data.u64();
+                if token == DIALS {
+                    self.wait(Listen::Dials, None);
+                    continue;
+                }
+                let index = token as usize;
+                match self.slots.get(index) {
+                    Some(Some(Slot::Open(_))) => self.harvest_one(index),
+                    Some(Some(Slot::Dialing(..))) => {
+                        if let Some(Slot::Dialing(dial, wait)) = self.slots[index].take() {
+                            self.step_dial(index, dial, Some(wait));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if n < self.events.len() {
+                return;
+            }
+            timeout = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+        }
+    }
+
+    fn harvest_one(&mut self, index: usize) {
+        let Some(Slot::Open(open)) = self.slots.get_mut(index).and_then(Option::as_mut) else {
+            return;
+        };
+        let Some(inflight) = open.inflight.take() else {
+            // Data or a close on an idle connection: the server closed it, or sent garbage.
+            self.close(index);
+            return;
+        };
+        let outcome = match open.conn.harvest() {
+            Harvest::Pending => {
+                open.inflight = Some(inflight);
+                return;
+            }
+            Harvest::Done(reply) => Ok(reply),
+            Harvest::Failed { kind, unprocessed } => Err((kind, unprocessed)),
+        };
+        self.settle(index, inflight, outcome);
+    }
+
+    /// Records how an in-flight request ended and returns its connection to the idle set.
+    fn settle(
+        &mut self,
+        index: usize,
+        inflight: InFlight,
+        outcome: Result<Reply, (ErrorKind, bool)>,
+    ) {
+        self.inflight -= 1;
+        let keep_open = matches!(&self.slots[index], Some(Slot::Open(o)) if o.conn.is_open());
+        match outcome {
+            Ok(reply) => {
+                self.complete(inflight, reply);
+                if keep_open && self.worker.run.keepalive {
+                    self.idle.push(index);
+                } else {
+                    self.close(index);
+                }
+            }
+            Err((kind, unprocessed)) => {
+                self.close(index);
+                self.retry_or_fail(
+                    inflight.job,
+                    unprocessed,
+                    Some(inflight.sent_at),
+                    kind,
+                    inflight.opened,
+                );
+            }
+        }
+    }
+
+    /// Retries once a request the server provably did not process; fails anything else.
+    fn retry_or_fail(
+        &mut self,
+        job: Job,
+        unprocessed: bool,
+        sent_at: Option<Instant>,
+        kind: ErrorKind,
+        opened: Option<ConnectTimings>,
+    ) {
+        if unprocessed && !job.retried {
+            self.waiting.push_front(Job {
+                retried: true,
+                ..job
+            });
+        } else {
+            self.fail(job, sent_at, kind, opened);
+        }
+    }
+
+    /// Fails requests that outlived the timeout, and connections that outlived the connect
+    /// timeout; both are closed.
+    pub fn expire(&mut self, now: Instant) {
+        let timeout = self.worker.run.timeout;
+        for index in 0..self.slots.len() {
+            match &mut self.slots[index] {
+                Some(Slot::Open(open)) => {
+                    let expired = open
+                        .inflight
+                        .take_if(|f| now.saturating_duration_since(f.sent_at) >= timeout);
+                    if let Some(inflight) = expired {
+                        self.inflight -= 1;
+                        self.close(index);
+                        self.fail(
+                            inflight.job,
+                            Some(inflight.sent_at),
+                            ErrorKind::Timeout,
+                            inflight.opened,
+                        );
+                    }
+                }
+                Some(Slot::Dialing(dial, _))
+                    if now.saturating_duration_since(dial.started()) >= self.connect_timeout =>
+                {
+                    self.dial_failed(index, ErrorKind::ConnectTimeout);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn close(&mut self, index: usize) {
+        if let Some(Slot::Open(open)) = self.slots[index].take() {
+            self.open -= 1;
+            // Closing the descriptor takes it out of the epoll.
+            drop(open);
+            self.idle.retain(|&i| i != index);
+            self.free_slots.push(index);
+        }
+    }
+
+    fn complete(&self, inflight: InFlight, reply: Reply) {
+        let InFlight {
+            job,
+            sent_at,
+            opened,
+        } = inflight;
+        // Kernel stamps precede our own clock readings; never let them precede the send.
+        let end = reply.end.max(sent_at);
+        self.worker.record(
+            &Sample {
+                outcome: Outcome::Status(reply.status),
+                latency: end - job.intended.min(sent_at),
+                service: end - sent_at,
+                lag: sent_at.saturating_duration_since(job.intended),
+                connect: opened.map(|t| t.tcp),
+                tls_handshake: opened.and_then(|t| t.tls),
+                first_byte: Some(reply.head_at.max(sent_at) - sent_at),
+                bytes_in: reply.body_bytes,
+                bytes_out: self.worker.run.template.body_len(),
+                retried: job.retried,
+            },
+            end,
+        );
+    }
+
+    fn fail(
+        &self,
+        job: Job,
+        sent_at: Option<Instant>,
+        kind: ErrorKind,
+        opened: Option<ConnectTimings>,
+    ) {
+        let end = Instant::now();
+        let sent = sent_at.unwrap_or(end);
+        self.worker.record(
+            &Sample {
+                outcome: Outcome::Error(kind),
+                latency: end - job.intended.min(sent),
+                service: end - sent,
+                lag: sent.saturating_duration_since(job.intended),
+                connect: opened.map(|t| t.tcp),
+                tls_handshake: opened.and_then(|t| t.tls),
+                first_byte: None,
+                bytes_in: 0,
+                bytes_out: 0,
+                retried: job.retried,
+            },
+            end,
+        );
+    }
+}
