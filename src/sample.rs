@@ -26,6 +26,10 @@ pub struct Sample {
     pub bytes_out: u64,
     /// True when it was sent twice because the server closed the connection unprocessed.
     pub retried: bool,
+    /// Which of the run's requests it was (its index in the plan).
+    pub request: u16,
+    /// True when the answer is one the request expects; never for an error.
+    pub expected: bool,
 }
 
 /// The result of a request: a status code or a classified error.

@@ -5,8 +5,8 @@ use anyhow::{bail, Context};
 use clap::Args;
 use headroom::engine::Shutdown;
 use headroom::plan::{
-    AttackPlan, ClientIdentity, ConnectionOptions, HttpVersion, Load, Rate, RequestSpec, Stop,
-    Target, TlsOptions,
+    AttackPlan, ClientIdentity, ConnectionOptions, HttpVersion, Load, NamedRequest, Rate,
+    RequestSpec, Slo, Stop, Target, TlsOptions,
 };
 use headroom::report::{self, Format};
 use headroom::store::RunDir;
@@ -93,6 +93,10 @@ pub struct AttackArgs {
     /// Engine threads (default: the cores this process may use).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// An objective the run must meet, e.g. "p99 < 10ms" or "error_rate < 0.1%" (repeatable);
+    /// the exit status is 3 when one is not met.
+    #[arg(long = "slo", value_name = "OBJECTIVE")]
+    pub slo: Vec<String>,
     /// Run directory to store results in (default: runs/<time>-attack).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -116,7 +120,10 @@ impl AttackArgs {
             ),
             (None, None) => bytes::Bytes::new(),
         };
-        let request = RequestSpec::parse(&self.method, &self.headers, body)?;
+        let request = NamedRequest::single(
+            RequestSpec::parse(&self.method, &self.headers, body)?,
+            &target,
+        );
         let load = match (self.rate, self.concurrency) {
             (Some(rate), None) => Load::Open { rate: Rate(rate) },
             (None, Some(c)) if c >= 1 && c <= u32::MAX as i64 => Load::Closed {
@@ -132,7 +139,7 @@ impl AttackArgs {
         };
         let plan = AttackPlan {
             target,
-            request,
+            requests: vec![request],
             load,
             stop: Stop {
                 duration: self.duration,
@@ -167,6 +174,11 @@ impl AttackArgs {
                 server_name: self.server_name.clone(),
             },
             threads: self.threads.unwrap_or_else(super::available_cores),
+            slo: self
+                .slo
+                .iter()
+                .map(|s| s.parse())
+                .collect::<Result<Vec<Slo>, _>>()?,
         };
         plan.validate()?;
         Ok(plan)
@@ -184,6 +196,9 @@ pub fn run(args: AttackArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
     let code = execute(&plan, &command, &dir, shutdown, args.format, args.quiet)?;
     Ok(code)
 }
+
+/// Exit status of a run that completed but missed an objective.
+pub const SLO_NOT_MET: u8 = 3;
 
 /// Runs a plan, prints the report and says where the run is stored.
 pub fn execute(
@@ -207,6 +222,9 @@ pub fn execute(
     );
     Ok(if summary.partial.is_some() {
         ExitCode::from(130)
+    } else if !summary.slo_met() {
+        eprintln!("an objective was not met (exit status 3)");
+        ExitCode::from(SLO_NOT_MET)
     } else {
         ExitCode::SUCCESS
     })

@@ -3,7 +3,7 @@
 use clap::Args;
 use headroom::engine::Shutdown;
 use headroom::plan::{
-    AttackPlan, ConnectionOptions, Load, Rate, RequestSpec, Stop, Target, TlsOptions,
+    AttackPlan, ConnectionOptions, Load, NamedRequest, Rate, RequestSpec, Stop, Target, TlsOptions,
 };
 use headroom::report::Format;
 use headroom::store::RunDir;
@@ -44,9 +44,14 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         args.rate,
         humantime::format_duration(args.duration)
     );
+    let target = Target::parse(&url)?;
+    let request = NamedRequest::single(
+        RequestSpec::parse("GET", &[], bytes::Bytes::new())?,
+        &target,
+    );
     let plan = AttackPlan {
-        target: Target::parse(&url)?,
-        request: RequestSpec::parse("GET", &[], bytes::Bytes::new())?,
+        target,
+        requests: vec![request],
         load: Load::Open {
             rate: Rate(args.rate),
         },
@@ -57,6 +62,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         connection: ConnectionOptions::default(),
         tls: TlsOptions::default(),
         threads: 1,
+        slo: Vec::new(),
     };
     plan.validate()?;
     let dir = match &args.out {

@@ -4,6 +4,7 @@ mod attack;
 mod demo;
 mod progress;
 mod report;
+mod run;
 mod target;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,10 @@ pub struct Cli {
 enum Command {
     /// Send load to a URL at a rate (open model) or a concurrency (closed model).
     Attack(Box<attack::AttackArgs>),
+    /// Run a scenario file: named requests in a weighted mix, load, objectives.
+    Run(run::RunArgs),
+    /// Print the JSON Schema of scenario files (for editor completion).
+    Schema,
     /// Re-render a stored run.
     Report(report::ReportArgs),
     /// Run the built-in test server.
@@ -34,6 +39,11 @@ enum Command {
 pub fn dispatch(cli: Cli, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Attack(args) => attack::run(*args, shutdown),
+        Command::Run(args) => run::run(args, shutdown),
+        Command::Schema => {
+            println!("{}", headroom::plan::scenario::json_schema());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report(args) => report::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),

@@ -3,7 +3,7 @@
 //! HTTP/1.1 lanes own a connection each; HTTP/2 lanes share a worker's connections as
 //! streams. Lanes are added on demand (open model) or fixed (closed model).
 
-use super::transport::{self, Exchange, Failure, Sender};
+use super::transport::{self, Exchange, Failure, RequestTemplate, Sender};
 use super::worker::Worker;
 use crate::sample::{ErrorKind, Outcome, Sample};
 use std::sync::Arc;
@@ -21,18 +21,28 @@ struct Timings {
 /// Runs lane `id` until its worker has no more jobs for it.
 pub(super) async fn run(worker: Arc<Worker>, id: usize) {
     let mut conn: Option<Sender> = None;
-    while let Some(intended) = worker.next_job().await {
-        execute(&worker, id, &mut conn, intended).await;
+    while let Some((intended, request)) = worker.next_job().await {
+        execute(&worker, id, &mut conn, intended, request).await;
     }
     worker.lane_finished();
 }
 
-async fn execute(worker: &Arc<Worker>, id: usize, conn: &mut Option<Sender>, intended: Instant) {
+async fn execute(
+    worker: &Arc<Worker>,
+    id: usize,
+    conn: &mut Option<Sender>,
+    intended: Instant,
+    request: u16,
+) {
+    let template = &worker.run.requests[usize::from(request)];
     let sent_at = Instant::now();
     worker.note_sent(sent_at);
     let mut timings = Timings::default();
-    let result =
-        tokio::time::timeout(worker.run.timeout, attempt(worker, id, conn, &mut timings)).await;
+    let result = tokio::time::timeout(
+        worker.run.timeout,
+        attempt(worker, id, conn, template, &mut timings),
+    )
+    .await;
     let end = Instant::now();
     let (outcome, first_byte, bytes_in) = match result {
         Ok(Ok(Exchange {
@@ -58,8 +68,10 @@ async fn execute(worker: &Arc<Worker>, id: usize, conn: &mut Option<Sender>, int
         tls_handshake: timings.tls,
         first_byte,
         bytes_in,
-        bytes_out: worker.run.template.body_len(),
+        bytes_out: template.body_len(),
         retried: timings.retried,
+        request,
+        expected: matches!(outcome, Outcome::Status(code) if template.expects(code)),
     };
     worker.record(&sample, end);
 }
@@ -70,15 +82,16 @@ async fn attempt(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
+    template: &RequestTemplate,
     timings: &mut Timings,
 ) -> Result<Exchange, ErrorKind> {
-    match attempt_once(worker, id, conn, timings, None).await {
+    match attempt_once(worker, id, conn, template, timings, None).await {
         Err(Failure {
             unprocessed: true, ..
         }) => {
             timings.retried = true;
             let stale = timings.generation;
-            attempt_once(worker, id, conn, timings, stale)
+            attempt_once(worker, id, conn, template, timings, stale)
                 .await
                 .map_err(|f| f.kind)
         }
@@ -90,6 +103,7 @@ async fn attempt_once(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
+    template: &RequestTemplate,
     timings: &mut Timings,
     stale: Option<u64>,
 ) -> Result<Exchange, Failure> {
@@ -116,7 +130,7 @@ async fn attempt_once(
     }
     let sender = conn.as_mut().expect("a connection was just ensured");
     timings.generation = sender.generation();
-    let result = transport::exchange(sender, &worker.run.template).await;
+    let result = transport::exchange(sender, template).await;
     if result.is_err() || !worker.run.keepalive {
         *conn = None;
     }

@@ -80,7 +80,9 @@ pub(crate) struct RunShared {
     pub stop: Stop,
     pub threads: usize,
     pub connector: Connector,
-    pub template: RequestTemplate,
+    /// The run's requests, in plan order, and the mix that picks among them.
+    pub requests: Vec<RequestTemplate>,
+    pub mix: crate::schedule::Mix,
     pub http: HttpVersion,
     pub h2: bool,
     pub keepalive: bool,
@@ -92,7 +94,8 @@ pub(crate) struct RunShared {
     pub coalesce: Duration,
     /// HTTP/1.1 runs on direct workers unless the plan asks for event loops.
     pub direct: bool,
-    /// Requests handed out so far in the closed model, for `--requests`.
+    /// Requests handed out so far in the closed model: the stop for `--requests`, and each
+    /// request's turn in the mix.
     pub issued: AtomicU64,
 }
 
@@ -151,7 +154,7 @@ fn preflight(
 pub struct Prepared {
     plan: AttackPlan,
     connector: Connector,
-    template: RequestTemplate,
+    requests: Vec<RequestTemplate>,
     h2: bool,
 }
 
@@ -184,12 +187,16 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
         plan.connection.connect_timeout,
     );
     let h2 = preflight(&connector, plan, addr)?;
-    let template = RequestTemplate::new(&plan.target, &plan.request, plan.connection.keepalive)
+    let requests = plan
+        .requests
+        .iter()
+        .map(|r| RequestTemplate::new(&plan.target, r, plan.connection.keepalive))
+        .collect::<Result<Vec<_>, _>>()
         .map_err(EngineError::Request)?;
     Ok(Prepared {
         plan: plan.clone(),
         connector,
-        template,
+        requests,
         h2,
     })
 }
@@ -204,9 +211,11 @@ pub fn run(
     let Prepared {
         plan,
         connector,
-        template,
+        requests,
         h2,
     } = prepared;
+    let mix = crate::schedule::Mix::new(&plan.weights())
+        .map_err(|e| EngineError::Request(e.to_string()))?;
     let plan = &plan;
     let threads = match plan.load {
         Load::Closed { concurrency } => plan.threads.min(concurrency as usize).max(1),
@@ -220,7 +229,8 @@ pub fn run(
         stop: plan.stop,
         threads,
         connector,
-        template,
+        requests,
+        mix,
         http: plan.connection.http,
         h2,
         keepalive: plan.connection.keepalive,

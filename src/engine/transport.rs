@@ -5,7 +5,7 @@
 use super::classify;
 use super::connect::Stream;
 use super::h1;
-use crate::plan::{HttpVersion, RequestSpec, Target};
+use crate::plan::{HttpVersion, NamedRequest, Target};
 use crate::sample::ErrorKind;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -95,9 +95,10 @@ pub async fn handshake(
     }
 }
 
-/// The request of a run, pre-built once per worker so each send only clones it.
+/// One request of a run, pre-built once so each send only clones it.
 pub struct RequestTemplate {
     method: http::Method,
+    expect: crate::plan::Expect,
     absolute_uri: http::Uri,
     h1_request: Vec<u8>,
     h2_headers: http::HeaderMap,
@@ -105,16 +106,17 @@ pub struct RequestTemplate {
 }
 
 impl RequestTemplate {
-    /// The template for `spec` sent to `target`.
-    pub fn new(target: &Target, spec: &RequestSpec, keepalive: bool) -> Result<Self, String> {
+    /// The template for `request` sent to `target`.
+    pub fn new(target: &Target, request: &NamedRequest, keepalive: bool) -> Result<Self, String> {
+        let spec = &request.spec;
+        let path = spec.path.as_deref().unwrap_or(&target.path_and_query);
         let scheme = match target.scheme {
             crate::plan::Scheme::Http => "http",
             crate::plan::Scheme::Https => "https",
         };
-        let absolute_uri: http::Uri =
-            format!("{scheme}://{}{}", target.authority, target.path_and_query)
-                .parse()
-                .map_err(|e| format!("URL {}: {e}", target.url))?;
+        let absolute_uri: http::Uri = format!("{scheme}://{}{path}", target.authority)
+            .parse()
+            .map_err(|e| format!("{}: path {path:?}: {e}", request.name))?;
         let mut h2_headers = http::HeaderMap::new();
         for (name, value) in &spec.headers {
             h2_headers.append(name.clone(), value.clone());
@@ -124,7 +126,7 @@ impl RequestTemplate {
         h2_headers.remove(http::header::CONNECTION);
         let h1_request = h1::serialize_request(
             &spec.method,
-            &target.path_and_query,
+            path,
             &spec.headers,
             &target.authority,
             &spec.body,
@@ -132,6 +134,7 @@ impl RequestTemplate {
         );
         Ok(RequestTemplate {
             method: spec.method.clone(),
+            expect: request.expect.clone(),
             absolute_uri,
             h1_request,
             h2_headers,
@@ -142,6 +145,12 @@ impl RequestTemplate {
     /// The serialized HTTP/1.1 request.
     pub fn h1_request(&self) -> &[u8] {
         &self.h1_request
+    }
+
+    /// True when `status` is an answer this request expects.
+    #[inline]
+    pub fn expects(&self, status: u16) -> bool {
+        self.expect.allows(status)
     }
 
     /// True for HEAD, whose answers have no body.

@@ -49,7 +49,8 @@ pub(super) struct Worker {
     pub run: Arc<RunShared>,
     pub h2_pool: Option<H2Pool>,
     tally: Mutex<Tally>,
-    queue: Mutex<VecDeque<Instant>>,
+    /// Due requests waiting for a lane: intended time and which request.
+    queue: Mutex<VecDeque<(Instant, u16)>>,
     wake: Notify,
     idle: AtomicUsize,
     lanes: AtomicUsize,
@@ -113,8 +114,9 @@ impl Worker {
         self.max_lanes
     }
 
-    /// The next request for a lane (its intended send time), or `None` when the lane should end.
-    pub async fn next_job(&self) -> Option<Instant> {
+    /// The next request for a lane (its intended send time and which request), or `None`
+    /// when the lane should end.
+    pub async fn next_job(&self) -> Option<(Instant, u16)> {
         match self.run.load {
             Load::Open { .. } => loop {
                 if let Some(job) = lock(&self.queue).pop_front() {
@@ -130,13 +132,15 @@ impl Worker {
                 if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
-                self.next_closed()
+                let (intended, n) = self.next_closed()?;
+                Some((intended, self.run.mix.pick(n)))
             }
         }
     }
 
-    /// The closed model's next request (now), or `None` once the stop condition is reached.
-    pub fn next_closed(&self) -> Option<Instant> {
+    /// The closed model's next request (now, and its number in the run), or `None` once the
+    /// stop condition is reached. The number is run-wide, so the mix holds across workers.
+    pub fn next_closed(&self) -> Option<(Instant, u64)> {
         let now = Instant::now();
         if self
             .run
@@ -146,14 +150,12 @@ impl Worker {
         {
             return None;
         }
-        if let Some(max) = self.run.stop.requests {
-            let taken = self.run.issued.fetch_add(1, Ordering::Relaxed);
-            if taken >= max {
-                return None;
-            }
+        let n = self.run.issued.fetch_add(1, Ordering::Relaxed);
+        if self.run.stop.requests.is_some_and(|max| n >= max) {
+            return None;
         }
         lock(&self.tally).record.scheduled += 1;
-        Some(now)
+        Some((now, n))
     }
 
     /// Sends the interval in progress to the aggregator and starts interval `next`; false
@@ -196,7 +198,7 @@ impl Worker {
     }
 
     /// Hands a due request to an idle lane, a new lane, or the backlog.
-    fn dispatch(self: &Arc<Self>, intended: Instant) {
+    fn dispatch(self: &Arc<Self>, intended: Instant, request: u16) {
         lock(&self.tally).record.scheduled += 1;
         if lock(&self.queue).len() >= BACKLOG_LIMIT {
             let now = Instant::now();
@@ -212,12 +214,14 @@ impl Worker {
                     bytes_in: 0,
                     bytes_out: 0,
                     retried: false,
+                    request,
+                    expected: false,
                 },
                 now,
             );
             return;
         }
-        lock(&self.queue).push_back(intended);
+        lock(&self.queue).push_back((intended, request));
         if self.idle.load(Ordering::Relaxed) > 0 {
             // Count the wake-up here, not in the woken lane, so one burst never wakes
             // the same idle lane twice while others could have been started.
@@ -277,7 +281,7 @@ async fn pace(worker: &Arc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdow
             if !within(&run.stop, n, due) || run.start + due > now {
                 break;
             }
-            worker.dispatch(run.start + due);
+            worker.dispatch(run.start + due, run.mix.pick(n));
             stride.advance();
         }
     }

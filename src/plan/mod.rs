@@ -1,15 +1,18 @@
 //! What to send and how hard: a validated, unit-typed description of one run.
 //!
-//! Every way of starting load (today `headroom attack`) lowers to an [`AttackPlan`]; the engine
-//! only ever sees a plan, never command-line flags.
+//! Every way of starting load (`headroom attack`'s flags, a scenario file for `headroom run`)
+//! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
 mod load;
 pub(crate) mod request;
+pub mod scenario;
+mod slo;
 mod target;
 mod tls;
 
 pub use load::{Load, Rate, Stop};
-pub use request::{RequestSpec, SENSITIVE_HEADERS};
+pub use request::{Expect, NamedRequest, RequestSpec, SENSITIVE_HEADERS};
+pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};
 pub use tls::{ClientIdentity, TlsOptions};
 
@@ -80,8 +83,8 @@ pub const MAX_COALESCE: Duration = Duration::from_millis(100);
 pub struct AttackPlan {
     /// The server and path requests go to.
     pub target: Target,
-    /// The request sent every time.
-    pub request: RequestSpec,
+    /// The requests sent, each with its share of the load; a one-line attack has one.
+    pub requests: Vec<NamedRequest>,
     /// Open (rate) or closed (concurrency) load.
     pub load: Load,
     /// When the run stops sending.
@@ -92,6 +95,8 @@ pub struct AttackPlan {
     pub tls: TlsOptions,
     /// Number of engine threads, each with its own event loop, connections and recorder.
     pub threads: usize,
+    /// Objectives the run is judged against.
+    pub slo: Vec<Slo>,
 }
 
 /// A plan that cannot be run, with what to change.
@@ -127,6 +132,11 @@ pub enum PlanError {
 }
 
 impl AttackPlan {
+    /// Each request's share of the load, in order.
+    pub fn weights(&self) -> Vec<u32> {
+        self.requests.iter().map(|r| r.weight).collect()
+    }
+
     /// Checks the combination of settings that each part cannot check alone.
     pub fn validate(&self) -> Result<(), PlanError> {
         self.load.validate()?;
@@ -149,6 +159,14 @@ impl AttackPlan {
                 humantime::format_duration(MAX_COALESCE)
             )));
         }
+        let mut names = std::collections::HashSet::new();
+        if let Some(dup) = self.requests.iter().find(|r| !names.insert(&r.name)) {
+            return Err(PlanError::Range(format!(
+                "two requests are named {:?}; each needs its own name (its row in the report)",
+                dup.name
+            )));
+        }
+        crate::schedule::Mix::new(&self.weights()).map_err(|e| PlanError::Range(e.to_string()))?;
         if self.tls.identity.is_some() && self.target.scheme != Scheme::Https {
             return Err(PlanError::Range(
                 "a client certificate needs an https:// URL".into(),

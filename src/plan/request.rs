@@ -1,4 +1,5 @@
-//! What is sent: method, headers and body of the one request an attack repeats.
+//! What is sent: each kind of request of a run, with its method, path, headers, body, share
+//! of the load and the answers it expects.
 
 use super::PlanError;
 use bytes::Bytes;
@@ -14,11 +15,65 @@ pub const SENSITIVE_HEADERS: &[&str] = &[
     "x-vault-token",
 ];
 
+/// One kind of request in a run: the row it gets in the report.
+#[derive(Debug, Clone)]
+pub struct NamedRequest {
+    /// The name it is reported under.
+    pub name: String,
+    /// Its share of the load, relative to the other requests' weights.
+    pub weight: u32,
+    /// What is sent.
+    pub spec: RequestSpec,
+    /// Which answers count as success.
+    pub expect: Expect,
+}
+
+impl NamedRequest {
+    /// The only request of a one-line attack, named after its method and path.
+    pub fn single(spec: RequestSpec, target: &super::Target) -> NamedRequest {
+        let path = spec.path.as_deref().unwrap_or(&target.path_and_query);
+        NamedRequest {
+            name: format!("{} {path}", spec.method),
+            weight: 1,
+            spec,
+            expect: Expect::default(),
+        }
+    }
+}
+
+/// The status codes a request expects; anything else is a failure of that request.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Expect {
+    /// Allowed status codes, as inclusive ranges.
+    pub status: Vec<(u16, u16)>,
+}
+
+impl Default for Expect {
+    /// 2xx and 3xx, as every load tool counts success.
+    fn default() -> Self {
+        Expect {
+            status: vec![(200, 399)],
+        }
+    }
+}
+
+impl Expect {
+    /// True when `code` is an answer this request expects.
+    #[inline]
+    pub fn allows(&self, code: u16) -> bool {
+        self.status
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&code))
+    }
+}
+
 /// A request, ready to be cloned cheaply for every send.
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
     /// HTTP method.
     pub method: http::Method,
+    /// Path and query, when not the target URL's own.
+    pub path: Option<String>,
     /// Extra headers, in order.
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     /// Request body (empty for none); `Bytes` so each send shares it.
@@ -36,6 +91,7 @@ impl RequestSpec {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RequestSpec {
             method,
+            path: None,
             headers,
             body,
         })

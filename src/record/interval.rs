@@ -52,6 +52,28 @@ pub struct ClassStats {
     pub service: Histogram,
 }
 
+/// What one of the run's requests met in an interval: a row of the per-request table.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct RequestStats {
+    /// Requests completed.
+    pub count: u64,
+    /// Completions without an expected answer: an error, or a status the request does not expect.
+    pub failures: u64,
+    /// Latency of every completion.
+    pub latency: Histogram,
+    /// Response body bytes.
+    pub bytes_in: u64,
+}
+
+impl RequestStats {
+    fn add(&mut self, other: &RequestStats) {
+        self.count += other.count;
+        self.failures += other.failures;
+        self.latency.add(&other.latency);
+        self.bytes_in += other.bytes_in;
+    }
+}
+
 /// Everything recorded in one interval (or, merged, in any span of intervals).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct IntervalRecord {
@@ -82,6 +104,9 @@ pub struct IntervalRecord {
     /// Requests sent a second time because the server closed the connection unprocessed.
     #[serde(default)]
     pub retried: u64,
+    /// Per request of the run, by its index in the plan.
+    #[serde(default)]
+    pub requests: Vec<RequestStats>,
 }
 
 /// [`ErrorKind`] as a map key that serializes to its stable key string.
@@ -135,6 +160,15 @@ impl IntervalRecord {
         self.bytes_in += s.bytes_in;
         self.bytes_out += s.bytes_out;
         self.retried += u64::from(s.retried);
+        let i = usize::from(s.request);
+        if i >= self.requests.len() {
+            self.requests.resize_with(i + 1, RequestStats::default);
+        }
+        let r = &mut self.requests[i];
+        r.count += 1;
+        r.failures += u64::from(!s.expected);
+        r.latency.record(s.latency);
+        r.bytes_in += s.bytes_in;
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -159,6 +193,13 @@ impl IntervalRecord {
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
         self.retried += other.retried;
+        if other.requests.len() > self.requests.len() {
+            self.requests
+                .resize_with(other.requests.len(), RequestStats::default);
+        }
+        for (mine, theirs) in self.requests.iter_mut().zip(&other.requests) {
+            mine.add(theirs);
+        }
     }
 
     /// Requests completed (answered or failed).
@@ -202,6 +243,8 @@ mod tests {
             bytes_in: 10,
             bytes_out: 1,
             retried: false,
+            request: 0,
+            expected: outcome.is_success(),
         }
     }
 

@@ -1,9 +1,12 @@
 //! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
 
+mod by_request;
 mod json;
+mod markdown;
 mod text;
 
 pub use json::render_json;
+pub use markdown::render_markdown;
 pub use text::render_text;
 
 /// Output formats of `headroom report`.
@@ -13,6 +16,8 @@ pub enum Format {
     Text,
     /// The summary as JSON, for machines.
     Json,
+    /// Markdown tables, ready to paste into a performance report.
+    Markdown,
 }
 
 /// Renders `summary` in `format`.
@@ -20,6 +25,7 @@ pub fn render(summary: &crate::summary::Summary, format: Format) -> String {
     match format {
         Format::Text => render_text(summary),
         Format::Json => render_json(summary),
+        Format::Markdown => render_markdown(summary),
     }
 }
 

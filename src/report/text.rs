@@ -32,19 +32,28 @@ fn stats_values(s: &Stats) -> String {
 
 const STATS_FIELDS: &str = "[min, mean, 50, 90, 95, 99, 99.9, max]";
 
+/// What was attacked: the method and URL, or how many kinds of request went to it.
+pub(super) fn target_line(s: &Summary, load: &str) -> String {
+    let what = match &s.method {
+        Some(method) => format!("{method} {}", s.target),
+        None => format!("{} ({} requests)", s.target, s.by_request.len()),
+    };
+    format!("{what}  ({load}, {})", s.protocol)
+}
+
+/// The load model in words.
+pub(super) fn load_words(load: Load) -> String {
+    match load {
+        Load::Open { rate } => format!("open model, {} req/s", rate.per_second()),
+        Load::Closed { concurrency } => format!("closed model, {concurrency} workers"),
+    }
+}
+
 /// Renders the summary as the end-of-run text report.
 pub fn render_text(s: &Summary) -> String {
     let mut out = String::new();
-    let load = match s.load {
-        Load::Open { rate } => format!("open model, {} req/s", rate.per_second()),
-        Load::Closed { concurrency } => format!("closed model, {concurrency} workers"),
-    };
-    row(
-        &mut out,
-        "Target",
-        "",
-        &format!("{} {}  ({load}, {})", s.method, s.target, s.protocol),
-    );
+    let load = load_words(s.load);
+    row(&mut out, "Target", "", &target_line(s, &load));
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
     }
@@ -157,6 +166,29 @@ pub fn render_text(s: &Summary) -> String {
             "  {side:<7}{:<20}{:>10}  {}",
             e.key, e.count, e.description
         );
+    }
+    if s.by_request.len() > 1 {
+        out.push_str("Requests by name:\n");
+        for line in super::by_request::text_table(s).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if !s.slo.is_empty() {
+        out.push_str("SLO:\n");
+        let width = s
+            .slo
+            .iter()
+            .map(|v| v.objective.chars().count())
+            .max()
+            .unwrap_or(0);
+        for v in &s.slo {
+            let verdict = if v.met { "met" } else { "NOT MET" };
+            let _ = writeln!(
+                out,
+                "  {verdict:<9}{:<width$}  measured {}",
+                v.objective, v.measured
+            );
+        }
     }
     let g = &s.generator;
     let asked = g

@@ -3,6 +3,10 @@
 //! Due times come from the count (`n / rate`), as wrk2 does, so rounding never accumulates and
 //! the rate holds over any run length; a slow server cannot push the schedule back.
 
+mod mix;
+
+pub use mix::{Mix, MixError, MAX_CYCLE};
+
 use crate::plan::{Rate, Stop};
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! What a run was asked to do (`meta.json`) and how it ended (`end.json`).
 
 use crate::monitor::CpuTime;
-use crate::plan::{AttackPlan, ConnectionOptions, Load, Stop, Target, TlsOptions};
+use crate::plan::{AttackPlan, ConnectionOptions, Expect, Load, Stop, Target, TlsOptions};
 use serde::{Deserialize, Serialize};
 
 /// Everything needed to know what a run was, with secrets already removed.
@@ -19,12 +19,11 @@ pub struct RunMeta {
     pub started_at: String,
     /// Where requests went.
     pub target: Target,
-    /// HTTP method.
-    pub method: String,
-    /// Request headers, secret values redacted.
-    pub headers: Vec<String>,
-    /// Request body size in bytes (the body itself is not stored).
-    pub body_bytes: usize,
+    /// The run's requests, in plan order (the order of the per-request records).
+    pub requests: Vec<RequestMeta>,
+    /// The objectives the run is judged against, as written.
+    #[serde(default)]
+    pub slo: Vec<String>,
     /// The load model.
     pub load: Load,
     /// When the run was to stop.
@@ -59,9 +58,24 @@ impl RunMeta {
                 .into_owned(),
             started_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             target: plan.target.clone(),
-            method: plan.request.method.to_string(),
-            headers: plan.request.redacted_headers(),
-            body_bytes: plan.request.body.len(),
+            requests: plan
+                .requests
+                .iter()
+                .map(|r| RequestMeta {
+                    name: r.name.clone(),
+                    weight: r.weight,
+                    method: r.spec.method.to_string(),
+                    path: r
+                        .spec
+                        .path
+                        .clone()
+                        .unwrap_or_else(|| plan.target.path_and_query.clone()),
+                    headers: r.spec.redacted_headers(),
+                    body_bytes: r.spec.body.len(),
+                    expect: r.expect.clone(),
+                })
+                .collect(),
+            slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
             load: plan.load,
             stop: plan.stop,
             connection: plan.connection.clone(),
@@ -71,6 +85,25 @@ impl RunMeta {
             protocol: protocol.to_string(),
         }
     }
+}
+
+/// One of the run's requests, as described in `meta.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RequestMeta {
+    /// The name it is reported under.
+    pub name: String,
+    /// Its share of the load.
+    pub weight: u32,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Request headers, secret values redacted.
+    pub headers: Vec<String>,
+    /// Request body size in bytes (the body itself is not stored).
+    pub body_bytes: usize,
+    /// The answers it expects.
+    pub expect: Expect,
 }
 
 /// Why a run stopped.

@@ -12,7 +12,7 @@ mod meta;
 mod redact;
 
 pub use log::{IntervalLine, IntervalReader, IntervalWriter};
-pub use meta::{EndStatus, RunEnd, RunMeta};
+pub use meta::{EndStatus, RequestMeta, RunEnd, RunMeta};
 pub use redact::redact_args;
 
 use crate::monitor::Health;

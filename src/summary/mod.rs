@@ -1,9 +1,13 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
+mod by_request;
 mod generator;
+mod slo;
 mod stats;
 
+pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use generator::GeneratorHealth;
+pub use slo::SloVerdict;
 pub use stats::Stats;
 
 use crate::plan::Load;
@@ -18,8 +22,8 @@ use std::collections::BTreeMap;
 pub struct Summary {
     /// The target URL.
     pub target: String,
-    /// HTTP method.
-    pub method: String,
+    /// HTTP method, when the run sent one kind of request.
+    pub method: Option<String>,
     /// The load model and its parameter.
     pub load: Load,
     /// The HTTP version spoken.
@@ -46,7 +50,7 @@ pub struct Summary {
     pub classes: BTreeMap<StatusClass, ClassSummary>,
     /// Body bytes in and out.
     pub bytes: Bytes,
-    /// Share of requests answered 2xx or 3xx.
+    /// Share of requests that got an answer they expect (by default 2xx or 3xx).
     pub success_ratio: f64,
     /// Responses per status code.
     pub status_codes: BTreeMap<u16, u64>,
@@ -54,6 +58,12 @@ pub struct Summary {
     pub errors: Vec<ErrorEntry>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
+    /// One row per named request, in plan order.
+    pub by_request: Vec<RequestRow>,
+    /// The same over all requests.
+    pub aggregated: Option<RequestRow>,
+    /// Each objective of the run, and whether it held.
+    pub slo: Vec<SloVerdict>,
     /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
     pub timeline: Vec<IntervalDigest>,
 }
@@ -121,17 +131,17 @@ pub struct ErrorEntry {
 }
 
 impl Summary {
+    /// True unless an objective of the run was not met.
+    pub fn slo_met(&self) -> bool {
+        self.slo.iter().all(|v| v.met)
+    }
+
     /// Summarises a stored run (complete or partial).
     pub fn of(run: &StoredRun) -> Summary {
         let total = &run.total;
         let latency_all = total.latency_all();
         let completed = total.completed();
-        let successes: u64 = total
-            .status
-            .iter()
-            .filter(|(c, _)| (200..400).contains(*c))
-            .map(|(_, n)| n)
-            .sum();
+        let successes: u64 = total.requests.iter().map(|r| r.count - r.failures).sum();
 
         let (attack_secs, wait_secs) = match &run.end {
             Some(end) => (end.attack_secs, end.wait_secs),
@@ -177,6 +187,8 @@ impl Summary {
         }
         errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
 
+        let (by_request, aggregated) =
+            by_request::rows(&run.meta.requests, &total.requests, total_secs);
         let generator = GeneratorHealth::assess(run, total, attack_secs, total_secs, rate);
         let per = |x: u64| {
             if completed > 0 {
@@ -187,7 +199,10 @@ impl Summary {
         };
         Summary {
             target: run.meta.target.url.clone(),
-            method: run.meta.method.clone(),
+            method: match run.meta.requests.as_slice() {
+                [only] => Some(only.method.clone()),
+                _ => None,
+            },
             load: run.meta.load,
             protocol: run.meta.protocol.clone(),
             started_at: run.meta.started_at.clone(),
@@ -236,6 +251,14 @@ impl Summary {
             status_codes: total.status.clone(),
             errors,
             generator,
+            by_request,
+            aggregated,
+            slo: slo::judge(
+                &run.meta.slo,
+                &run.meta.requests,
+                &total.requests,
+                total_secs,
+            ),
             timeline: run.intervals.clone(),
         }
     }

@@ -8,5 +8,6 @@ mod hostile;
 mod nginx;
 mod ports;
 mod report;
+mod scenario;
 mod support;
 mod target;

@@ -267,7 +267,8 @@ fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
         (&nginx, nginx.url("https", "/upload")),
     ] {
         let mut plan = open_plan(&url, 20.0, 10);
-        plan.request = headroom::plan::RequestSpec::parse("POST", &[], body.clone()).unwrap();
+        plan.requests[0].spec =
+            headroom::plan::RequestSpec::parse("POST", &[], body.clone()).unwrap();
         plan.tls.ca = Some(certs.ca.clone());
         plan.connection.http = HttpVersion::Http1;
         let (summary, _, _dir) = attack(&plan);

@@ -23,6 +23,8 @@ fn sample(outcome: Outcome, latency_us: u64, lag_us: u64) -> Sample {
         bytes_in: 3,
         bytes_out: 0,
         retried: false,
+        request: 0,
+        expected: outcome.is_success(),
     }
 }
 

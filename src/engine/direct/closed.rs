@@ -33,7 +33,7 @@ pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Secon
         }
         while !stopping && conns.outstanding() < concurrency {
             match worker.next_closed() {
-                Some(intended) => conns.enqueue(intended),
+                Some((intended, n)) => conns.enqueue(intended, worker.run.mix.pick(n)),
                 None => stopping = true,
             }
         }

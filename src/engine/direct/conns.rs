@@ -27,6 +27,8 @@ pub(super) struct Job {
     pub intended: Instant,
     /// True for the second attempt of a request the server provably did not process.
     pub retried: bool,
+    /// Which of the run's requests it is.
+    pub request: u16,
 }
 
 struct InFlight {
@@ -135,11 +137,13 @@ impl<'a> Conns<'a> {
         })
     }
 
-    /// Queues a request that fell due, or fails it when the backlog is full.
-    pub fn enqueue(&mut self, intended: Instant) {
+    /// Queues request `request` that fell due at `intended`, or fails it when the backlog is
+    /// full.
+    pub fn enqueue(&mut self, intended: Instant, request: u16) {
         let job = Job {
             intended,
             retried: false,
+            request,
         };
         if self.waiting.len() >= BACKLOG_LIMIT {
             self.fail(job, None, ErrorKind::Backlog, None);
@@ -198,10 +202,8 @@ impl<'a> Conns<'a> {
                 job.intended = sent_at;
             }
             self.worker.note_sent(sent_at);
-            match open
-                .conn
-                .send(run.template.h1_request(), run.template.is_head())
-            {
+            let template = &run.requests[usize::from(job.request)];
+            match open.conn.send(template.h1_request(), template.is_head()) {
                 Ok(()) => {
                     let opened = open.fresh.take();
                     open.inflight = Some(InFlight {
@@ -500,6 +502,7 @@ impl<'a> Conns<'a> {
         } = inflight;
         // Kernel stamps precede our own clock readings; never let them precede the send.
         let end = reply.end.max(sent_at);
+        let template = &self.worker.run.requests[usize::from(job.request)];
         self.worker.record(
             &Sample {
                 outcome: Outcome::Status(reply.status),
@@ -510,8 +513,10 @@ impl<'a> Conns<'a> {
                 tls_handshake: opened.and_then(|t| t.tls),
                 first_byte: Some(reply.head_at.max(sent_at) - sent_at),
                 bytes_in: reply.body_bytes,
-                bytes_out: self.worker.run.template.body_len(),
+                bytes_out: template.body_len(),
                 retried: job.retried,
+                request: job.request,
+                expected: template.expects(reply.status),
             },
             end,
         );
@@ -538,6 +543,8 @@ impl<'a> Conns<'a> {
                 bytes_in: 0,
                 bytes_out: 0,
                 retried: job.retried,
+                request: job.request,
+                expected: false,
             },
             end,
         );

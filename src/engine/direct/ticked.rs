@@ -59,7 +59,7 @@ pub(super) fn pace(
                     break;
                 }
                 worker.note_scheduled();
-                conns.enqueue(at);
+                conns.enqueue(at, run.mix.pick(n));
                 stride.advance();
             }
         }

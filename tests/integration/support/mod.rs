@@ -5,7 +5,7 @@ pub mod nginx;
 
 use headroom::engine::Shutdown;
 use headroom::plan::{
-    AttackPlan, ConnectionOptions, Load, Rate, RequestSpec, Stop, Target, TlsOptions,
+    AttackPlan, ConnectionOptions, Load, NamedRequest, Rate, RequestSpec, Stop, Target, TlsOptions,
 };
 use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
@@ -13,9 +13,11 @@ use std::time::Duration;
 
 /// A plan for `url` at `rate` req/s, stopping after `requests`.
 pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
+    let target = Target::parse(url).unwrap();
+    let spec = RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap();
     AttackPlan {
-        target: Target::parse(url).unwrap(),
-        request: RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+        requests: vec![NamedRequest::single(spec, &target)],
+        target,
         load: Load::Open { rate: Rate(rate) },
         stop: Stop {
             duration: Some(Duration::from_secs(60)),
@@ -24,6 +26,7 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
         connection: ConnectionOptions::default(),
         tls: TlsOptions::default(),
         threads: 1,
+        slo: Vec::new(),
     }
 }
 

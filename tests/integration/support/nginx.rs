@@ -40,6 +40,15 @@ impl Nginx {
 
     /// Like [`Nginx::start`], with `http_conf` added to the `http` block.
     pub fn start_with(tls: Tls<'_>, http_conf: &str) -> Nginx {
+        Nginx::launch(tls, http_conf, r#"location / { return 200 "ok\n"; }"#)
+    }
+
+    /// Like [`Nginx::start`], serving `locations` instead of `ok` everywhere.
+    pub fn with_locations(tls: Tls<'_>, locations: &str) -> Nginx {
+        Nginx::launch(tls, "keepalive_requests 1000000;", locations)
+    }
+
+    fn launch(tls: Tls<'_>, http_conf: &str, locations: &str) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let port = super::free_port();
         let root = dir.path();
@@ -83,7 +92,7 @@ http {{
   server {{
     listen {listen};
     {tls_conf}
-    location / {{ return 200 "ok\n"; }}
+    {locations}
   }}
 }}
 "#

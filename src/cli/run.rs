@@ -1,0 +1,56 @@
+//! `headroom run`: a scenario file lowered to a plan, then run like an attack.
+
+use super::attack::execute;
+use anyhow::Context;
+use headroom::engine::Shutdown;
+use headroom::report::Format;
+use headroom::store::RunDir;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `headroom run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The scenario file (YAML; `headroom schema` prints its JSON Schema).
+    pub scenario: PathBuf,
+    /// Check the scenario and print what would run, without sending anything.
+    #[arg(long)]
+    pub check: bool,
+    /// Run directory to store results in (default: runs/<time>-run).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Report format printed at the end.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// No live progress line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Runs `headroom run`.
+pub fn run(args: RunArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+    let plan = headroom::plan::scenario::load(&args.scenario, super::available_cores())?;
+    if args.check {
+        println!("{}: ok", args.scenario.display());
+        for r in &plan.requests {
+            println!(
+                "  {:<24} weight {:<5} {} {}",
+                r.name,
+                r.weight,
+                r.spec.method,
+                r.spec.path.as_deref().unwrap_or("")
+            );
+        }
+        for s in &plan.slo {
+            println!("  SLO {s}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = match &args.out {
+        Some(out) => RunDir::at(out),
+        None => RunDir::default_for("run"),
+    };
+    let command: Vec<String> = std::env::args().collect();
+    execute(&plan, &command, &dir, shutdown, args.format, args.quiet)
+        .with_context(|| format!("scenario {}", args.scenario.display()))
+}

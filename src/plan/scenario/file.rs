@@ -1,0 +1,186 @@
+//! The scenario file as written: YAML, checked field by field as it is read, so a mistake is
+//! reported at its line and column. The doc comments here are the schema's descriptions.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A headroom scenario: where the traffic goes, what it is, how hard and how long, and the
+/// service-level objectives it must meet.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Where requests go, and how to connect.
+    pub target: TargetSection,
+    /// The kinds of request sent; each is a row of the report.
+    pub requests: Vec<RequestSection>,
+    /// How hard and how long.
+    pub load: LoadSection,
+    /// Objectives the run must meet, e.g. "p95 < 250ms", "error_rate < 1%", "read: p99 < 50ms".
+    /// The run exits with status 3 when one is not met.
+    #[serde(default)]
+    pub slo: Vec<String>,
+    /// Engine threads (default: the cores this process may use).
+    pub threads: Option<usize>,
+}
+
+/// The server, and connection settings shared by every request.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    /// Base URL, e.g. "https://127.0.0.1:8443" or "http://127.0.0.1:2379/v3"; request paths
+    /// are appended to its path.
+    pub url: String,
+    /// TLS settings, for https.
+    #[serde(default)]
+    pub tls: TlsSection,
+    /// HTTP version: "auto" (HTTP/2 when the server offers it over TLS), "http1" or "http2".
+    #[serde(default)]
+    pub http: HttpChoice,
+    /// Headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Deadline for a whole request, e.g. "5s" (default 30s).
+    pub timeout: Option<String>,
+    /// Deadline for opening a connection, TLS included (default 10s).
+    pub connect_timeout: Option<String>,
+    /// Reuse connections (default true); false opens a connection (and handshake) per request.
+    pub keepalive: Option<bool>,
+    /// Most connections open at once (default 10000).
+    pub max_connections: Option<u32>,
+}
+
+/// TLS settings. Relative paths are relative to the scenario file.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSection {
+    /// PEM bundle of trusted CAs; when set, only these are trusted.
+    pub ca: Option<PathBuf>,
+    /// PEM client certificate (with its chain), for servers that verify clients.
+    pub cert: Option<PathBuf>,
+    /// PEM private key of the client certificate. Its content is never stored.
+    pub key: Option<PathBuf>,
+    /// Skip verification of the server's certificate.
+    #[serde(default)]
+    pub insecure: bool,
+    /// Server name sent in SNI and verified, when it differs from the URL's host.
+    pub server_name: Option<String>,
+    /// Resume TLS sessions on new connections (default true).
+    pub session_resumption: Option<bool>,
+}
+
+/// Which HTTP version to speak.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpChoice {
+    /// HTTP/2 when the server offers it over TLS, HTTP/1.1 otherwise.
+    #[default]
+    Auto,
+    /// HTTP/1.1 only.
+    Http1,
+    /// HTTP/2 only.
+    Http2,
+}
+
+/// One kind of request.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestSection {
+    /// The name it is reported under; unique in the scenario.
+    pub name: String,
+    /// HTTP method (default GET).
+    #[serde(default = "get")]
+    pub method: String,
+    /// Path and query, appended to the target URL's path, e.g. "/v1/keys?limit=5".
+    pub path: String,
+    /// Headers of this request (added to the target's).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Body, as text.
+    pub body: Option<String>,
+    /// Body, as JSON (sent with content-type: application/json unless a header says otherwise).
+    pub json: Option<serde_json::Value>,
+    /// Body, read from this file (relative to the scenario file).
+    pub body_file: Option<PathBuf>,
+    /// Share of the load, relative to the other requests' weights (default 1).
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Which answers count as success (default: any 2xx or 3xx).
+    #[serde(default)]
+    pub expect: ExpectSection,
+}
+
+fn get() -> String {
+    "GET".into()
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What a request expects back; anything else is a failure of that request.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSection {
+    /// Allowed status codes: numbers (404), classes ("2xx") or ranges ("200-204").
+    pub status: Option<Vec<StatusPattern>>,
+}
+
+/// A status code, a class such as "2xx", or a range such as "200-204".
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StatusPattern {
+    /// One status code.
+    Code(u16),
+    /// A class or a range.
+    Text(String),
+}
+
+/// How hard and how long.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Open model: requests per second, whatever the server does.
+    pub rate: Option<f64>,
+    /// Closed model: virtual users, each sending its next request when the last is answered.
+    pub users: Option<u32>,
+    /// Stop after this long, e.g. "60s", "5m".
+    pub duration: Option<String>,
+    /// Stop after this many requests.
+    pub requests: Option<u64>,
+}
+
+/// A duration as written ("30s", "500ms", "5m").
+pub fn duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim()).map_err(|e| {
+        format!("invalid duration {text:?} ({e}); write e.g. \"30s\", \"500ms\", \"5m\"")
+    })
+}
+
+/// The inclusive range of codes a pattern allows.
+pub fn status_range(p: &StatusPattern) -> Result<(u16, u16), String> {
+    let valid = |c: u16| (100..=599).contains(&c);
+    let bad = |t: &str| {
+        format!("invalid status {t:?}: expected a code (404), a class (\"2xx\") or a range (\"200-204\")")
+    };
+    match p {
+        StatusPattern::Code(c) if valid(*c) => Ok((*c, *c)),
+        StatusPattern::Code(c) => Err(bad(&c.to_string())),
+        StatusPattern::Text(t) => {
+            let t = t.trim();
+            if let Some(class) = t.strip_suffix("xx").or_else(|| t.strip_suffix("XX")) {
+                return match class.parse::<u16>() {
+                    Ok(d @ 1..=5) => Ok((d * 100, d * 100 + 99)),
+                    _ => Err(bad(t)),
+                };
+            }
+            let (lo, hi) = t.split_once('-').unwrap_or((t, t));
+            match (lo.trim().parse::<u16>(), hi.trim().parse::<u16>()) {
+                (Ok(lo), Ok(hi)) if valid(lo) && valid(hi) && lo <= hi => Ok((lo, hi)),
+                _ => Err(bad(t)),
+            }
+        }
+    }
+}

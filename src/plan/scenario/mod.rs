@@ -1,0 +1,510 @@
+//! Scenario files: the traffic of a run described once, in YAML, and lowered to a plan.
+//!
+//! Everything is checked before any request is sent, and a mistake is reported with the file,
+//! line and column it is at.
+
+mod file;
+
+pub use file::ScenarioFile;
+
+use super::{
+    AttackPlan, ClientIdentity, ConnectionOptions, Expect, HttpVersion, Load, NamedRequest, Rate,
+    RequestSpec, Slo, Stop, Target, TlsOptions,
+};
+use file::{HttpChoice, RequestSection};
+use std::path::{Path, PathBuf};
+
+/// A scenario that cannot be run: where, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {message}", file.display(), at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+pub struct ScenarioError {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Line and column (from 1), when the mistake has a place.
+    pub at: Option<(usize, usize)>,
+    /// What is wrong, and what was expected.
+    pub message: String,
+}
+
+/// The JSON Schema of scenario files, for editor completion and validation.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(ScenarioFile);
+    serde_json::to_string_pretty(&schema).expect("a schema serializes")
+}
+
+/// Reads and checks the scenario at `path`; `threads` is used when the file sets none.
+pub fn load(path: &Path, threads: usize) -> Result<AttackPlan, ScenarioError> {
+    let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        at: None,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    parse(&source, path, threads)
+}
+
+/// Checks scenario text read from `path` (which relative file paths are resolved against).
+pub fn parse(source: &str, path: &Path, threads: usize) -> Result<AttackPlan, ScenarioError> {
+    let lower = Lowering {
+        source,
+        file: path,
+        dir: path.parent().unwrap_or(Path::new(".")),
+    };
+    let scenario: ScenarioFile = yaml_serde::from_str(source).map_err(|e| {
+        let at = e.location().map(|l| (l.line(), l.column()));
+        let mut message = e.to_string();
+        if let Some((line, column)) = at {
+            let suffix = format!(" at line {line} column {column}");
+            if let Some(cut) = message.find(&suffix) {
+                message.replace_range(cut..cut + suffix.len(), "");
+            }
+        }
+        lower.error_at(at, message)
+    })?;
+    lower.plan(scenario, threads)
+}
+
+/// The context a scenario is lowered in: its text (to place errors) and its directory.
+struct Lowering<'a> {
+    source: &'a str,
+    file: &'a Path,
+    dir: &'a Path,
+}
+
+impl Lowering<'_> {
+    fn error_at(&self, at: Option<(usize, usize)>, message: String) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            at,
+            message,
+        }
+    }
+
+    /// An error placed at the `nth` occurrence (from 0) of `needle` in the file, when found.
+    fn error_near(&self, needle: &str, nth: usize, message: String) -> ScenarioError {
+        let at = self
+            .source
+            .match_indices(needle)
+            .nth(nth)
+            .map(|(offset, _)| {
+                let before = &self.source[..offset];
+                let line = before.matches('\n').count() + 1;
+                let column = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                (line, column)
+            });
+        self.error_at(at, message)
+    }
+
+    fn path(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
+    }
+
+    fn plan(&self, s: ScenarioFile, threads: usize) -> Result<AttackPlan, ScenarioError> {
+        let t = &s.target;
+        let target = Target::parse(&t.url)
+            .map_err(|e| self.error_near(&t.url, 0, format!("target.url: {e}")))?;
+        if s.requests.is_empty() {
+            return Err(self.error_near(
+                "requests",
+                0,
+                "requests: give at least one request".into(),
+            ));
+        }
+        let mut requests = Vec::with_capacity(s.requests.len());
+        for (i, r) in s.requests.iter().enumerate() {
+            if let Some(first) = s.requests[..i].iter().position(|o| o.name == r.name) {
+                return Err(self.error_near(
+                    &format!("name: {}", r.name),
+                    1,
+                    format!(
+                        "requests[{i}]: the name {:?} is already used by requests[{first}]; each request needs its own name (its row in the report)",
+                        r.name
+                    ),
+                ));
+            }
+            requests.push(self.request(&target, &t.headers, r, i)?);
+        }
+        let load = match (s.load.rate, s.load.users) {
+            (Some(rate), None) if rate.is_finite() && rate > 0.0 => Load::Open { rate: Rate(rate) },
+            (Some(rate), None) => {
+                return Err(self.error_near(
+                    "rate",
+                    0,
+                    format!(
+                        "load.rate must be a positive number of requests per second, got {rate}"
+                    ),
+                ))
+            }
+            (None, Some(0)) => {
+                return Err(self.error_near("users", 0, "load.users must be at least 1".into()))
+            }
+            (None, Some(users)) => Load::Closed { concurrency: users },
+            (Some(_), Some(_)) => {
+                return Err(self.error_near(
+                    "load",
+                    0,
+                    "load: give rate (open model) or users (closed model), not both".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(self.error_near(
+                    "load",
+                    0,
+                    "load: give rate (requests per second, open model) or users (closed model)"
+                        .into(),
+                ))
+            }
+        };
+        let duration =
+            |text: &Option<String>| -> Result<Option<std::time::Duration>, ScenarioError> {
+                text.as_deref()
+                    .map(|t| file::duration(t).map_err(|e| self.error_near(t, 0, e)))
+                    .transpose()
+            };
+        let stop_after = duration(&s.load.duration)?;
+        let timeout = duration(&t.timeout)?;
+        let connect_timeout = duration(&t.connect_timeout)?;
+        if s.load.duration.is_none() && s.load.requests.is_none() {
+            return Err(self.error_near(
+                "load",
+                0,
+                "load: give duration or requests, so the run stops by itself".into(),
+            ));
+        }
+        let mut slo = Vec::with_capacity(s.slo.len());
+        for text in &s.slo {
+            let parsed: Slo = text
+                .parse()
+                .map_err(|e: super::SloError| self.error_near(text, 0, e.to_string()))?;
+            if let Some(name) = &parsed.request {
+                if !requests.iter().any(|r: &NamedRequest| &r.name == name) {
+                    return Err(self.error_near(text, 0, format!("SLO {text:?} is about request {name:?}, which the scenario does not have")));
+                }
+            }
+            slo.push(parsed);
+        }
+        let defaults = ConnectionOptions::default();
+        let plan = AttackPlan {
+            target,
+            requests,
+            load,
+            stop: Stop {
+                duration: stop_after,
+                requests: s.load.requests,
+            },
+            connection: ConnectionOptions {
+                http: match t.http {
+                    HttpChoice::Auto => HttpVersion::Auto,
+                    HttpChoice::Http1 => HttpVersion::Http1,
+                    HttpChoice::Http2 => HttpVersion::Http2,
+                },
+                keepalive: t.keepalive.unwrap_or(defaults.keepalive),
+                max_connections: t.max_connections.unwrap_or(defaults.max_connections),
+                timeout: timeout.unwrap_or(defaults.timeout),
+                connect_timeout: connect_timeout.unwrap_or(defaults.connect_timeout),
+                ..defaults
+            },
+            tls: self.tls(&t.tls)?,
+            threads: s.threads.unwrap_or(threads),
+            slo,
+        };
+        plan.validate()
+            .map_err(|e| self.error_at(None, e.to_string()))?;
+        Ok(plan)
+    }
+
+    fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {
+        let identity = match (&t.cert, &t.key) {
+            (Some(cert), Some(key)) => Some(ClientIdentity {
+                cert: self.path(cert),
+                key: self.path(key),
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(self.error_near(
+                    "tls",
+                    0,
+                    "target.tls: give both cert and key for a client certificate".into(),
+                ))
+            }
+        };
+        Ok(TlsOptions {
+            ca: t.ca.as_deref().map(|p| self.path(p)),
+            identity,
+            insecure: t.insecure,
+            session_resumption: t.session_resumption.unwrap_or(true),
+            server_name: t.server_name.clone(),
+        })
+    }
+
+    fn request(
+        &self,
+        target: &Target,
+        common: &std::collections::BTreeMap<String, String>,
+        r: &RequestSection,
+        i: usize,
+    ) -> Result<NamedRequest, ScenarioError> {
+        let here = |message: String| {
+            self.error_near(&r.path, 0, format!("requests[{i}] ({}): {message}", r.name))
+        };
+        if !r.path.starts_with('/') {
+            return Err(here(format!("path {:?} must start with '/'", r.path)));
+        }
+        let base = target.path_and_query.trim_end_matches('/');
+        let path = format!("{base}{}", r.path);
+        if let Err(e) = http::uri::PathAndQuery::try_from(path.as_str()) {
+            return Err(here(format!(
+                "path {:?} is not a valid path and query: {e}",
+                r.path
+            )));
+        }
+        let (body, content_type) = match (&r.body, &r.json, &r.body_file) {
+            (None, None, None) => (bytes::Bytes::new(), None),
+            (Some(text), None, None) => (bytes::Bytes::from(text.clone()), None),
+            (None, Some(json), None) => (
+                bytes::Bytes::from(serde_json::to_vec(json).expect("JSON values serialize")),
+                Some("application/json"),
+            ),
+            (None, None, Some(file)) => {
+                let full = self.path(file);
+                let bytes = std::fs::read(&full).map_err(|e| {
+                    self.error_near(
+                        &file.display().to_string(),
+                        0,
+                        format!(
+                            "requests[{i}] ({}): body_file {}: {e}",
+                            r.name,
+                            full.display()
+                        ),
+                    )
+                })?;
+                (bytes::Bytes::from(bytes), None)
+            }
+            _ => return Err(here("give at most one of body, json and body_file".into())),
+        };
+        // A request's own header replaces the target's of the same name.
+        let mut headers: Vec<String> = common
+            .iter()
+            .filter(|(k, _)| !r.headers.keys().any(|own| own.eq_ignore_ascii_case(k)))
+            .chain(&r.headers)
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        if let Some(ct) = content_type {
+            if !common
+                .keys()
+                .chain(r.headers.keys())
+                .any(|k| k.eq_ignore_ascii_case("content-type"))
+            {
+                headers.push(format!("content-type: {ct}"));
+            }
+        }
+        let mut spec =
+            RequestSpec::parse(&r.method, &headers, body).map_err(|e| here(e.to_string()))?;
+        spec.path = Some(path);
+        Ok(NamedRequest {
+            name: r.name.clone(),
+            weight: r.weight,
+            spec,
+            expect: match &r.expect.status {
+                None => Expect::default(),
+                Some(patterns) => Expect {
+                    status: patterns
+                        .iter()
+                        .map(|p| {
+                            file::status_range(p).map_err(|e| {
+                                let text = match p {
+                                    file::StatusPattern::Code(c) => c.to_string(),
+                                    file::StatusPattern::Text(t) => t.clone(),
+                                };
+                                self.error_near(
+                                    &text,
+                                    0,
+                                    format!("requests[{i}] ({}): {e}", r.name),
+                                )
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
+                },
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+target:
+  url: https://127.0.0.1:8443/v1
+  tls:
+    ca: certs/ca.pem
+    cert: certs/client.pem
+    key: certs/client.key
+  headers:
+    X-Team: perf
+  timeout: 5s
+requests:
+  - name: read
+    path: /kv/key1?consistent=1
+    weight: 95
+  - name: write
+    method: put
+    path: /kv/key1
+    json: {value: "abc"}
+    weight: 5
+    expect:
+      status: ["2xx", 409]
+  - name: bad credentials
+    path: /kv/key1
+    headers:
+      Authorization: Bearer wrong
+    weight: 0
+    expect:
+      status: [401, "403"]
+load:
+  rate: 200
+  duration: 30s
+slo:
+  - p95 < 250ms
+  - "read: p99 < 50ms"
+  - error_rate < 1%
+"#;
+
+    fn parse_at(source: &str) -> Result<AttackPlan, ScenarioError> {
+        parse(source, Path::new("/scenarios/kv.yaml"), 2)
+    }
+
+    #[test]
+    fn a_scenario_lowers_to_a_plan() {
+        let plan = parse_at(GOOD).unwrap();
+        assert_eq!(plan.requests.len(), 3);
+        let write = &plan.requests[1];
+        assert_eq!(write.spec.method, http::Method::PUT);
+        assert_eq!(write.spec.path.as_deref(), Some("/v1/kv/key1"));
+        assert_eq!(&write.spec.body[..], br#"{"value":"abc"}"#);
+        assert!(write
+            .spec
+            .headers
+            .iter()
+            .any(|(k, v)| k == "content-type" && v == "application/json"));
+        assert!(write.expect.allows(204) && write.expect.allows(409) && !write.expect.allows(404));
+        assert_eq!(
+            plan.requests[0].spec.path.as_deref(),
+            Some("/v1/kv/key1?consistent=1")
+        );
+        assert!(plan.requests[0].expect.allows(301) && !plan.requests[0].expect.allows(401));
+        assert!(plan.requests[2].expect.allows(403));
+        assert_eq!(plan.weights(), vec![95, 5, 0]);
+        assert_eq!(plan.load, Load::Open { rate: Rate(200.0) });
+        assert_eq!(plan.connection.timeout, std::time::Duration::from_secs(5));
+        let id = plan.tls.identity.as_ref().unwrap();
+        assert_eq!(id.key, Path::new("/scenarios/certs/client.key"));
+        assert_eq!(plan.slo.len(), 3);
+        assert_eq!(plan.slo[1].request.as_deref(), Some("read"));
+        assert_eq!(plan.threads, 2);
+    }
+
+    /// The error for `GOOD` with `from` replaced by `to`, and where `needle` (its `nth`
+    /// occurrence) sits in that text, as ":line:column:".
+    fn error_at(from: &str, to: &str, needle: &str, nth: usize) -> (String, String) {
+        let source = GOOD.replace(from, to);
+        assert_ne!(source, GOOD, "{from:?} is in the scenario");
+        let offset = source
+            .match_indices(needle)
+            .nth(nth)
+            .expect("needle present")
+            .0;
+        let before = &source[..offset];
+        let line = before.matches('\n').count() + 1;
+        let column = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        let e = parse_at(&source).unwrap_err().to_string();
+        (e, format!(":{line}:{column}: "))
+    }
+
+    #[test]
+    fn mistakes_are_reported_at_their_line_and_column() {
+        let cases = [
+            (
+                "    weight: 95",
+                "    wieght: 95",
+                "wieght",
+                0,
+                "unknown field `wieght`, expected one of",
+            ),
+            ("rate: 200", "rate: fast", "fast", 0, "invalid type"),
+            (
+                "duration: 30s",
+                "duration: 30 parsecs",
+                "30 parsecs",
+                0,
+                "invalid duration",
+            ),
+            (
+                "[\"2xx\", 409]",
+                "[\"2xx\", \"6xx\"]",
+                "6xx",
+                0,
+                "invalid status \"6xx\"",
+            ),
+            (
+                "name: write",
+                "name: read",
+                "name: read",
+                1,
+                "already used by requests[0]",
+            ),
+            (
+                "read: p99 < 50ms",
+                "reed: p99 < 50ms",
+                "reed:",
+                0,
+                "\"reed\", which the scenario does not have",
+            ),
+            ("p95 < 250ms", "p95 > > 250ms", "p95 > >", 0, "e.g."),
+            (
+                "json: {value: \"abc\"}",
+                "body_file: missing.json",
+                "missing.json",
+                0,
+                "/scenarios/missing.json",
+            ),
+            (
+                "url: https://127.0.0.1:8443/v1",
+                "url: ftp://x",
+                "ftp://x",
+                0,
+                "target.url",
+            ),
+        ];
+        for (from, to, needle, nth, says) in cases {
+            let (e, at) = error_at(from, to, needle, nth);
+            assert!(e.starts_with("/scenarios/kv.yaml"), "{e}");
+            assert!(e.contains(&at), "{to:?}: expected {at} in {e}");
+            assert!(e.contains(says), "{to:?}: expected {says:?} in {e}");
+        }
+        let e = parse_at(&GOOD.replace("  rate: 200\n", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give rate"), "{e}");
+    }
+
+    #[test]
+    fn the_schema_describes_every_section() {
+        let schema = json_schema();
+        for field in [
+            "target",
+            "requests",
+            "load",
+            "slo",
+            "expect",
+            "weight",
+            "body_file",
+        ] {
+            assert!(schema.contains(&format!("\"{field}\"")), "{field}");
+        }
+    }
+}

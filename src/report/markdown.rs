@@ -1,0 +1,105 @@
+//! The report as markdown: the tables a performance report pastes in, like the seeds'.
+
+use super::text::{load_words, target_line};
+use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
+use crate::summary::{Stats, Summary};
+use std::fmt::Write;
+
+fn stats_row(out: &mut String, label: &str, st: &Stats) {
+    let _ = writeln!(
+        out,
+        "| {label} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        fmt_us(st.min_us),
+        fmt_us_f(st.mean_us),
+        fmt_us(st.p50_us),
+        fmt_us(st.p90_us),
+        fmt_us(st.p95_us),
+        fmt_us(st.p99_us),
+        fmt_us(st.p999_us),
+        fmt_us(st.max_us)
+    );
+}
+
+/// Renders the summary as a markdown report.
+pub fn render_markdown(s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## {}\n", target_line(s, &load_words(s.load)));
+    if let Some(why) = &s.partial {
+        let _ = writeln!(out, "> **Partial run:** {why}\n");
+    }
+    let _ = writeln!(out, "Started {}.\n", s.started_at);
+    out.push_str(
+        "| requests | rate (req/s) | throughput (req/s) | success | duration | bytes in (mean) |\n",
+    );
+    out.push_str("|---:|---:|---:|---:|---:|---:|\n");
+    let _ = writeln!(
+        out,
+        "| {} | {:.2} | {:.2} | {:.2}% | {} | {} |\n",
+        s.requests.total,
+        s.requests.rate,
+        s.requests.throughput,
+        100.0 * s.success_ratio,
+        fmt_secs(s.duration.total_secs),
+        fmt_bytes(s.bytes.in_mean)
+    );
+    out.push_str("| | min | mean | 50% | 90% | 95% | 99% | 99.9% | max |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    stats_row(&mut out, "latency", &s.latency);
+    stats_row(&mut out, "service time", &s.service_time);
+    for (label, stats) in [
+        ("first byte", &s.first_byte),
+        ("connect", &s.connect),
+        ("TLS handshake", &s.tls_handshake),
+    ] {
+        if let Some(st) = stats {
+            stats_row(&mut out, label, st);
+        }
+    }
+    out.push('\n');
+    if !s.by_request.is_empty() {
+        out.push_str("### Requests by name\n\n");
+        out.push_str(&super::by_request::markdown_table(s));
+        out.push('\n');
+    }
+    if !s.slo.is_empty() {
+        out.push_str("### Objectives\n\n| objective | measured | verdict |\n|---|---:|---|\n");
+        for v in &s.slo {
+            let verdict = if v.met { "met" } else { "**not met**" };
+            let _ = writeln!(out, "| `{}` | {} | {verdict} |", v.objective, v.measured);
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "### Status codes and errors\n\n| outcome | count | side | meaning |\n|---|---:|---|---|\n",
+    );
+    for (code, n) in &s.status_codes {
+        let _ = writeln!(out, "| {code} | {n} | | |");
+    }
+    for e in s.errors.iter().filter(|e| !e.key.starts_with("status_")) {
+        let side = format!("{:?}", e.side).to_lowercase();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {side} | {} |",
+            e.key, e.count, e.description
+        );
+    }
+    let g = &s.generator;
+    let _ = writeln!(
+        out,
+        "\n### Generator\n\nRate asked {}, held {:.2}/s; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
+        g.rate_asked.map(|r| format!("{r}/s")).unwrap_or_else(|| "-".into()),
+        g.rate_held,
+        fmt_us(g.lag.p99_us),
+        fmt_us(g.lag.max_us),
+        g.cpu_percent,
+        g.cpu_us_per_request,
+        g.threads
+    );
+    if g.saturated {
+        out.push_str("\n**Warning: the generator was the bottleneck; these numbers describe the generator, not the server:**\n\n");
+        for f in &g.findings {
+            let _ = writeln!(out, "- {f}");
+        }
+    }
+    out
+}

@@ -1,0 +1,85 @@
+//! The per-request table: one row per named request, as Locust's and the seeds' tables have.
+
+use super::Stats;
+use crate::record::{Histogram, RequestStats};
+use crate::store::RequestMeta;
+use serde::{Deserialize, Serialize};
+
+/// The percentiles a row shows, as fractions.
+pub const ROW_QUANTILES: [f64; 9] = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0];
+
+/// One named request over the whole run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RequestRow {
+    /// The request's name.
+    pub name: String,
+    /// Requests completed.
+    pub count: u64,
+    /// Completions without an expected answer.
+    pub failures: u64,
+    /// Latency (mean, min, max and the usual percentiles).
+    pub latency: Stats,
+    /// Latency at each of [`ROW_QUANTILES`], in microseconds.
+    pub percentiles_us: Vec<u64>,
+    /// Mean response body size in bytes.
+    pub mean_bytes: f64,
+    /// Completions per second of the run.
+    pub rps: f64,
+    /// Failures per second of the run.
+    pub failures_per_sec: f64,
+}
+
+impl RequestRow {
+    fn of(name: &str, stats: &RequestStats, secs: f64) -> RequestRow {
+        let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        RequestRow {
+            name: name.to_string(),
+            count: stats.count,
+            failures: stats.failures,
+            latency: Stats::of(&stats.latency),
+            percentiles_us: percentiles(&stats.latency),
+            mean_bytes: if stats.count > 0 {
+                stats.bytes_in as f64 / stats.count as f64
+            } else {
+                0.0
+            },
+            rps: per_sec(stats.count),
+            failures_per_sec: per_sec(stats.failures),
+        }
+    }
+}
+
+fn percentiles(h: &Histogram) -> Vec<u64> {
+    if h.is_empty() {
+        return vec![0; ROW_QUANTILES.len()];
+    }
+    ROW_QUANTILES
+        .iter()
+        .map(|&q| h.inner().value_at_quantile(q))
+        .collect()
+}
+
+/// One row per request of the run, in plan order, and the aggregated row over all of them.
+pub fn rows(
+    requests: &[RequestMeta],
+    stats: &[RequestStats],
+    secs: f64,
+) -> (Vec<RequestRow>, Option<RequestRow>) {
+    let empty = RequestStats::default();
+    let rows: Vec<RequestRow> = requests
+        .iter()
+        .enumerate()
+        .map(|(i, meta)| RequestRow::of(&meta.name, stats.get(i).unwrap_or(&empty), secs))
+        .collect();
+    if stats.is_empty() {
+        return (rows, None);
+    }
+    let mut all = RequestStats::default();
+    for s in stats {
+        all.count += s.count;
+        all.failures += s.failures;
+        all.latency.add(&s.latency);
+        all.bytes_in += s.bytes_in;
+    }
+    (rows, Some(RequestRow::of("Aggregated", &all, secs)))
+}

@@ -1,0 +1,86 @@
+//! Judging a run against its service-level objectives, from the recorded histograms.
+
+use crate::plan::{Metric, Slo};
+use crate::record::RequestStats;
+use crate::report::{fmt_us, fmt_us_f};
+use crate::store::RequestMeta;
+use serde::{Deserialize, Serialize};
+
+/// One objective and whether the run met it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SloVerdict {
+    /// The objective as written.
+    pub objective: String,
+    /// What was measured, in the objective's unit ("1.204ms", "0.30%", "812.5 req/s").
+    pub measured: String,
+    /// True when the objective held.
+    pub met: bool,
+}
+
+/// Judges each objective (as stored with the run) against the run's per-request records.
+pub fn judge(
+    objectives: &[String],
+    requests: &[RequestMeta],
+    stats: &[RequestStats],
+    secs: f64,
+) -> Vec<SloVerdict> {
+    objectives
+        .iter()
+        .map(|text| match text.parse::<Slo>() {
+            Ok(slo) => judge_one(&slo, requests, stats, secs),
+            Err(e) => SloVerdict {
+                objective: text.clone(),
+                measured: format!("unreadable: {}", e.reason),
+                met: false,
+            },
+        })
+        .collect()
+}
+
+fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: f64) -> SloVerdict {
+    let mut scope = RequestStats::default();
+    let picked: Vec<&RequestStats> = match &slo.request {
+        Some(name) => requests
+            .iter()
+            .position(|r| &r.name == name)
+            .and_then(|i| stats.get(i))
+            .into_iter()
+            .collect(),
+        None => stats.iter().collect(),
+    };
+    for s in picked {
+        scope.count += s.count;
+        scope.failures += s.failures;
+        scope.latency.add(&s.latency);
+    }
+    let verdict = |measured: String, met: bool| SloVerdict {
+        objective: slo.text.clone(),
+        measured,
+        met,
+    };
+    if scope.count == 0 && slo.metric != Metric::Rps {
+        return verdict("no requests completed".into(), false);
+    }
+    let h = scope.latency.inner();
+    let (value, measured) = match slo.metric {
+        Metric::Quantile(q) => {
+            let v = h.value_at_quantile(q);
+            (v as f64, fmt_us(v))
+        }
+        Metric::Mean => (h.mean(), fmt_us_f(h.mean())),
+        Metric::Max => (h.max() as f64, fmt_us(h.max())),
+        Metric::ErrorRate => {
+            let r = scope.failures as f64 / scope.count as f64;
+            (r, format!("{:.2}%", 100.0 * r))
+        }
+        Metric::Rps => {
+            let r = if secs > 0.0 {
+                scope.count as f64 / secs
+            } else {
+                0.0
+            };
+            (r, format!("{r:.1} req/s"))
+        }
+    };
+    verdict(measured, slo.op.holds(value, slo.bound))
+}

@@ -1,0 +1,169 @@
+//! `headroom run`: scenario files against real servers — weighted mixes, per-request rows,
+//! expectations and objectives.
+
+use crate::support::nginx::{Nginx, Tls};
+use crate::support::{attack, start_target};
+use headroom::plan::scenario;
+use std::path::Path;
+use std::process::Command;
+
+/// nginx as a key-value API: /kv/ needs "Bearer good", anything else is 404.
+fn kv_nginx() -> Nginx {
+    Nginx::with_locations(
+        Tls::None,
+        r#"location /kv/ { if ($http_authorization != "Bearer good") { return 401; } return 200 "value\n"; }
+    location / { return 404; }"#,
+    )
+}
+
+#[test]
+fn a_weighted_mix_reaches_the_server_in_its_proportions_with_a_row_per_request() {
+    let nginx = kv_nginx();
+    let source = format!(
+        r#"
+target:
+  url: {}
+  headers:
+    Authorization: Bearer good
+requests:
+  - name: read
+    path: /kv/a
+    weight: 3
+  - name: write
+    method: PUT
+    path: /kv/a
+    json: {{value: 1}}
+  - name: bad credentials
+    path: /kv/a
+    headers:
+      Authorization: Bearer wrong
+    expect:
+      status: [401, 403]
+  - name: missing
+    path: /nope
+load:
+  rate: 600
+  requests: 600
+threads: 2
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("mix.yaml"), 1).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+
+    let log = nginx.access_log();
+    let count = |prefix: &str| log.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("HTTP/1.1 200 - /kv/a "), 400, "reads and writes");
+    assert_eq!(count("HTTP/1.1 401 - /kv/a "), 100, "bad credentials");
+    assert_eq!(count("HTTP/1.1 404 - /nope "), 100, "missing");
+
+    let rows: Vec<(&str, u64, u64)> = summary
+        .by_request
+        .iter()
+        .map(|r| (r.name.as_str(), r.count, r.failures))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("read", 300, 0),
+            ("write", 100, 0),
+            ("bad credentials", 100, 0),
+            ("missing", 100, 100)
+        ]
+    );
+    let all = summary.aggregated.as_ref().unwrap();
+    assert_eq!((all.count, all.failures), (600, 100));
+    assert!((summary.success_ratio - 500.0 / 600.0).abs() < 1e-9);
+    assert!(summary.method.is_none());
+}
+
+fn headroom(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .output()
+        .expect("headroom runs")
+}
+
+#[test]
+fn objectives_decide_the_exit_status_and_the_markdown_has_the_table() {
+    let target = start_target(std::time::Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, slo: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "target: {{url: 'http://{}'}}\nrequests:\n  - {{name: fast, path: /}}\n  - {{name: teapot, path: /status/418, expect: {{status: [418]}}}}\nload: {{users: 2, requests: 200}}\nslo: [{slo}]\n",
+                target.addr()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let met = write("met.yaml", "'error_rate < 1%', 'fast: p100 < 10s'");
+    let out = dir.path().join("run-met");
+    let o = headroom(&[
+        "run",
+        met.to_str().unwrap(),
+        "-q",
+        "--format",
+        "markdown",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("| Name | # reqs | # fails |"), "{stdout}");
+    assert!(stdout.contains("| teapot | 100 | 0 (0.00%) |"), "{stdout}");
+    assert!(stdout.contains("| `error_rate < 1%` |"), "{stdout}");
+
+    let missed = write("missed.yaml", "'p50 < 1us'");
+    let o = headroom(&[
+        "run",
+        missed.to_str().unwrap(),
+        "-q",
+        "--out",
+        dir.path().join("run-missed").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("NOT MET  p50 < 1us"), "{stdout}");
+
+    // The stored run re-renders with the same verdicts.
+    let o = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["slo"][0]["met"], true);
+    assert_eq!(json["by_request"][1]["name"], "teapot");
+}
+
+#[test]
+fn a_broken_scenario_is_one_line_naming_the_place_and_nothing_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(
+        &path,
+        "target: {url: 'http://127.0.0.1:9'}\nrequests:\n  - name: a\n    path: /\n    wieght: 2\nload: {rate: 10, duration: 1s}\n",
+    )
+    .unwrap();
+    let o = headroom(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("broken.yaml:5:5: "), "{stderr}");
+    assert!(stderr.contains("unknown field `wieght`"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!dir.path().join("run").exists(), "nothing was stored");
+
+    let o = headroom(&["schema"]);
+    let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(schema["properties"]["requests"].is_object(), "{schema}");
+}
