@@ -48,7 +48,14 @@ pub fn attack(
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
-        let line = IntervalLine { record, health };
+        let stage =
+            crate::plan::stage_at(&plan.stages, std::time::Duration::from_secs(record.index))
+                .map(|(i, _)| i as u16);
+        let line = IntervalLine {
+            record,
+            health,
+            stage,
+        };
         if write_error.is_none() {
             if let Err(e) = writer.append(&line) {
                 write_error = Some(e);

@@ -179,6 +179,7 @@ impl AttackArgs {
                 .iter()
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
+            stages: Vec::new(),
         };
         plan.validate()?;
         Ok(plan)

@@ -63,6 +63,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         tls: TlsOptions::default(),
         threads: 1,
         slo: Vec::new(),
+        stages: Vec::new(),
     };
     plan.validate()?;
     let dir = match &args.out {

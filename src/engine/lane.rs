@@ -21,7 +21,7 @@ struct Timings {
 /// Runs lane `id` until its worker has no more jobs for it.
 pub(super) async fn run(worker: Arc<Worker>, id: usize) {
     let mut conn: Option<Sender> = None;
-    while let Some((intended, request)) = worker.next_job().await {
+    while let Some((intended, request)) = worker.next_job(id).await {
         execute(&worker, id, &mut conn, intended, request).await;
     }
     worker.lane_finished();

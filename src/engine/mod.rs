@@ -94,6 +94,10 @@ pub(crate) struct RunShared {
     pub coalesce: Duration,
     /// HTTP/1.1 runs on direct workers unless the plan asks for event loops.
     pub direct: bool,
+    /// When requests are due, in the open model.
+    pub pacer: Option<crate::schedule::Pacer>,
+    /// The stages of a staged load (users, for the closed model).
+    pub stages: Vec<crate::plan::Stage>,
     /// Requests handed out so far in the closed model: the stop for `--requests`, and each
     /// request's turn in the mix.
     pub issued: AtomicU64,
@@ -201,6 +205,19 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
     })
 }
 
+/// The open model's due times: the constant rate, or the stages as a rate profile.
+fn pacer(plan: &AttackPlan) -> Option<crate::schedule::Pacer> {
+    use crate::schedule::{ConstantPacer, Pacer, RateProfile};
+    let Load::Open { rate } = plan.load else {
+        return None;
+    };
+    Some(if plan.stages.is_empty() {
+        Pacer::Constant(ConstantPacer::new(rate))
+    } else {
+        Pacer::Staged(RateProfile::of_stages(&plan.stages))
+    })
+}
+
 /// Runs a prepared plan until its stop condition or `shutdown`; `on_interval` receives each
 /// whole interval, in order, as soon as every worker has reported it.
 pub fn run(
@@ -241,6 +258,8 @@ pub fn run(
         max_header_bytes: plan.connection.max_header_bytes,
         coalesce: plan.connection.coalesce,
         direct: !h2 && !plan.connection.event_loop,
+        pacer: pacer(plan),
+        stages: plan.stages.clone(),
         issued: AtomicU64::new(0),
     });
 

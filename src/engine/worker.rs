@@ -9,7 +9,7 @@ use super::RunShared;
 use crate::plan::Load;
 use crate::record::{IntervalRecord, Part};
 use crate::sample::{ErrorKind, Outcome, Sample};
-use crate::schedule::{within, ConstantPacer, Stride};
+use crate::schedule::{within, Pacer, Stride};
 use crate::timer::Alarm;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,6 +20,8 @@ use tokio::sync::Notify;
 /// Requests waiting for a free connection beyond this are failed as `backlog_full`, so a
 /// frozen server cannot make the generator's memory grow without bound.
 pub(super) const BACKLOG_LIMIT: usize = 1_000_000;
+/// How often a closed-model lane idle between stages looks at the users asked for.
+const STAGE_POLL: Duration = Duration::from_millis(10);
 /// After Ctrl-C, how long requests already sent may take to finish.
 pub(super) const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
@@ -65,9 +67,7 @@ impl Worker {
         let share = |total: u32| (total as usize).div_ceil(threads).max(1);
         let h2_pool = (run.h2 && run.keepalive).then(|| H2Pool::new(share(run.h2_connections)));
         let max_lanes = match (&h2_pool, run.load) {
-            (_, Load::Closed { concurrency }) => {
-                concurrency as usize / threads + usize::from(index < concurrency as usize % threads)
-            }
+            (_, Load::Closed { concurrency }) => users_share(concurrency as usize, index, threads),
             (Some(pool), Load::Open { .. }) => pool.len() * run.max_streams as usize,
             (None, Load::Open { .. }) => share(run.max_connections),
         };
@@ -114,9 +114,21 @@ impl Worker {
         self.max_lanes
     }
 
-    /// The next request for a lane (its intended send time and which request), or `None`
+    /// This worker's share of the closed model's users at `now`: all its lanes, or what the
+    /// stage running then asks for.
+    pub fn closed_target(&self, now: Instant) -> usize {
+        let run = &self.run;
+        if run.stages.is_empty() {
+            return self.max_lanes;
+        }
+        let users = crate::plan::stage_at(&run.stages, now.saturating_duration_since(run.start))
+            .map_or(0.0, |(i, into)| run.stages[i].level_at(into));
+        users_share(users.round() as usize, self.index, run.threads)
+    }
+
+    /// The next request for lane `id` (its intended send time and which request), or `None`
     /// when the lane should end.
-    pub async fn next_job(&self) -> Option<(Instant, u16)> {
+    pub async fn next_job(&self, id: usize) -> Option<(Instant, u16)> {
         match self.run.load {
             Load::Open { .. } => loop {
                 if let Some(job) = lock(&self.queue).pop_front() {
@@ -128,13 +140,20 @@ impl Worker {
                 self.idle.fetch_add(1, Ordering::Relaxed);
                 self.wake.notified().await;
             },
-            Load::Closed { .. } => {
+            Load::Closed { .. } => loop {
                 if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
-                let (intended, n) = self.next_closed()?;
-                Some((intended, self.run.mix.pick(n)))
-            }
+                // A lane beyond the current stage's users waits for a stage that needs it.
+                if id < self.closed_target(Instant::now()) {
+                    let (intended, n) = self.next_closed()?;
+                    return Some((intended, self.run.mix.pick(n)));
+                }
+                if self.past_duration(Instant::now()) {
+                    return None;
+                }
+                tokio::time::sleep(STAGE_POLL).await;
+            },
         }
     }
 
@@ -142,12 +161,7 @@ impl Worker {
     /// stop condition is reached. The number is run-wide, so the mix holds across workers.
     pub fn next_closed(&self) -> Option<(Instant, u64)> {
         let now = Instant::now();
-        if self
-            .run
-            .stop
-            .duration
-            .is_some_and(|d| now >= self.run.start + d)
-        {
+        if self.past_duration(now) {
             return None;
         }
         let n = self.run.issued.fetch_add(1, Ordering::Relaxed);
@@ -156,6 +170,14 @@ impl Worker {
         }
         lock(&self.tally).record.scheduled += 1;
         Some((now, n))
+    }
+
+    /// True once the run's duration (the stages' total, for a staged run) is over.
+    pub fn past_duration(&self, now: Instant) -> bool {
+        self.run
+            .stop
+            .duration
+            .is_some_and(|d| now >= self.run.start + d)
     }
 
     /// Sends the interval in progress to the aggregator and starts interval `next`; false
@@ -248,17 +270,17 @@ impl Worker {
     }
 }
 
-/// Sends this worker's share of a constant-rate schedule; true when interrupted.
-async fn pace(worker: &Arc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdown) -> bool {
+/// Sends this worker's share of the open-model schedule; true when interrupted.
+async fn pace(worker: &Arc<Worker>, pacer: &Pacer, shutdown: &mut Shutdown) -> bool {
     let run = &worker.run;
     // Without a timerfd, fall back to tokio's millisecond timer (the lag shows it).
     let alarm = Alarm::new().ok();
     let mut stride = Stride::new(worker.index, run.threads);
     loop {
-        let due = pacer.due(stride.peek());
-        if !within(&run.stop, stride.peek(), due) {
+        let n = stride.peek();
+        let Some(due) = pacer.due(n).filter(|&d| within(&run.stop, n, d)) else {
             return false;
-        }
+        };
         let at = run.start + due;
         if Instant::now() < at {
             let sleep = async {
@@ -277,8 +299,10 @@ async fn pace(worker: &Arc<Worker>, pacer: ConstantPacer, shutdown: &mut Shutdow
         let now = Instant::now() + run.coalesce;
         loop {
             let n = stride.peek();
-            let due = pacer.due(n);
-            if !within(&run.stop, n, due) || run.start + due > now {
+            let Some(due) = pacer.due(n).filter(|&d| within(&run.stop, n, d)) else {
+                break;
+            };
+            if run.start + due > now {
                 break;
             }
             worker.dispatch(run.start + due, run.mix.pick(n));
@@ -330,7 +354,10 @@ async fn work(
     tokio::time::sleep_until(run.start.into()).await;
     let ticker = tokio::spawn(tick(worker.clone(), tx.clone()));
     let interrupted = match run.load {
-        Load::Open { rate } => pace(&worker, ConstantPacer::new(rate), &mut shutdown).await,
+        Load::Open { .. } => match &run.pacer {
+            Some(pacer) => pace(&worker, pacer, &mut shutdown).await,
+            None => false,
+        },
         Load::Closed { .. } => {
             for _ in 0..worker.max_lanes {
                 worker.spawn_lane();
@@ -349,6 +376,11 @@ async fn work(
     }
     ticker.abort();
     worker.finish(&tx, interrupted)
+}
+
+/// Worker `index`'s share of `users` spread over `threads` workers.
+fn users_share(users: usize, index: usize, threads: usize) -> usize {
+    users / threads + usize::from(index < users % threads)
 }
 
 /// Locks a worker-local mutex; a poisoned one still holds valid counts, so use it.

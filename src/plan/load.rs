@@ -51,6 +51,45 @@ impl Load {
     }
 }
 
+/// One stretch of a staged load: a rate (open model) or a number of users (closed model),
+/// constant or ramped linearly from `from` to `to`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Stage {
+    /// Its name in the report.
+    pub name: String,
+    /// Requests per second, or users, at the start.
+    pub from: f64,
+    /// At the end (equal to `from` for a constant stage).
+    pub to: f64,
+    /// How long it lasts.
+    #[serde(with = "super::humantime_serde_compat")]
+    pub duration: Duration,
+}
+
+impl Stage {
+    /// The load `at` from the start of the stage.
+    pub fn level_at(&self, at: Duration) -> f64 {
+        let secs = self.duration.as_secs_f64();
+        if secs <= 0.0 {
+            return self.to;
+        }
+        let f = (at.as_secs_f64() / secs).clamp(0.0, 1.0);
+        self.from + (self.to - self.from) * f
+    }
+}
+
+/// The stage running `elapsed` after the start, with how far into it; `None` after the last.
+pub fn stage_at(stages: &[Stage], elapsed: Duration) -> Option<(usize, Duration)> {
+    let mut start = Duration::ZERO;
+    for (i, s) in stages.iter().enumerate() {
+        if elapsed < start + s.duration {
+            return Some((i, elapsed - start));
+        }
+        start += s.duration;
+    }
+    None
+}
+
 /// When a run stops sending new requests; whichever limit comes first wins.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stop {

@@ -10,7 +10,7 @@ mod slo;
 mod target;
 mod tls;
 
-pub use load::{Load, Rate, Stop};
+pub use load::{stage_at, Load, Rate, Stage, Stop};
 pub use request::{Expect, NamedRequest, RequestSpec, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};
@@ -97,6 +97,9 @@ pub struct AttackPlan {
     pub threads: usize,
     /// Objectives the run is judged against.
     pub slo: Vec<Slo>,
+    /// A load in stages (rates for the open model, users for the closed one), run in order;
+    /// empty for the constant `load` until `stop`.
+    pub stages: Vec<Stage>,
 }
 
 /// A plan that cannot be run, with what to change.
@@ -132,6 +135,44 @@ pub enum PlanError {
 }
 
 impl AttackPlan {
+    fn validate_stages(&self) -> Result<(), PlanError> {
+        if self.stages.is_empty() {
+            return Ok(());
+        }
+        let closed = matches!(self.load, Load::Closed { .. });
+        for s in &self.stages {
+            for v in [s.from, s.to] {
+                if !v.is_finite() || v < 0.0 || (closed && v.fract() != 0.0) {
+                    return Err(PlanError::Range(format!(
+                        "stage {:?}: {} must be a non-negative {}",
+                        s.name,
+                        v,
+                        if closed {
+                            "whole number of users"
+                        } else {
+                            "rate"
+                        }
+                    )));
+                }
+            }
+        }
+        let total: Duration = self.stages.iter().map(|s| s.duration).sum();
+        if total.is_zero() || self.stages.iter().all(|s| s.from == 0.0 && s.to == 0.0) {
+            return Err(PlanError::Range(
+                "the stages send nothing: give at least one stage a load and a duration".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The highest load of the stages, or of the constant load.
+    pub fn peak(&self) -> f64 {
+        self.stages
+            .iter()
+            .map(|s| s.from.max(s.to))
+            .fold(0.0, f64::max)
+    }
+
     /// Each request's share of the load, in order.
     pub fn weights(&self) -> Vec<u32> {
         self.requests.iter().map(|r| r.weight).collect()
@@ -159,6 +200,7 @@ impl AttackPlan {
                 humantime::format_duration(MAX_COALESCE)
             )));
         }
+        self.validate_stages()?;
         let mut names = std::collections::HashSet::new();
         if let Some(dup) = self.requests.iter().find(|r| !names.insert(&r.name)) {
             return Err(PlanError::Range(format!(

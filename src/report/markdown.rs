@@ -1,6 +1,6 @@
 //! The report as markdown: the tables a performance report pastes in, like the seeds'.
 
-use super::text::{load_words, target_line};
+use super::text::{load_words, stage_level, target_line};
 use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use crate::summary::{Stats, Summary};
 use std::fmt::Write;
@@ -23,7 +23,7 @@ fn stats_row(out: &mut String, label: &str, st: &Stats) {
 /// Renders the summary as a markdown report.
 pub fn render_markdown(s: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## {}\n", target_line(s, &load_words(s.load)));
+    let _ = writeln!(out, "## {}\n", target_line(s, &load_words(s)));
     if let Some(why) = &s.partial {
         let _ = writeln!(out, "> **Partial run:** {why}\n");
     }
@@ -59,6 +59,24 @@ pub fn render_markdown(s: &Summary) -> String {
     if !s.by_request.is_empty() {
         out.push_str("### Requests by name\n\n");
         out.push_str(&super::by_request::markdown_table(s));
+        out.push('\n');
+    }
+    if !s.stages.is_empty() {
+        out.push_str("### Stages\n\n| stage | load | duration | requests | RPS | 50% | 99% | fails |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for st in &s.stages {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+                st.name,
+                stage_level(s, st.from, st.to),
+                fmt_secs(st.duration_secs),
+                st.count,
+                st.rps,
+                fmt_us(st.latency.p50_us),
+                fmt_us(st.latency.p99_us),
+                st.failures
+            );
+        }
         out.push('\n');
     }
     if !s.slo.is_empty() {

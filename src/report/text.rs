@@ -42,17 +42,40 @@ pub(super) fn target_line(s: &Summary, load: &str) -> String {
 }
 
 /// The load model in words.
-pub(super) fn load_words(load: Load) -> String {
-    match load {
-        Load::Open { rate } => format!("open model, {} req/s", rate.per_second()),
-        Load::Closed { concurrency } => format!("closed model, {concurrency} workers"),
+pub(super) fn load_words(s: &Summary) -> String {
+    let n = s.stages.len();
+    match (s.load, n) {
+        (Load::Open { rate }, 0) => format!("open model, {} req/s", rate.per_second()),
+        (Load::Closed { concurrency }, 0) => format!("closed model, {concurrency} workers"),
+        (Load::Open { rate }, _) => {
+            format!(
+                "open model in {n} stages, up to {} req/s",
+                rate.per_second()
+            )
+        }
+        (Load::Closed { concurrency }, _) => {
+            format!("closed model in {n} stages, up to {concurrency} users")
+        }
+    }
+}
+
+/// A stage's load: "200/s", "0→500/s", "10 users".
+pub(super) fn stage_level(s: &Summary, from: f64, to: f64) -> String {
+    let unit = match s.load {
+        Load::Open { .. } => "/s",
+        Load::Closed { .. } => " users",
+    };
+    if from == to {
+        format!("{from}{unit}")
+    } else {
+        format!("{from}→{to}{unit}")
     }
 }
 
 /// Renders the summary as the end-of-run text report.
 pub fn render_text(s: &Summary) -> String {
     let mut out = String::new();
-    let load = load_words(s.load);
+    let load = load_words(s);
     row(&mut out, "Target", "", &target_line(s, &load));
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
@@ -171,6 +194,27 @@ pub fn render_text(s: &Summary) -> String {
         out.push_str("Requests by name:\n");
         for line in super::by_request::text_table(s).lines() {
             let _ = writeln!(out, "  {line}");
+        }
+    }
+    if !s.stages.is_empty() {
+        let _ = writeln!(
+            out,
+            "Stages:\n  {:<20} {:>14} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9}",
+            "name", "load", "duration", "requests", "rps", "p50", "p99", "fails"
+        );
+        for st in &s.stages {
+            let _ = writeln!(
+                out,
+                "  {:<20} {:>14} {:>9} {:>9} {:>10.1} {:>10} {:>10} {:>9}",
+                st.name,
+                stage_level(s, st.from, st.to),
+                fmt_secs(st.duration_secs),
+                st.count,
+                st.rps,
+                fmt_us(st.latency.p50_us),
+                fmt_us(st.latency.p99_us),
+                st.failures
+            );
         }
     }
     if !s.slo.is_empty() {

@@ -4,8 +4,10 @@
 //! the rate holds over any run length; a slow server cannot push the schedule back.
 
 mod mix;
+mod profile;
 
 pub use mix::{Mix, MixError, MAX_CYCLE};
+pub use profile::{RateProfile, RateStage};
 
 use crate::plan::{Rate, Stop};
 use std::time::Duration;
@@ -41,6 +43,25 @@ impl ConstantPacer {
             n - 1
         } else {
             n
+        }
+    }
+}
+
+/// Due times of an open-model run: a constant rate, or a profile of stages.
+#[derive(Debug, Clone)]
+pub enum Pacer {
+    /// One rate until the stop condition.
+    Constant(ConstantPacer),
+    /// Rates and ramps in sequence; the profile ends the run.
+    Staged(RateProfile),
+}
+
+impl Pacer {
+    /// Offset from the start at which request `n` is due; `None` once a profile is over.
+    pub fn due(&self, n: u64) -> Option<Duration> {
+        match self {
+            Pacer::Constant(p) => Some(p.due(n)),
+            Pacer::Staged(p) => p.due(n),
         }
     }
 }

@@ -58,6 +58,19 @@ impl RateProfile {
         RateProfile { stages }
     }
 
+    /// The profile of a plan's stages (rates, for the open model).
+    pub fn of_stages(stages: &[crate::plan::Stage]) -> RateProfile {
+        let stages: Vec<RateStage> = stages
+            .iter()
+            .map(|s| RateStage {
+                from: s.from,
+                to: s.to,
+                duration: s.duration,
+            })
+            .collect();
+        RateProfile::new(&stages)
+    }
+
     /// Requests the whole profile sends.
     pub fn total(&self) -> u64 {
         self.stages
@@ -138,7 +151,10 @@ mod tests {
         assert!((at(250) - 10.0 / 2f64.sqrt()).abs() < 1e-9, "{}", at(250));
         assert!(at(499) < 10.0 && p.due(500).is_none());
         let gaps: Vec<f64> = (1..500).map(|n| at(n) - at(n - 1)).collect();
-        assert!(gaps.windows(2).all(|w| w[1] <= w[0] + 1e-12), "a ramp up never slows down");
+        assert!(
+            gaps.windows(2).all(|w| w[1] <= w[0] + 1e-12),
+            "a ramp up never slows down"
+        );
     }
 
     #[test]
@@ -159,6 +175,9 @@ mod tests {
         assert_eq!(p.stage_at(Duration::from_millis(7500)), Some(2));
         assert_eq!(p.stage_at(Duration::from_secs(9)), None);
         let all: Vec<f64> = (0..1400).map(at).collect();
-        assert!(all.windows(2).all(|w| w[1] >= w[0]), "due times never go back");
+        assert!(
+            all.windows(2).all(|w| w[1] >= w[0]),
+            "due times never go back"
+        );
     }
 }

@@ -14,6 +14,9 @@ pub struct IntervalLine {
     pub record: IntervalRecord,
     /// The generator's own health.
     pub health: Health,
+    /// The stage of the load the interval began in (staged runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u16>,
 }
 
 /// Appends interval lines; each is flushed to the OS at once, so a killed run keeps them.
@@ -120,6 +123,7 @@ mod tests {
             w.append(&IntervalLine {
                 record: IntervalRecord::new(i),
                 health: Health::default(),
+                stage: None,
             })
             .unwrap();
         }

@@ -1,7 +1,7 @@
 //! What a run was asked to do (`meta.json`) and how it ended (`end.json`).
 
 use crate::monitor::CpuTime;
-use crate::plan::{AttackPlan, ConnectionOptions, Expect, Load, Stop, Target, TlsOptions};
+use crate::plan::{AttackPlan, ConnectionOptions, Expect, Load, Stage, Stop, Target, TlsOptions};
 use serde::{Deserialize, Serialize};
 
 /// Everything needed to know what a run was, with secrets already removed.
@@ -24,6 +24,9 @@ pub struct RunMeta {
     /// The objectives the run is judged against, as written.
     #[serde(default)]
     pub slo: Vec<String>,
+    /// The stages of the load, when it had stages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
     /// The load model.
     pub load: Load,
     /// When the run was to stop.
@@ -76,6 +79,7 @@ impl RunMeta {
                 })
                 .collect(),
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
+            stages: plan.stages.clone(),
             load: plan.load,
             stop: plan.stop,
             connection: plan.connection.clone(),

@@ -59,6 +59,8 @@ pub struct StoredRun {
     pub meta: RunMeta,
     /// Every whole interval merged.
     pub total: IntervalRecord,
+    /// The intervals of each stage merged, by stage index (staged runs only).
+    pub stages: Vec<IntervalRecord>,
     /// One digest per whole interval, in order.
     pub intervals: Vec<IntervalDigest>,
     /// How it ended; `None` when the process died before writing it.
@@ -84,6 +86,9 @@ pub struct IntervalDigest {
     pub p99_us: u64,
     /// The generator's health.
     pub health: Health,
+    /// The stage it began in (staged runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u16>,
 }
 
 impl IntervalDigest {
@@ -99,6 +104,7 @@ impl IntervalDigest {
             p50_us: latency.quantile(0.5).as_micros() as u64,
             p99_us: latency.quantile(0.99).as_micros() as u64,
             health: line.health,
+            stage: line.stage,
         }
     }
 }
@@ -180,12 +186,20 @@ impl RunDir {
         }
         let meta: RunMeta = read_json(&meta_path)?;
         let mut total = IntervalRecord::new(0);
+        let mut stages: Vec<IntervalRecord> = Vec::new();
         let mut intervals = Vec::new();
         let mut torn_tail = false;
         if let Some(mut reader) = IntervalReader::open(&self.log_path())? {
             while let Some(line) = reader.next_line()? {
                 intervals.push(IntervalDigest::of(&line));
                 total.merge(&line.record);
+                if let Some(stage) = line.stage {
+                    let i = usize::from(stage);
+                    if i >= stages.len() {
+                        stages.resize_with(i + 1, || IntervalRecord::new(0));
+                    }
+                    stages[i].merge(&line.record);
+                }
             }
             torn_tail = reader.torn_tail;
         }
@@ -198,6 +212,7 @@ impl RunDir {
         Ok(StoredRun {
             meta,
             total,
+            stages,
             intervals,
             end,
             torn_tail,

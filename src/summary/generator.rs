@@ -76,9 +76,14 @@ impl GeneratorHealth {
             .map(|(_, n)| n)
             .sum();
         let threads = run.meta.threads;
-        let rate_asked = match run.meta.load {
-            Load::Open { rate } => Some(rate.per_second()),
-            Load::Closed { .. } => None,
+        let profile = (!run.meta.stages.is_empty())
+            .then(|| crate::schedule::RateProfile::of_stages(&run.meta.stages));
+        let rate_asked = match (run.meta.load, &profile) {
+            (Load::Open { rate }, None) => Some(rate.per_second()),
+            (Load::Open { .. }, Some(p)) if !p.duration().is_zero() => {
+                Some(p.total() as f64 / p.duration().as_secs_f64())
+            }
+            _ => None,
         };
 
         let mut findings = Vec::new();
@@ -86,7 +91,17 @@ impl GeneratorHealth {
             .end
             .as_ref()
             .is_some_and(|e| e.status == EndStatus::Completed);
-        if let (Some(asked), true) = (rate_asked, completed_normally) {
+        if let (Load::Open { .. }, Some(p), true) = (run.meta.load, &profile, completed_normally) {
+            // A staged rate is judged by count: the mean rate hides where it fell behind.
+            let asked = p.total();
+            if (total.sent as f64) < asked as f64 * RATE_TOLERANCE {
+                findings.push(format!(
+                    "sent {} of the {asked} requests the stages asked ({:.1} %)",
+                    total.sent,
+                    100.0 * total.sent as f64 / asked.max(1) as f64
+                ));
+            }
+        } else if let (Some(asked), true) = (rate_asked, completed_normally) {
             if attack_secs >= 1.0 && rate_held < asked * RATE_TOLERANCE {
                 findings.push(format!(
                     "sent {rate_held:.1} req/s of the {asked} asked ({:.1} %)",

@@ -1,11 +1,13 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
 mod by_request;
+mod by_stage;
 mod generator;
 mod slo;
 mod stats;
 
 pub use by_request::{RequestRow, ROW_QUANTILES};
+pub use by_stage::StageRow;
 pub use generator::GeneratorHealth;
 pub use slo::SloVerdict;
 pub use stats::Stats;
@@ -64,6 +66,8 @@ pub struct Summary {
     pub aggregated: Option<RequestRow>,
     /// Each objective of the run, and whether it held.
     pub slo: Vec<SloVerdict>,
+    /// One row per stage of a staged load.
+    pub stages: Vec<StageRow>,
     /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
     pub timeline: Vec<IntervalDigest>,
 }
@@ -253,6 +257,7 @@ impl Summary {
             generator,
             by_request,
             aggregated,
+            stages: by_stage::rows(&run.meta.stages, &run.stages, &run.intervals),
             slo: slo::judge(
                 &run.meta.slo,
                 &run.meta.requests,

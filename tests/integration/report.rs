@@ -64,7 +64,13 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
             },
             open_fds: 12,
         };
-        writer.append(&IntervalLine { record, health }).unwrap();
+        writer
+            .append(&IntervalLine {
+                record,
+                health,
+                stage: None,
+            })
+            .unwrap();
     }
     if complete {
         run.finish(&RunEnd {

@@ -167,3 +167,73 @@ fn a_broken_scenario_is_one_line_naming_the_place_and_nothing_is_sent() {
     let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(schema["properties"]["requests"].is_object(), "{schema}");
 }
+
+#[test]
+fn open_model_stages_send_exactly_their_profile_and_report_each_stage() {
+    let nginx = Nginx::start(Tls::None);
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+requests: [{{name: get, path: /staged}}]
+load:
+  stages:
+    - {{name: steady, rate: 300, duration: 1s}}
+    - {{name: ramp, rate: [300, 900], duration: 1s}}
+    - {{name: pause, rate: 0, duration: 500ms}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("stages.yaml"), 2).unwrap();
+    assert_eq!(
+        plan.stop.duration,
+        Some(std::time::Duration::from_millis(2500))
+    );
+    let (summary, run, _dir) = attack(&plan);
+    assert_eq!(nginx.access_log().len(), 900, "300 + (300+900)/2");
+    assert_eq!(summary.requests.total, 900);
+    let names: Vec<&str> = summary.stages.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["steady", "ramp", "pause"]);
+    // Intervals are filed under the stage they began in: one second each here.
+    let per_stage: Vec<u64> = summary.stages.iter().map(|s| s.count).collect();
+    assert_eq!(per_stage.iter().sum::<u64>(), 900, "{per_stage:?}");
+    assert!(
+        per_stage[1] > per_stage[0],
+        "the ramp sends more: {per_stage:?}"
+    );
+    assert_eq!(run.intervals[0].stage, Some(0));
+    assert!(
+        summary.generator.findings.is_empty(),
+        "{:?}",
+        summary.generator.findings
+    );
+}
+
+#[test]
+fn closed_model_stages_change_the_users_at_each_stage() {
+    // 10 ms per request: one user completes at most 100 requests a second, four at most 400.
+    let target = start_target(std::time::Duration::from_millis(10));
+    let source = format!(
+        r#"
+target: {{url: "http://{}"}}
+requests: [{{name: slow, path: /}}]
+load:
+  stages:
+    - {{name: one, users: 1, duration: 1s}}
+    - {{name: four, users: 4, duration: 1s}}
+"#,
+        target.addr()
+    );
+    let plan = scenario::parse(&source, Path::new("users.yaml"), 2).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    let one = &summary.stages[0];
+    let four = &summary.stages[1];
+    assert!(one.count <= 105, "one user at 10 ms each: {}", one.count);
+    assert!(
+        four.count > 2 * one.count,
+        "four users do more: {} vs {}",
+        four.count,
+        one.count
+    );
+    let connects = summary.connect.expect("connections were opened").count;
+    assert_eq!(connects, 4, "one connection per user, kept");
+}

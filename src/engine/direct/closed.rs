@@ -13,7 +13,6 @@ use std::time::Instant;
 /// interrupted.
 pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Seconds<'_>) -> bool {
     let worker = seconds.worker;
-    let concurrency = worker.max_connections();
     let mut stopping = false;
     let mut interrupted = false;
     let mut give_up: Option<Instant> = None;
@@ -31,7 +30,11 @@ pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Secon
             conns.drop_waiting();
             give_up = Some(now + INTERRUPT_GRACE);
         }
-        while !stopping && conns.outstanding() < concurrency {
+        // Between stages a target of zero users sends nothing; after the last, the run ends.
+        stopping |= worker.past_duration(now);
+        let users = worker.closed_target(now);
+        conns.trim_idle(users);
+        while !stopping && conns.outstanding() < users {
             match worker.next_closed() {
                 Some((intended, n)) => conns.enqueue(intended, worker.run.mix.pick(n)),
                 None => stopping = true,

@@ -157,6 +157,14 @@ impl<'a> Conns<'a> {
         self.waiting.clear();
     }
 
+    /// Closes idle connections beyond `keep` open ones (a stage asked for fewer users).
+    pub fn trim_idle(&mut self, keep: usize) {
+        while self.open + self.dialing > keep {
+            let Some(index) = self.idle.pop() else { return };
+            self.close(index);
+        }
+    }
+
     /// Requests waiting or in flight.
     pub fn outstanding(&self) -> usize {
         self.waiting.len() + self.inflight

@@ -12,9 +12,7 @@ mod ticked;
 
 use super::shutdown::Shutdown;
 use super::worker::{Worker, WorkerReport};
-use crate::plan::Load;
 use crate::record::Part;
-use crate::schedule::ConstantPacer;
 use conns::Conns;
 use std::num::NonZeroU64;
 use std::sync::mpsc::Sender;
@@ -66,11 +64,9 @@ pub(super) fn run(worker: &Worker, shutdown: &Shutdown, tx: &Sender<Part>) -> Op
         next: run.start + Duration::from_secs(1),
         index: 0,
     };
-    let interrupted = match run.load {
-        Load::Open { rate } => {
-            ticked::pace(conns, ConstantPacer::new(rate), shutdown, &mut seconds)
-        }
-        Load::Closed { .. } => closed::run(conns, shutdown, &mut seconds),
+    let interrupted = match &run.pacer {
+        Some(pacer) => ticked::pace(conns, pacer, shutdown, &mut seconds),
+        None => closed::run(conns, shutdown, &mut seconds),
     };
     Some(worker.finish(tx, interrupted))
 }

@@ -9,13 +9,13 @@ use super::conns::{Conns, Listen};
 use super::{Seconds, EXPIRE_EVERY, SHUTDOWN_POLL, TICK};
 use crate::engine::shutdown::Shutdown;
 use crate::engine::worker::INTERRUPT_GRACE;
-use crate::schedule::{within, ConstantPacer, Stride};
+use crate::schedule::{within, Pacer, Stride};
 use std::time::Instant;
 
 /// Runs this worker's share of a constant-rate schedule; true when interrupted.
 pub(super) fn pace(
     mut conns: Conns<'_>,
-    pacer: ConstantPacer,
+    pacer: &Pacer,
     shutdown: &Shutdown,
     seconds: &mut Seconds<'_>,
 ) -> bool {
@@ -48,11 +48,10 @@ pub(super) fn pace(
             let horizon = now + run.coalesce;
             loop {
                 let n = stride.peek();
-                let due = pacer.due(n);
-                if !within(&run.stop, n, due) {
+                let Some(due) = pacer.due(n).filter(|&d| within(&run.stop, n, d)) else {
                     sending = false;
                     break;
-                }
+                };
                 let at = run.start + due;
                 if at > horizon {
                     next_due = Some(at);

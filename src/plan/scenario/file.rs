@@ -150,6 +150,43 @@ pub struct LoadSection {
     pub duration: Option<String>,
     /// Stop after this many requests.
     pub requests: Option<u64>,
+    /// A load in stages, run in order (instead of rate or users): burst, ramp, steady state,
+    /// spike and step profiles.
+    pub stages: Option<Vec<StageSection>>,
+}
+
+/// One stage: a rate or a number of users, constant or ramped, for a duration.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageSection {
+    /// Its name in the report (default "stage N").
+    pub name: Option<String>,
+    /// Requests per second: a number, or [from, to] for a linear ramp.
+    pub rate: Option<Level>,
+    /// Virtual users: a number, or [from, to] for a linear ramp.
+    pub users: Option<Level>,
+    /// How long it lasts, e.g. "1m".
+    pub duration: String,
+}
+
+/// A constant level, or a linear ramp from one level to another.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Level {
+    /// Constant.
+    Constant(f64),
+    /// From the first to the second, linearly.
+    Ramp([f64; 2]),
+}
+
+impl Level {
+    /// Where the stage starts and ends.
+    pub fn span(self) -> (f64, f64) {
+        match self {
+            Level::Constant(v) => (v, v),
+            Level::Ramp([a, b]) => (a, b),
+        }
+    }
 }
 
 /// A duration as written ("30s", "500ms", "5m").

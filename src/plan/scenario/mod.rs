@@ -9,7 +9,7 @@ pub use file::ScenarioFile;
 
 use super::{
     AttackPlan, ClientIdentity, ConnectionOptions, Expect, HttpVersion, Load, NamedRequest, Rate,
-    RequestSpec, Slo, Stop, Target, TlsOptions,
+    RequestSpec, Slo, Stage, Stop, Target, TlsOptions,
 };
 use file::{HttpChoice, RequestSection};
 use std::path::{Path, PathBuf};
@@ -127,47 +127,33 @@ impl Lowering<'_> {
             }
             requests.push(self.request(&target, &t.headers, r, i)?);
         }
-        let load = match (s.load.rate, s.load.users) {
-            (Some(rate), None) if rate.is_finite() && rate > 0.0 => Load::Open { rate: Rate(rate) },
-            (Some(rate), None) => {
-                return Err(self.error_near(
-                    "rate",
-                    0,
-                    format!(
-                        "load.rate must be a positive number of requests per second, got {rate}"
-                    ),
-                ))
-            }
-            (None, Some(0)) => {
-                return Err(self.error_near("users", 0, "load.users must be at least 1".into()))
-            }
-            (None, Some(users)) => Load::Closed { concurrency: users },
-            (Some(_), Some(_)) => {
-                return Err(self.error_near(
-                    "load",
-                    0,
-                    "load: give rate (open model) or users (closed model), not both".into(),
-                ))
-            }
-            (None, None) => {
-                return Err(self.error_near(
-                    "load",
-                    0,
-                    "load: give rate (requests per second, open model) or users (closed model)"
-                        .into(),
-                ))
-            }
-        };
         let duration =
             |text: &Option<String>| -> Result<Option<std::time::Duration>, ScenarioError> {
                 text.as_deref()
                     .map(|t| file::duration(t).map_err(|e| self.error_near(t, 0, e)))
                     .transpose()
             };
-        let stop_after = duration(&s.load.duration)?;
+        let (load, stages, stop_after) = match &s.load.stages {
+            Some(stages) => {
+                let stages = self.stages(stages, &s.load)?;
+                // A staged load is sized by its peak: the most users or the highest rate.
+                let peak = stages.iter().map(|x| x.from.max(x.to)).fold(0.0, f64::max);
+                let load = match s.load.stages.iter().flatten().any(|x| x.users.is_some()) {
+                    true => Load::Closed {
+                        concurrency: (peak as u32).max(1),
+                    },
+                    false => Load::Open {
+                        rate: Rate(if peak > 0.0 { peak } else { 1.0 }),
+                    },
+                };
+                let total = stages.iter().map(|x| x.duration).sum();
+                (load, stages, Some(total))
+            }
+            None => (self.load(&s.load)?, Vec::new(), duration(&s.load.duration)?),
+        };
         let timeout = duration(&t.timeout)?;
         let connect_timeout = duration(&t.connect_timeout)?;
-        if s.load.duration.is_none() && s.load.requests.is_none() {
+        if stop_after.is_none() && s.load.requests.is_none() {
             return Err(self.error_near(
                 "load",
                 0,
@@ -210,10 +196,93 @@ impl Lowering<'_> {
             tls: self.tls(&t.tls)?,
             threads: s.threads.unwrap_or(threads),
             slo,
+            stages,
         };
         plan.validate()
             .map_err(|e| self.error_at(None, e.to_string()))?;
         Ok(plan)
+    }
+
+    fn load(&self, l: &file::LoadSection) -> Result<Load, ScenarioError> {
+        match (l.rate, l.users) {
+            (Some(rate), None) if rate.is_finite() && rate > 0.0 => {
+                Ok(Load::Open { rate: Rate(rate) })
+            }
+            (Some(rate), None) => Err(self.error_near(
+                "rate",
+                0,
+                format!("load.rate must be a positive number of requests per second, got {rate}"),
+            )),
+            (None, Some(0)) => {
+                Err(self.error_near("users", 0, "load.users must be at least 1".into()))
+            }
+            (None, Some(users)) => Ok(Load::Closed { concurrency: users }),
+            (Some(_), Some(_)) => Err(self.error_near(
+                "load",
+                0,
+                "load: give rate (open model) or users (closed model), not both".into(),
+            )),
+            (None, None) => Err(self.error_near(
+                "load",
+                0,
+                "load: give rate (requests per second, open model), users (closed model) or stages"
+                    .into(),
+            )),
+        }
+    }
+
+    fn stages(
+        &self,
+        stages: &[file::StageSection],
+        load: &file::LoadSection,
+    ) -> Result<Vec<Stage>, ScenarioError> {
+        if load.rate.is_some() || load.users.is_some() || load.duration.is_some() {
+            return Err(self.error_near(
+                "stages",
+                0,
+                "load: give stages, or rate/users with duration, not both (each stage has its own rate or users and duration)".into(),
+            ));
+        }
+        let open = stages.iter().any(|s| s.rate.is_some());
+        let mut out = Vec::with_capacity(stages.len());
+        for (i, s) in stages.iter().enumerate() {
+            let name = s.name.clone().unwrap_or_else(|| format!("stage {}", i + 1));
+            let here = |message: String| {
+                self.error_near(
+                    &s.duration,
+                    0,
+                    format!("load.stages[{i}] ({name}): {message}"),
+                )
+            };
+            let level = match (s.rate, s.users) {
+                (Some(_), Some(_)) => return Err(here("give rate or users, not both".into())),
+                (Some(rate), None) if open => rate,
+                (None, Some(users)) if !open => users,
+                (None, None) => {
+                    return Err(here("give rate (requests per second) or users".into()))
+                }
+                _ => {
+                    return Err(here(
+                        "every stage must use the same model: all rate, or all users".into(),
+                    ))
+                }
+            };
+            let (from, to) = level.span();
+            out.push(Stage {
+                name: name.clone(),
+                from,
+                to,
+                duration: file::duration(&s.duration).map_err(&here)?,
+            });
+        }
+        if out.is_empty() {
+            return Err(self.error_near(
+                "stages",
+                0,
+                "load.stages: give at least one stage".into(),
+            ));
+        }
+        Ok(out)
     }
 
     fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {
@@ -506,5 +575,46 @@ slo:
         ] {
             assert!(schema.contains(&format!("\"{field}\"")), "{field}");
         }
+    }
+}
+
+#[cfg(test)]
+mod stage_tests {
+    use super::*;
+
+    fn plan(load: &str) -> Result<AttackPlan, String> {
+        let source = format!(
+            "target: {{url: 'http://127.0.0.1:9'}}\nrequests: [{{name: a, path: /}}]\nload:\n{load}"
+        );
+        parse(&source, Path::new("s.yaml"), 1).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn stages_lower_to_a_staged_plan_sized_by_their_peak() {
+        let p = plan("  stages:\n    - {rate: [0, 500], duration: 1m}\n    - {name: hold, rate: 500, duration: 5m}\n").unwrap();
+        assert_eq!(p.load, Load::Open { rate: Rate(500.0) });
+        assert_eq!(p.stop.duration, Some(std::time::Duration::from_secs(360)));
+        assert_eq!(
+            (p.stages[0].name.as_str(), p.stages[0].from, p.stages[0].to),
+            ("stage 1", 0.0, 500.0)
+        );
+        assert_eq!(p.stages[1].name, "hold");
+        let p = plan("  stages:\n    - {users: [1, 20], duration: 30s}\n").unwrap();
+        assert_eq!(p.load, Load::Closed { concurrency: 20 });
+    }
+
+    #[test]
+    fn stages_that_cannot_run_are_refused() {
+        let e = plan("  rate: 10\n  stages:\n    - {rate: 5, duration: 1s}\n").unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = plan("  stages:\n    - {rate: 5, duration: 1s}\n    - {users: 5, duration: 1s}\n")
+            .unwrap_err();
+        assert!(e.contains("same model") && e.contains("s.yaml:5:"), "{e}");
+        let e = plan("  stages:\n    - {users: 2.5, duration: 1s}\n").unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        let e = plan("  stages:\n    - {rate: 0, duration: 1s}\n").unwrap_err();
+        assert!(e.contains("send nothing"), "{e}");
+        let e = plan("  stages:\n    - {rate: 5, duration: soon}\n").unwrap_err();
+        assert!(e.contains("invalid duration"), "{e}");
     }
 }

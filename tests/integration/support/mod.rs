@@ -27,6 +27,7 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
         tls: TlsOptions::default(),
         threads: 1,
         slo: Vec::new(),
+        stages: Vec::new(),
     }
 }
 
