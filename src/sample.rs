@@ -107,6 +107,8 @@ error_kinds! {
     Dns => ("dns", Client, "host name did not resolve"),
     /// All connections were busy and the generator's backlog was full, so the request was never sent.
     Backlog => ("backlog_full", Client, "not sent: all connections busy and the backlog full (raise --max-connections)"),
+    /// A request picking its data rows uniquely had used them all, so it was not sent.
+    DataExhausted => ("data_exhausted", Client, "not sent: its data rows (pick: unique) were all used"),
     /// Any other local failure (e.g. the generator's TLS configuration).
     ClientOther => ("client_other", Client, "other client-side error"),
     /// The server refused the connection.

@@ -3,7 +3,7 @@
 //! HTTP/1.1 lanes own a connection each; HTTP/2 lanes share a worker's connections as
 //! streams. Lanes are added on demand (open model) or fixed (closed model).
 
-use super::transport::{self, Exchange, Failure, RequestTemplate, Sender};
+use super::transport::{self, Exchange, Failure, RequestTemplate, Scratch, Sender};
 use super::worker::Worker;
 use crate::sample::{ErrorKind, Outcome, Sample};
 use std::sync::Arc;
@@ -18,11 +18,18 @@ struct Timings {
     generation: Option<u64>,
 }
 
+/// One send: which request, and its count among the sends of that request.
+struct Send<'a> {
+    template: &'a RequestTemplate,
+    k: u64,
+}
+
 /// Runs lane `id` until its worker has no more jobs for it.
 pub(super) async fn run(worker: Arc<Worker>, id: usize) {
     let mut conn: Option<Sender> = None;
-    while let Some((intended, request)) = worker.next_job(id).await {
-        execute(&worker, id, &mut conn, intended, request).await;
+    let mut scratch = Scratch::default();
+    while let Some((intended, n)) = worker.next_job(id).await {
+        execute(&worker, id, &mut conn, &mut scratch, intended, n).await;
     }
     worker.lane_finished();
 }
@@ -31,32 +38,44 @@ async fn execute(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
+    scratch: &mut Scratch,
     intended: Instant,
-    request: u16,
+    n: u64,
 ) {
-    let template = &worker.run.requests[usize::from(request)];
+    let request = worker.run.mix.pick(n);
+    let send = Send {
+        template: &worker.run.requests[usize::from(request)],
+        k: worker.run.mix.turn(n),
+    };
     let sent_at = Instant::now();
     worker.note_sent(sent_at);
     let mut timings = Timings::default();
     let result = tokio::time::timeout(
         worker.run.timeout,
-        attempt(worker, id, conn, template, &mut timings),
+        attempt(worker, id, conn, &send, scratch, &mut timings),
     )
     .await;
     let end = Instant::now();
-    let (outcome, first_byte, bytes_in) = match result {
+    let (outcome, first_byte, bytes_in, bytes_out) = match result {
         Ok(Ok(Exchange {
             status,
             head_at,
             body_bytes,
-        })) => (Outcome::Status(status), Some(head_at - sent_at), body_bytes),
-        Ok(Err(kind)) => (Outcome::Error(kind), None, 0),
+            body_sent,
+        })) => (
+            Outcome::Status(status),
+            Some(head_at - sent_at),
+            body_bytes,
+            body_sent,
+        ),
+        Ok(Err(kind)) => (Outcome::Error(kind), None, 0, 0),
         Err(_) => {
             // The connection's state is unknown after a timeout: never reuse it.
             *conn = None;
-            (Outcome::Error(ErrorKind::Timeout), None, 0)
+            (Outcome::Error(ErrorKind::Timeout), None, 0, 0)
         }
     };
+    let template = send.template;
     let sample = Sample {
         outcome,
         // From the intended time, so a stalled server or a queue for connections is not
@@ -68,7 +87,7 @@ async fn execute(
         tls_handshake: timings.tls,
         first_byte,
         bytes_in,
-        bytes_out: template.body_len(),
+        bytes_out,
         retried: timings.retried,
         request,
         expected: matches!(outcome, Outcome::Status(code) if template.expects(code)),
@@ -82,16 +101,17 @@ async fn attempt(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
-    template: &RequestTemplate,
+    send: &Send<'_>,
+    scratch: &mut Scratch,
     timings: &mut Timings,
 ) -> Result<Exchange, ErrorKind> {
-    match attempt_once(worker, id, conn, template, timings, None).await {
+    match attempt_once(worker, id, conn, send, scratch, timings, None).await {
         Err(Failure {
             unprocessed: true, ..
         }) => {
             timings.retried = true;
             let stale = timings.generation;
-            attempt_once(worker, id, conn, template, timings, stale)
+            attempt_once(worker, id, conn, send, scratch, timings, stale)
                 .await
                 .map_err(|f| f.kind)
         }
@@ -103,7 +123,8 @@ async fn attempt_once(
     worker: &Arc<Worker>,
     id: usize,
     conn: &mut Option<Sender>,
-    template: &RequestTemplate,
+    send: &Send<'_>,
+    scratch: &mut Scratch,
     timings: &mut Timings,
     stale: Option<u64>,
 ) -> Result<Exchange, Failure> {
@@ -130,7 +151,7 @@ async fn attempt_once(
     }
     let sender = conn.as_mut().expect("a connection was just ensured");
     timings.generation = sender.generation();
-    let result = transport::exchange(sender, template).await;
+    let result = transport::exchange(sender, send.template, send.k, scratch).await;
     if result.is_err() || !worker.run.keepalive {
         *conn = None;
     }

@@ -95,10 +95,12 @@ pub async fn handshake(
     }
 }
 
-/// One request of a run, pre-built once so each send only clones it.
+/// One request of a run, pre-built once so each send only clones it (or, when it has
+/// templates, fills them into reused buffers).
 pub struct RequestTemplate {
     method: http::Method,
     expect: crate::plan::Expect,
+    dynamic: Option<Dynamic>,
     absolute_uri: http::Uri,
     h1_request: Vec<u8>,
     h2_headers: http::HeaderMap,
@@ -109,11 +111,29 @@ impl RequestTemplate {
     /// The template for `request` sent to `target`.
     pub fn new(target: &Target, request: &NamedRequest, keepalive: bool) -> Result<Self, String> {
         let spec = &request.spec;
-        let path = spec.path.as_deref().unwrap_or(&target.path_and_query);
         let scheme = match target.scheme {
             crate::plan::Scheme::Http => "http",
             crate::plan::Scheme::Https => "https",
         };
+        let dynamic = request.templates.as_ref().map(|t| Dynamic {
+            names: t.headers.iter().map(|(n, _)| n.clone()).collect(),
+            templates: t.clone(),
+            data: request.data.clone(),
+            authority: target.authority.clone(),
+            scheme,
+            keepalive,
+        });
+        // A templated path is checked (and its prebuilt parts made) with a sample filling.
+        let filled = request.templates.as_ref().map(|t| {
+            let mut out = Vec::new();
+            t.path
+                .render(0, &|_, out: &mut Vec<u8>| out.push(b'x'), &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        });
+        let path = filled
+            .as_deref()
+            .or(spec.path.as_deref())
+            .unwrap_or(&target.path_and_query);
         let absolute_uri: http::Uri = format!("{scheme}://{}{path}", target.authority)
             .parse()
             .map_err(|e| format!("{}: path {path:?}: {e}", request.name))?;
@@ -135,6 +155,7 @@ impl RequestTemplate {
         Ok(RequestTemplate {
             method: spec.method.clone(),
             expect: request.expect.clone(),
+            dynamic,
             absolute_uri,
             h1_request,
             h2_headers,
@@ -142,9 +163,38 @@ impl RequestTemplate {
         })
     }
 
-    /// The serialized HTTP/1.1 request.
-    pub fn h1_request(&self) -> &[u8] {
-        &self.h1_request
+    /// The HTTP/1.1 bytes of the `k`-th send of this request, and its body length: the
+    /// pre-built request, or its templates filled into `scratch`.
+    pub fn h1<'a>(
+        &'a self,
+        k: u64,
+        scratch: &'a mut Scratch,
+    ) -> Result<(&'a [u8], u64), ErrorKind> {
+        let Some(d) = &self.dynamic else {
+            return Ok((&self.h1_request, self.body.len() as u64));
+        };
+        let row = d.row(k)?;
+        let cell = |c: usize, out: &mut Vec<u8>| d.cell(row, c, out);
+        let Scratch { head, body } = scratch;
+        body.clear();
+        match &d.templates.body {
+            Some(t) => t.render(k, &cell, body),
+            None => body.extend_from_slice(&self.body),
+        }
+        head.clear();
+        h1::write_request(
+            head,
+            &h1::Head {
+                method: &self.method,
+                names: &d.names,
+                authority: &d.authority,
+                keepalive: d.keepalive,
+            },
+            &|out: &mut Vec<u8>| d.templates.path.render(k, &cell, out),
+            &|i, out: &mut Vec<u8>| d.templates.headers[i].1.render(k, &cell, out),
+            body,
+        );
+        Ok((head, body.len() as u64))
     }
 
     /// True when `status` is an answer this request expects.
@@ -158,17 +208,79 @@ impl RequestTemplate {
         self.method == http::Method::HEAD
     }
 
-    /// Body bytes each request sends.
-    pub fn body_len(&self) -> u64 {
-        self.body.len() as u64
+    fn build_h2(&self, k: u64) -> Result<(http::Request<Body>, u64), ErrorKind> {
+        let Some(d) = &self.dynamic else {
+            let mut req = http::Request::new(Full::new(self.body.clone()));
+            *req.method_mut() = self.method.clone();
+            *req.uri_mut() = self.absolute_uri.clone();
+            *req.headers_mut() = self.h2_headers.clone();
+            return Ok((req, self.body.len() as u64));
+        };
+        let row = d.row(k)?;
+        let cell = |c: usize, out: &mut Vec<u8>| d.cell(row, c, out);
+        let body = match &d.templates.body {
+            Some(t) => {
+                let mut out = Vec::new();
+                t.render(k, &cell, &mut out);
+                Bytes::from(out)
+            }
+            None => self.body.clone(),
+        };
+        let mut uri = format!("{}://{}", d.scheme, d.authority).into_bytes();
+        d.templates.path.render(k, &cell, &mut uri);
+        let mut headers = self.h2_headers.clone();
+        for (name, t) in &d.templates.headers {
+            if headers.contains_key(name) {
+                let mut value = Vec::new();
+                t.render(k, &cell, &mut value);
+                let value =
+                    http::HeaderValue::from_bytes(&value).map_err(|_| ErrorKind::ClientOther)?;
+                headers.insert(name.clone(), value);
+            }
+        }
+        let len = body.len() as u64;
+        let mut req = http::Request::new(Full::new(body));
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = http::Uri::try_from(uri).map_err(|_| ErrorKind::ClientOther)?;
+        *req.headers_mut() = headers;
+        Ok((req, len))
+    }
+}
+
+/// Buffers a caller keeps for filling templated requests, so a send allocates nothing.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    head: Vec<u8>,
+    body: Vec<u8>,
+}
+
+/// The varying parts of a templated request, ready to fill.
+struct Dynamic {
+    templates: crate::plan::Templates,
+    names: Vec<http::HeaderName>,
+    data: Option<crate::plan::DataBinding>,
+    authority: String,
+    scheme: &'static str,
+    keepalive: bool,
+}
+
+impl Dynamic {
+    /// The data row of the `k`-th send, if the request has data.
+    fn row(&self, k: u64) -> Result<Option<u64>, ErrorKind> {
+        match &self.data {
+            None => Ok(None),
+            Some(b) => b
+                .pick
+                .row(k, b.dataset.rows())
+                .map(Some)
+                .ok_or(ErrorKind::DataExhausted),
+        }
     }
 
-    fn build_h2(&self) -> http::Request<Body> {
-        let mut req = http::Request::new(Full::new(self.body.clone()));
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.absolute_uri.clone();
-        *req.headers_mut() = self.h2_headers.clone();
-        req
+    fn cell(&self, row: Option<u64>, column: usize, out: &mut Vec<u8>) {
+        if let (Some(b), Some(row)) = (&self.data, row) {
+            b.dataset.write_cell(row, column, out);
+        }
     }
 }
 
@@ -206,38 +318,46 @@ pub struct Exchange {
     pub head_at: Instant,
     /// Body bytes received.
     pub body_bytes: u64,
+    /// Body bytes sent.
+    pub body_sent: u64,
 }
 
-/// Sends one request and reads the whole response, discarding the body as it streams.
+/// Sends the `k`-th send of `template` and reads the whole response, discarding the body as
+/// it streams.
 pub async fn exchange(
     sender: &mut Sender,
     template: &RequestTemplate,
+    k: u64,
+    scratch: &mut Scratch,
 ) -> Result<Exchange, Failure> {
     let s = match sender {
         Sender::H1(c) => {
             let head = template.method == http::Method::HEAD;
-            let r =
-                c.exchange(&template.h1_request, head)
-                    .await
-                    .map_err(|(kind, unanswered)| Failure {
-                        kind,
-                        unprocessed: unanswered && template.method.is_idempotent(),
-                    })?;
+            let (bytes, body_sent) = template.h1(k, scratch)?;
+            let r = c
+                .exchange(bytes, head)
+                .await
+                .map_err(|(kind, unanswered)| Failure {
+                    kind,
+                    unprocessed: unanswered && template.method.is_idempotent(),
+                })?;
             return Ok(Exchange {
                 status: r.status,
                 head_at: r.head_at,
                 body_bytes: r.body_bytes,
+                body_sent,
             });
         }
         Sender::H2(s, _) => s,
     };
+    let (request, body_sent) = template.build_h2(k)?;
     // A connection that cannot take another stream has not seen this request.
     s.ready().await.map_err(|e| Failure {
         kind: classify::hyper_error(&e),
         unprocessed: true,
     })?;
     let response = s
-        .send_request(template.build_h2())
+        .send_request(request)
         .await
         .map_err(|e| hyper_failure(&e))?;
     let head_at = Instant::now();
@@ -256,6 +376,7 @@ pub async fn exchange(
         status,
         head_at,
         body_bytes,
+        body_sent,
     })
 }
 

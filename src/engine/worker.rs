@@ -52,7 +52,7 @@ pub(super) struct Worker {
     pub h2_pool: Option<H2Pool>,
     tally: Mutex<Tally>,
     /// Due requests waiting for a lane: intended time and which request.
-    queue: Mutex<VecDeque<(Instant, u16)>>,
+    queue: Mutex<VecDeque<(Instant, u64)>>,
     wake: Notify,
     idle: AtomicUsize,
     lanes: AtomicUsize,
@@ -126,9 +126,9 @@ impl Worker {
         users_share(users.round() as usize, self.index, run.threads)
     }
 
-    /// The next request for lane `id` (its intended send time and which request), or `None`
-    /// when the lane should end.
-    pub async fn next_job(&self, id: usize) -> Option<(Instant, u16)> {
+    /// The next request for lane `id` (its intended send time and its number in the run),
+    /// or `None` when the lane should end.
+    pub async fn next_job(&self, id: usize) -> Option<(Instant, u64)> {
         match self.run.load {
             Load::Open { .. } => loop {
                 if let Some(job) = lock(&self.queue).pop_front() {
@@ -146,8 +146,7 @@ impl Worker {
                 }
                 // A lane beyond the current stage's users waits for a stage that needs it.
                 if id < self.closed_target(Instant::now()) {
-                    let (intended, n) = self.next_closed()?;
-                    return Some((intended, self.run.mix.pick(n)));
+                    return self.next_closed();
                 }
                 if self.past_duration(Instant::now()) {
                     return None;
@@ -220,7 +219,7 @@ impl Worker {
     }
 
     /// Hands a due request to an idle lane, a new lane, or the backlog.
-    fn dispatch(self: &Arc<Self>, intended: Instant, request: u16) {
+    fn dispatch(self: &Arc<Self>, intended: Instant, n: u64) {
         lock(&self.tally).record.scheduled += 1;
         if lock(&self.queue).len() >= BACKLOG_LIMIT {
             let now = Instant::now();
@@ -236,14 +235,14 @@ impl Worker {
                     bytes_in: 0,
                     bytes_out: 0,
                     retried: false,
-                    request,
+                    request: self.run.mix.pick(n),
                     expected: false,
                 },
                 now,
             );
             return;
         }
-        lock(&self.queue).push_back((intended, request));
+        lock(&self.queue).push_back((intended, n));
         if self.idle.load(Ordering::Relaxed) > 0 {
             // Count the wake-up here, not in the woken lane, so one burst never wakes
             // the same idle lane twice while others could have been started.
@@ -305,7 +304,7 @@ async fn pace(worker: &Arc<Worker>, pacer: &Pacer, shutdown: &mut Shutdown) -> b
             if run.start + due > now {
                 break;
             }
-            worker.dispatch(run.start + due, run.mix.pick(n));
+            worker.dispatch(run.start + due, n);
             stride.advance();
         }
     }

@@ -3,17 +3,21 @@
 //! Every way of starting load (`headroom attack`'s flags, a scenario file for `headroom run`)
 //! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
+mod data;
 mod load;
 pub(crate) mod request;
 pub mod scenario;
 mod slo;
 mod target;
+mod template;
 mod tls;
 
+pub use data::{DataError, Dataset, Pick};
 pub use load::{stage_at, Load, Rate, Stage, Stop};
-pub use request::{Expect, NamedRequest, RequestSpec, SENSITIVE_HEADERS};
+pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};
+pub use template::{Context, Template, TemplateError};
 pub use tls::{ClientIdentity, TlsOptions};
 
 use std::time::Duration;

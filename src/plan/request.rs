@@ -26,6 +26,32 @@ pub struct NamedRequest {
     pub spec: RequestSpec,
     /// Which answers count as success.
     pub expect: Expect,
+    /// Templates filled for each send, when any part of the request varies.
+    pub templates: Option<Templates>,
+    /// The rows the templates draw from.
+    pub data: Option<DataBinding>,
+}
+
+/// The varying parts of a request, parsed once.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    /// Path and query.
+    pub path: super::Template,
+    /// Header values, by name (all of the request's headers, in order).
+    pub headers: Vec<(http::HeaderName, super::Template)>,
+    /// Body; `None` sends the request's body as it is (a body file).
+    pub body: Option<super::Template>,
+}
+
+/// A request's data: which set, shared by every worker, and how rows are picked.
+#[derive(Debug, Clone)]
+pub struct DataBinding {
+    /// The set's name in the scenario.
+    pub name: String,
+    /// The rows.
+    pub dataset: std::sync::Arc<super::Dataset>,
+    /// Sequential, random or unique.
+    pub pick: super::Pick,
 }
 
 impl NamedRequest {
@@ -37,6 +63,8 @@ impl NamedRequest {
             weight: 1,
             spec,
             expect: Expect::default(),
+            templates: None,
+            data: None,
         }
     }
 }

@@ -11,6 +11,10 @@ pub const MAX_CYCLE: u64 = 100_000;
 #[derive(Debug, Clone)]
 pub struct Mix {
     wheel: Vec<u16>,
+    /// For each slot of the wheel, how many earlier slots hold the same request.
+    rank: Vec<u32>,
+    /// How many slots each request has.
+    per_cycle: Vec<u32>,
 }
 
 /// Why weights cannot make a mix.
@@ -69,12 +73,39 @@ impl Mix {
             credit[best] -= cycle;
             wheel.push(best as u16);
         }
-        Ok(Mix { wheel })
+        Ok(Mix::of_wheel(wheel, parts.len()))
+    }
+
+    fn of_wheel(wheel: Vec<u16>, requests: usize) -> Mix {
+        let mut per_cycle = vec![0u32; requests];
+        let rank = wheel
+            .iter()
+            .map(|&r| {
+                let k = per_cycle[usize::from(r)];
+                per_cycle[usize::from(r)] += 1;
+                k
+            })
+            .collect();
+        Mix {
+            wheel,
+            rank,
+            per_cycle,
+        }
     }
 
     /// A mix of one request.
     pub fn single() -> Mix {
-        Mix { wheel: vec![0] }
+        Mix::of_wheel(vec![0], 1)
+    }
+
+    /// How many times the request sent `n`-th in the run was sent before it: its own count,
+    /// from which it draws its data row.
+    #[inline]
+    pub fn turn(&self, n: u64) -> u64 {
+        let len = self.wheel.len() as u64;
+        let slot = (n % len) as usize;
+        let request = usize::from(self.wheel[slot]);
+        (n / len) * u64::from(self.per_cycle[request]) + u64::from(self.rank[slot])
     }
 
     /// The request sent as the `n`-th request of the run (from 0).
@@ -103,6 +134,17 @@ mod tests {
         assert_eq!(counts(&mix, 20_000, 2), vec![19_000, 1_000]);
         let mix = Mix::new(&[50, 30, 20]).unwrap();
         assert_eq!(counts(&mix, 10, 3), vec![5, 3, 2]);
+    }
+
+    #[test]
+    fn each_request_counts_its_own_sends() {
+        let mix = Mix::new(&[3, 1]).unwrap();
+        let mut seen = [0u64; 2];
+        for n in 0..40 {
+            let r = usize::from(mix.pick(n));
+            assert_eq!(mix.turn(n), seen[r], "send {n}");
+            seen[r] += 1;
+        }
     }
 
     #[test]

@@ -237,3 +237,88 @@ load:
     let connects = summary.connect.expect("connections were opened").count;
     assert_eq!(connects, 4, "one connection per user, kept");
 }
+
+#[test]
+fn templates_fill_paths_headers_and_bodies_from_data_sets() {
+    let nginx = kv_nginx();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tokens.csv"),
+        "token\ngood\nwrong\ngood\ngood\n",
+    )
+    .unwrap();
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+data:
+  kv: {{generate: {{keys: 10, value_bytes: 256}}}}
+  tokens: {{csv: tokens.csv}}
+requests:
+  - name: put
+    method: PUT
+    path: "/kv/{{{{ key }}}}"
+    headers: {{Authorization: Bearer good}}
+    json: {{value: "{{{{ value }}}}", n: "{{{{ seq }}}}"}}
+    data: kv
+  - name: authed
+    path: /kv/x
+    headers: {{Authorization: "Bearer {{{{ token }}}}"}}
+    data: tokens
+    expect: {{status: [200]}}
+  - name: once
+    path: "/kv/{{{{ key }}}}?once"
+    headers: {{Authorization: Bearer good}}
+    data: kv
+    pick: unique
+    weight: 0
+load: {{users: 2, requests: 40}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, &dir.path().join("kv.yaml"), 1).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    let log = nginx.access_log();
+    // 20 puts walk the 10 keys twice, in order.
+    for i in 0..10 {
+        let path = format!("HTTP/1.1 200 - /kv/key-{i} ");
+        assert_eq!(
+            log.iter().filter(|l| l.starts_with(&path)).count(),
+            2,
+            "{path}\n{log:?}"
+        );
+    }
+    let put = &summary.by_request[0];
+    assert_eq!((put.count, put.failures), (20, 0));
+    // {"n":"<seq>","value":"<256 chars>"}: the body length is known for every seq.
+    let expected_out: u64 = (0..20u64)
+        .map(|seq| (r#"{"n":"","value":""}"#.len() + seq.to_string().len() + 256) as u64)
+        .sum();
+    assert_eq!(summary.bytes.out_total, expected_out);
+    // One token in four is wrong: a quarter of the authed requests fail their expectation.
+    let authed = &summary.by_request[1];
+    assert_eq!((authed.count, authed.failures), (20, 5));
+}
+
+#[test]
+fn unique_data_runs_out_as_a_client_side_failure_not_a_reuse() {
+    let nginx = kv_nginx();
+    let source = format!(
+        r#"
+target: {{url: "{}", headers: {{Authorization: Bearer good}}}}
+data: {{few: {{generate: {{keys: 5, value_bytes: 8}}}}}}
+requests: [{{name: create, path: "/kv/{{{{ key }}}}", data: few, pick: unique}}]
+load: {{rate: 200, requests: 8}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("unique.yaml"), 1).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    assert_eq!(nginx.access_log().len(), 5, "each row sent once");
+    let exhausted = summary
+        .errors
+        .iter()
+        .find(|e| e.key == "data_exhausted")
+        .unwrap();
+    assert_eq!(exhausted.count, 3);
+    assert_eq!(exhausted.side, headroom::sample::Side::Client);
+}

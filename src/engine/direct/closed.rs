@@ -36,7 +36,7 @@ pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Secon
         conns.trim_idle(users);
         while !stopping && conns.outstanding() < users {
             match worker.next_closed() {
-                Some((intended, n)) => conns.enqueue(intended, worker.run.mix.pick(n)),
+                Some((intended, n)) => conns.enqueue(intended, n),
                 None => stopping = true,
             }
         }

@@ -9,6 +9,7 @@
 use crate::engine::connect::ConnectTimings;
 use crate::engine::h1::dial::{Dial, DialTarget, Step, Wait};
 use crate::engine::h1::polled::{Harvest, Polled, Reply};
+use crate::engine::transport::Scratch;
 use crate::engine::worker::{Worker, BACKLOG_LIMIT};
 use crate::sample::{ErrorKind, Outcome, Sample};
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
@@ -29,12 +30,16 @@ pub(super) struct Job {
     pub retried: bool,
     /// Which of the run's requests it is.
     pub request: u16,
+    /// Its number in the run, from which its turn in the mix (and its data row) follows.
+    pub n: u64,
 }
 
 struct InFlight {
     job: Job,
     sent_at: Instant,
     opened: Option<ConnectTimings>,
+    /// Request body bytes sent.
+    body_len: u64,
 }
 
 struct Open {
@@ -75,6 +80,8 @@ pub(super) struct Conns<'a> {
     /// Connections whose request did not fit the socket at once.
     writing: Vec<usize>,
     max_connections: usize,
+    /// Where templated requests are filled.
+    scratch: Scratch,
     /// False in the closed model: a request is due when it is sent, not before.
     paced: bool,
     events: Vec<Event>,
@@ -126,6 +133,7 @@ impl<'a> Conns<'a> {
             inflight: 0,
             writing: Vec::new(),
             max_connections: worker.max_connections(),
+            scratch: Scratch::default(),
             paced: matches!(run.load, crate::plan::Load::Open { .. }),
             events: vec![
                 Event {
@@ -137,13 +145,14 @@ impl<'a> Conns<'a> {
         })
     }
 
-    /// Queues request `request` that fell due at `intended`, or fails it when the backlog is
+    /// Queues the run's `n`-th request, due at `intended`, or fails it when the backlog is
     /// full.
-    pub fn enqueue(&mut self, intended: Instant, request: u16) {
+    pub fn enqueue(&mut self, intended: Instant, n: u64) {
         let job = Job {
             intended,
             retried: false,
-            request,
+            request: self.worker.run.mix.pick(n),
+            n,
         };
         if self.waiting.len() >= BACKLOG_LIMIT {
             self.fail(job, None, ErrorKind::Backlog, None);
@@ -201,6 +210,16 @@ impl<'a> Conns<'a> {
             let Some(index) = self.idle.pop() else { return };
             let mut job = self.waiting.pop_front().expect("not empty");
             let run = &self.worker.run;
+            let template = &run.requests[usize::from(job.request)];
+            let (bytes, body_len) = match template.h1(run.mix.turn(job.n), &mut self.scratch) {
+                Ok(rendered) => rendered,
+                Err(kind) => {
+                    // Nothing to send (its data ran out): the connection stays idle.
+                    self.idle.push(index);
+                    self.fail(job, None, kind, None);
+                    continue;
+                }
+            };
             let Some(Slot::Open(open)) = self.slots[index].as_mut() else {
                 continue;
             };
@@ -210,14 +229,14 @@ impl<'a> Conns<'a> {
                 job.intended = sent_at;
             }
             self.worker.note_sent(sent_at);
-            let template = &run.requests[usize::from(job.request)];
-            match open.conn.send(template.h1_request(), template.is_head()) {
+            match open.conn.send(bytes, template.is_head()) {
                 Ok(()) => {
                     let opened = open.fresh.take();
                     open.inflight = Some(InFlight {
                         job,
                         sent_at,
                         opened,
+                        body_len,
                     });
                     self.inflight += 1;
                     if open.conn.wants_write() {
@@ -507,6 +526,7 @@ impl<'a> Conns<'a> {
             job,
             sent_at,
             opened,
+            body_len,
         } = inflight;
         // Kernel stamps precede our own clock readings; never let them precede the send.
         let end = reply.end.max(sent_at);
@@ -521,7 +541,7 @@ impl<'a> Conns<'a> {
                 tls_handshake: opened.and_then(|t| t.tls),
                 first_byte: Some(reply.head_at.max(sent_at) - sent_at),
                 bytes_in: reply.body_bytes,
-                bytes_out: template.body_len(),
+                bytes_out: body_len,
                 retried: job.retried,
                 request: job.request,
                 expected: template.expects(reply.status),

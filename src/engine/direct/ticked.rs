@@ -58,7 +58,7 @@ pub(super) fn pace(
                     break;
                 }
                 worker.note_scheduled();
-                conns.enqueue(at, run.mix.pick(n));
+                conns.enqueue(at, n);
                 stride.advance();
             }
         }

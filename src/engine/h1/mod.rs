@@ -138,7 +138,8 @@ fn closed_unanswered(kind: ErrorKind, answered: u64, received: bool) -> bool {
     matches!(kind, ErrorKind::Closed | ErrorKind::Reset) && answered > 0 && !received
 }
 
-/// Serializes a request once, for every send to reuse.
+/// Serializes a request once: the head with `host` (unless given), `content-length` when
+/// there is a body or the method expects one, and `connection: close` without keep-alive.
 pub fn serialize_request(
     method: &http::Method,
     path: &str,
@@ -147,37 +148,74 @@ pub fn serialize_request(
     body: &[u8],
     keepalive: bool,
 ) -> Vec<u8> {
+    let names: Vec<http::HeaderName> = headers.iter().map(|(n, _)| n.clone()).collect();
     let mut out = Vec::with_capacity(128 + body.len());
-    out.extend_from_slice(method.as_str().as_bytes());
+    write_request(
+        &mut out,
+        &Head {
+            method,
+            names: &names,
+            authority,
+            keepalive,
+        },
+        &|out: &mut Vec<u8>| out.extend_from_slice(path.as_bytes()),
+        &|i, out: &mut Vec<u8>| out.extend_from_slice(headers[i].1.as_bytes()),
+        body,
+    );
+    out
+}
+
+/// What a request head is made of, besides its path and header values.
+pub struct Head<'a> {
+    /// The method.
+    pub method: &'a http::Method,
+    /// Header names, in order.
+    pub names: &'a [http::HeaderName],
+    /// Sent as `host` unless a header gives it.
+    pub authority: &'a str,
+    /// Without it, `connection: close` is added.
+    pub keepalive: bool,
+}
+
+/// Appends a request to `out`: `path` writes the path and query, `value(i)` the value of
+/// header `i` (templated requests fill both per send).
+pub fn write_request(
+    out: &mut Vec<u8>,
+    head: &Head<'_>,
+    path: &dyn Fn(&mut Vec<u8>),
+    value: &dyn Fn(usize, &mut Vec<u8>),
+    body: &[u8],
+) {
+    out.extend_from_slice(head.method.as_str().as_bytes());
     out.push(b' ');
-    out.extend_from_slice(path.as_bytes());
+    path(out);
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    let has = |name: &http::HeaderName| headers.iter().any(|(n, _)| n == name);
+    let has = |name: &http::HeaderName| head.names.iter().any(|n| n == name);
     if !has(&http::header::HOST) {
         out.extend_from_slice(b"host: ");
-        out.extend_from_slice(authority.as_bytes());
+        out.extend_from_slice(head.authority.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    for (name, value) in headers {
+    for (i, name) in head.names.iter().enumerate() {
         out.extend_from_slice(name.as_str().as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
+        value(i, out);
         out.extend_from_slice(b"\r\n");
     }
     let needs_length = !body.is_empty()
         || matches!(
-            *method,
+            *head.method,
             http::Method::POST | http::Method::PUT | http::Method::PATCH
         );
     if needs_length && !has(&http::header::CONTENT_LENGTH) {
-        out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+        use std::io::Write;
+        let _ = write!(out, "content-length: {}\r\n", body.len());
     }
-    if !keepalive && !has(&http::header::CONNECTION) {
+    if !head.keepalive && !has(&http::header::CONNECTION) {
         out.extend_from_slice(b"connection: close\r\n");
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(body);
-    out
 }
 
 #[cfg(test)]

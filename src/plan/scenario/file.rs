@@ -22,6 +22,9 @@ pub struct ScenarioFile {
     /// The run exits with status 3 when one is not met.
     #[serde(default)]
     pub slo: Vec<String>,
+    /// Data sets that request templates draw from, by name.
+    #[serde(default)]
+    pub data: BTreeMap<String, DataSection>,
     /// Engine threads (default: the cores this process may use).
     pub threads: Option<usize>,
 }
@@ -110,6 +113,47 @@ pub struct RequestSection {
     /// Which answers count as success (default: any 2xx or 3xx).
     #[serde(default)]
     pub expect: ExpectSection,
+    /// The data set (from `data:`) whose columns fill this request's {{ templates }}.
+    pub data: Option<String>,
+    /// How rows are picked: "sequential" (default, wrapping), "random", or "unique" (each
+    /// row once; sends beyond the last fail as data_exhausted).
+    #[serde(default)]
+    pub pick: PickChoice,
+}
+
+/// How a request picks its data row.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PickChoice {
+    /// Row k for the k-th send, wrapping around.
+    #[default]
+    Sequential,
+    /// A row drawn per send (the same draws every run).
+    Random,
+    /// Each row once.
+    Unique,
+}
+
+/// A data set: a CSV or JSON-lines file, or generated keys and values.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataSection {
+    /// CSV file whose first line names the columns (relative to the scenario file).
+    pub csv: Option<PathBuf>,
+    /// JSON-lines file, one object per line (relative to the scenario file).
+    pub jsonl: Option<PathBuf>,
+    /// Generated keys with random values: columns key, value and index.
+    pub generate: Option<GenerateSection>,
+}
+
+/// A generated key-value set, e.g. 1,000,000 keys with 256-byte values.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateSection {
+    /// Number of keys.
+    pub keys: u64,
+    /// Bytes per value.
+    pub value_bytes: usize,
 }
 
 fn get() -> String {

@@ -8,11 +8,14 @@ mod file;
 pub use file::ScenarioFile;
 
 use super::{
-    AttackPlan, ClientIdentity, ConnectionOptions, Expect, HttpVersion, Load, NamedRequest, Rate,
-    RequestSpec, Slo, Stage, Stop, Target, TlsOptions,
+    AttackPlan, ClientIdentity, ConnectionOptions, Context, DataBinding, Dataset, Expect,
+    HttpVersion, Load, NamedRequest, Pick, Rate, RequestSpec, Slo, Stage, Stop, Target, Template,
+    Templates, TlsOptions,
 };
 use file::{HttpChoice, RequestSection};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A scenario that cannot be run: where, and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +116,7 @@ impl Lowering<'_> {
                 "requests: give at least one request".into(),
             ));
         }
+        let data = self.data(&s.data)?;
         let mut requests = Vec::with_capacity(s.requests.len());
         for (i, r) in s.requests.iter().enumerate() {
             if let Some(first) = s.requests[..i].iter().position(|o| o.name == r.name) {
@@ -125,7 +129,7 @@ impl Lowering<'_> {
                     ),
                 ));
             }
-            requests.push(self.request(&target, &t.headers, r, i)?);
+            requests.push(self.request(&target, &t.headers, r, i, &data)?);
         }
         let duration =
             |text: &Option<String>| -> Result<Option<std::time::Duration>, ScenarioError> {
@@ -285,6 +289,29 @@ impl Lowering<'_> {
         Ok(out)
     }
 
+    fn data(
+        &self,
+        sets: &BTreeMap<String, file::DataSection>,
+    ) -> Result<BTreeMap<String, Arc<Dataset>>, ScenarioError> {
+        let mut out = BTreeMap::new();
+        for (name, d) in sets {
+            let at = format!("{name}:");
+            let fail = |e: String| self.error_near(&at, 0, format!("data.{name}: {e}"));
+            let set = match (&d.csv, &d.jsonl, &d.generate) {
+                (Some(p), None, None) => Dataset::csv(&self.path(p)),
+                (None, Some(p), None) => Dataset::jsonl(&self.path(p)),
+                (None, None, Some(g)) => Dataset::generate(g.keys, g.value_bytes),
+                _ => return Err(fail("give one of csv, jsonl and generate".into())),
+            }
+            .map_err(|e| fail(e.to_string()))?;
+            if set.rows() == 0 {
+                return Err(fail("the data set has no rows".into()));
+            }
+            out.insert(name.clone(), Arc::new(set));
+        }
+        Ok(out)
+    }
+
     fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {
         let identity = match (&t.cert, &t.key) {
             (Some(cert), Some(key)) => Some(ClientIdentity {
@@ -315,6 +342,7 @@ impl Lowering<'_> {
         common: &std::collections::BTreeMap<String, String>,
         r: &RequestSection,
         i: usize,
+        data: &BTreeMap<String, Arc<Dataset>>,
     ) -> Result<NamedRequest, ScenarioError> {
         let here = |message: String| {
             self.error_near(&r.path, 0, format!("requests[{i}] ({}): {message}", r.name))
@@ -324,7 +352,45 @@ impl Lowering<'_> {
         }
         let base = target.path_and_query.trim_end_matches('/');
         let path = format!("{base}{}", r.path);
-        if let Err(e) = http::uri::PathAndQuery::try_from(path.as_str()) {
+        let binding =
+            match &r.data {
+                None => None,
+                Some(name) => {
+                    Some(DataBinding {
+                        name: name.clone(),
+                        dataset: data.get(name).cloned().ok_or_else(|| {
+                            let known: Vec<&str> = data.keys().map(String::as_str).collect();
+                            self.error_near(
+                                &format!("data: {name}"),
+                                0,
+                                format!(
+                            "requests[{i}] ({}): no data set named {name:?} (data: defines {})",
+                            r.name,
+                            if known.is_empty() { "none".into() } else { known.join(", ") }
+                        ),
+                            )
+                        })?,
+                        pick: match r.pick {
+                            file::PickChoice::Sequential => Pick::Sequential,
+                            file::PickChoice::Random => Pick::Random,
+                            file::PickChoice::Unique => Pick::Unique,
+                        },
+                    })
+                }
+            };
+        let columns: Vec<String> = binding
+            .as_ref()
+            .map(|b| b.dataset.columns().to_vec())
+            .unwrap_or_default();
+        let template = |text: &str, context: Context| {
+            Template::parse(text, &columns, context)
+                .map_err(|e| self.error_near(text, 0, format!("requests[{i}] ({}): {e}", r.name)))
+        };
+        let path_template = template(&path, Context::Path)?;
+        // The path must be valid with any value in its slots (they are percent-encoded).
+        let mut probe = Vec::new();
+        path_template.render(0, &|_, out: &mut Vec<u8>| out.push(b'x'), &mut probe);
+        if let Err(e) = http::uri::PathAndQuery::try_from(probe.as_slice()) {
             return Err(here(format!(
                 "path {:?} is not a valid path and query: {e}",
                 r.path
@@ -373,7 +439,57 @@ impl Lowering<'_> {
         let mut spec =
             RequestSpec::parse(&r.method, &headers, body).map_err(|e| here(e.to_string()))?;
         spec.path = Some(path);
+        // body_file is sent as it is; text and JSON bodies may hold templates.
+        let body_context = match (&r.json, &r.body_file) {
+            (Some(_), _) => Some(Context::Json),
+            (None, Some(_)) => None,
+            (None, None) => Some(Context::Verbatim),
+        };
+        let body_text = String::from_utf8_lossy(&spec.body).into_owned();
+        let body_template = match body_context {
+            Some(context) => template(&body_text, context)?,
+            None => Template::parse("", &[], Context::Verbatim).expect("empty parses"),
+        };
+        let mut header_templates = Vec::with_capacity(spec.headers.len());
+        for (name, value) in &spec.headers {
+            let text = value.to_str().unwrap_or_default();
+            let t = template(text, Context::Verbatim)?;
+            for column in t.columns() {
+                if let Some(row) = binding
+                    .as_ref()
+                    .and_then(|b| b.dataset.line_break_in(column))
+                {
+                    return Err(self.error_near(
+                        text,
+                        0,
+                        format!(
+                            "requests[{i}] ({}): header {name} takes column {:?}, whose row {} holds a line break, which would end the header",
+                            r.name,
+                            columns[column],
+                            row + 1
+                        ),
+                    ));
+                }
+            }
+            header_templates.push((name.clone(), t));
+        }
+        let varies = !path_template.is_static()
+            || (body_context.is_some() && !body_template.is_static())
+            || header_templates.iter().any(|(_, t)| !t.is_static());
+        if binding.is_some() && !varies {
+            return Err(here(format!(
+                "the request names data {:?} but uses none of it: put {{{{ column }}}} in its path, headers or body",
+                r.data.as_deref().unwrap_or_default()
+            )));
+        }
+        let templates = varies.then(|| Templates {
+            path: path_template,
+            headers: header_templates,
+            body: body_context.map(|_| body_template),
+        });
         Ok(NamedRequest {
+            templates,
+            data: binding,
             name: r.name.clone(),
             weight: r.weight,
             spec,

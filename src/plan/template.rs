@@ -1,0 +1,258 @@
+//! Templates in paths, headers and bodies: `/kv/{{ key }}`, filled from a data row per request.
+//!
+//! A template is parsed once into literal parts and variable slots, so filling it costs a
+//! few copies and no parsing, allocation or lookup by name on the hot path.
+
+use std::fmt;
+
+/// Where a template's text goes, which decides how a value is escaped in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// The path and query: bytes outside the URI's safe set are percent-encoded.
+    Path,
+    /// A header value or a body: copied as they are (header values are checked when the
+    /// data is loaded; a line break there would end the header).
+    Verbatim,
+    /// Inside a JSON body's string: quotes, backslashes and control bytes are escaped.
+    Json,
+}
+
+/// One piece of a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Text copied as it is.
+    Literal(String),
+    /// A column of the request's data row, by index.
+    Column(usize),
+    /// The request's number among the sends of its name, from 0.
+    Seq,
+}
+
+/// A parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pieces: Vec<Piece>,
+    context: Context,
+}
+
+/// Why a template cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// `{{` without its `}}`.
+    #[error("an unclosed {{{{ in {0:?}")]
+    Unclosed(String),
+    /// A name no data column (or built-in) has.
+    #[error("undefined variable {name:?} in {text:?}; {known}")]
+    Undefined {
+        /// The name used.
+        name: String,
+        /// The template.
+        text: String,
+        /// What could have been used.
+        known: String,
+    },
+}
+
+impl Template {
+    /// Parses `text`, resolving names against `columns` (plus the built-in `seq`).
+    pub fn parse(
+        text: &str,
+        columns: &[String],
+        context: Context,
+    ) -> Result<Template, TemplateError> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find("{{") {
+            if open > 0 {
+                pieces.push(Piece::Literal(rest[..open].to_string()));
+            }
+            let after = &rest[open + 2..];
+            let close = after
+                .find("}}")
+                .ok_or_else(|| TemplateError::Unclosed(text.to_string()))?;
+            let name = after[..close].trim();
+            pieces.push(match name {
+                "seq" => Piece::Seq,
+                _ => Piece::Column(columns.iter().position(|c| c == name).ok_or_else(|| {
+                    TemplateError::Undefined {
+                        name: name.to_string(),
+                        text: text.to_string(),
+                        known: if columns.is_empty() {
+                            "the request has no data source (add data: NAME to it); only {{ seq }} is built in".into()
+                        } else {
+                            format!("its data has {}, and {{{{ seq }}}} is built in", columns.join(", "))
+                        },
+                    }
+                })?),
+            });
+            rest = &after[close + 2..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Literal(rest.to_string()));
+        }
+        Ok(Template { pieces, context })
+    }
+
+    /// True when the template has no variable: it renders the same every time.
+    pub fn is_static(&self) -> bool {
+        self.pieces.iter().all(|p| matches!(p, Piece::Literal(_)))
+    }
+
+    /// The columns it uses.
+    pub fn columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Column(c) => Some(*c),
+            _ => None,
+        })
+    }
+
+    /// Appends the template filled from `cell(column, out)` and `seq` to `out`.
+    #[inline]
+    pub fn render(&self, seq: u64, cell: &dyn Fn(usize, &mut Vec<u8>), out: &mut Vec<u8>) {
+        for p in &self.pieces {
+            match p {
+                Piece::Literal(s) => out.extend_from_slice(s.as_bytes()),
+                Piece::Seq => {
+                    let mut buf = itoa_buf(seq);
+                    out.extend_from_slice(buf.as_bytes_mut());
+                }
+                Piece::Column(c) => match self.context {
+                    Context::Verbatim => cell(*c, out),
+                    Context::Path => {
+                        let start = out.len();
+                        cell(*c, out);
+                        percent_encode_tail(out, start);
+                    }
+                    Context::Json => {
+                        let start = out.len();
+                        cell(*c, out);
+                        json_escape_tail(out, start);
+                    }
+                },
+            }
+        }
+    }
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in &self.pieces {
+            match p {
+                Piece::Literal(s) => f.write_str(s)?,
+                Piece::Column(c) => write!(f, "{{{{ #{c} }}}}")?,
+                Piece::Seq => f.write_str("{{ seq }}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A number's decimal digits without allocating.
+struct Digits {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Digits {
+    fn as_bytes_mut(&mut self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+fn itoa_buf(mut n: u64) -> Digits {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    Digits { buf, start: i }
+}
+
+/// Percent-encodes, in place, the bytes of `out[start..]` that may not appear in a path.
+fn percent_encode_tail(out: &mut Vec<u8>, start: usize) {
+    let safe = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
+    if out[start..].iter().all(|&b| safe(b)) {
+        return;
+    }
+    let raw = out.split_off(start);
+    for b in raw {
+        if safe(b) {
+            out.push(b);
+        } else {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+}
+
+/// JSON-escapes, in place, the bytes of `out[start..]`.
+fn json_escape_tail(out: &mut Vec<u8>, start: usize) {
+    if !out[start..]
+        .iter()
+        .any(|&b| b == b'"' || b == b'\\' || b < 0x20)
+    {
+        return;
+    }
+    let raw = out.split_off(start);
+    for b in raw {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b if b < 0x20 => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+            b => out.push(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns() -> Vec<String> {
+        vec!["key".into(), "value".into()]
+    }
+
+    fn render(t: &Template, seq: u64) -> String {
+        let cells = ["k 1/ü", "v\"1"];
+        let mut out = Vec::new();
+        t.render(
+            seq,
+            &|c, o: &mut Vec<u8>| o.extend_from_slice(cells[c].as_bytes()),
+            &mut out,
+        );
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn templates_fill_columns_and_the_sequence() {
+        let t = Template::parse("/kv/{{ key }}?n={{seq}}", &columns(), Context::Path).unwrap();
+        assert_eq!(render(&t, 42), "/kv/k%201/%C3%BC?n=42");
+        let t = Template::parse(r#"{"v":"{{ value }}"}"#, &columns(), Context::Verbatim).unwrap();
+        assert_eq!(render(&t, 0), r#"{"v":"v"1"}"#);
+        let t = Template::parse(r#"{"v":"{{ value }}"}"#, &columns(), Context::Json).unwrap();
+        assert_eq!(render(&t, 0), r#"{"v":"v\"1"}"#);
+        assert!(Template::parse("/plain", &columns(), Context::Path)
+            .unwrap()
+            .is_static());
+    }
+
+    #[test]
+    fn undefined_names_and_unclosed_braces_are_refused() {
+        let e = Template::parse("/kv/{{ kye }}", &columns(), Context::Path).unwrap_err();
+        assert!(
+            e.to_string().contains("\"kye\"") && e.to_string().contains("key, value"),
+            "{e}"
+        );
+        let e = Template::parse("/kv/{{ key", &columns(), Context::Path).unwrap_err();
+        assert!(matches!(e, TemplateError::Unclosed(_)));
+        let e = Template::parse("/{{ key }}", &[], Context::Path).unwrap_err();
+        assert!(e.to_string().contains("no data source"), "{e}");
+    }
+}
