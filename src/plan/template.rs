@@ -22,10 +22,21 @@ pub enum Context {
 pub enum Piece {
     /// Text copied as it is.
     Literal(String),
-    /// A column of the request's data row, by index.
-    Column(usize),
+    /// A column of the request's data row, by index, through a filter.
+    Column(usize, Filter),
     /// The request's number among the sends of its name, from 0.
     Seq,
+}
+
+/// What is done to a value before it is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Nothing.
+    None,
+    /// Standard base64, as etcd's JSON API wants keys and values (`{{ key | base64 }}`).
+    Base64,
+    /// URL-safe base64 without padding (`{{ key | base64url }}`).
+    Base64Url,
 }
 
 /// A parsed template.
@@ -41,6 +52,14 @@ pub enum TemplateError {
     /// `{{` without its `}}`.
     #[error("an unclosed {{{{ in {0:?}")]
     Unclosed(String),
+    /// A filter headroom does not know.
+    #[error("unknown filter {filter:?} in {text:?}; filters: base64, base64url")]
+    Filter {
+        /// The filter named.
+        filter: String,
+        /// The template.
+        text: String,
+    },
     /// A name no data column (or built-in) has.
     #[error("undefined variable {name:?} in {text:?}; {known}")]
     Undefined {
@@ -70,9 +89,23 @@ impl Template {
             let close = after
                 .find("}}")
                 .ok_or_else(|| TemplateError::Unclosed(text.to_string()))?;
-            let name = after[..close].trim();
+            let (name, filter) = match after[..close].split_once('|') {
+                Some((name, filter)) => (name.trim(), filter.trim()),
+                None => (after[..close].trim(), ""),
+            };
+            let filter = match filter {
+                "" => Filter::None,
+                "base64" => Filter::Base64,
+                "base64url" => Filter::Base64Url,
+                other => {
+                    return Err(TemplateError::Filter {
+                        filter: other.to_string(),
+                        text: text.to_string(),
+                    })
+                }
+            };
             pieces.push(match name {
-                "seq" => Piece::Seq,
+                "seq" if filter == Filter::None => Piece::Seq,
                 _ => Piece::Column(columns.iter().position(|c| c == name).ok_or_else(|| {
                     TemplateError::Undefined {
                         name: name.to_string(),
@@ -83,7 +116,7 @@ impl Template {
                             format!("its data has {}, and {{{{ seq }}}} is built in", columns.join(", "))
                         },
                     }
-                })?),
+                })?, filter),
             });
             rest = &after[close + 2..];
         }
@@ -101,7 +134,7 @@ impl Template {
     /// The columns it uses.
     pub fn columns(&self) -> impl Iterator<Item = usize> + '_ {
         self.pieces.iter().filter_map(|p| match p {
-            Piece::Column(c) => Some(*c),
+            Piece::Column(c, _) => Some(*c),
             _ => None,
         })
     }
@@ -116,19 +149,16 @@ impl Template {
                     let mut buf = itoa_buf(seq);
                     out.extend_from_slice(buf.as_bytes_mut());
                 }
-                Piece::Column(c) => match self.context {
-                    Context::Verbatim => cell(*c, out),
-                    Context::Path => {
-                        let start = out.len();
-                        cell(*c, out);
-                        percent_encode_tail(out, start);
+                Piece::Column(c, filter) => {
+                    let start = out.len();
+                    cell(*c, out);
+                    encode_tail(out, start, *filter);
+                    match self.context {
+                        Context::Verbatim => {}
+                        Context::Path => percent_encode_tail(out, start),
+                        Context::Json => json_escape_tail(out, start),
                     }
-                    Context::Json => {
-                        let start = out.len();
-                        cell(*c, out);
-                        json_escape_tail(out, start);
-                    }
-                },
+                }
             }
         }
     }
@@ -139,7 +169,7 @@ impl fmt::Display for Template {
         for p in &self.pieces {
             match p {
                 Piece::Literal(s) => f.write_str(s)?,
-                Piece::Column(c) => write!(f, "{{{{ #{c} }}}}")?,
+                Piece::Column(c, _) => write!(f, "{{{{ #{c} }}}}")?,
                 Piece::Seq => f.write_str("{{ seq }}")?,
             }
         }
@@ -171,6 +201,18 @@ fn itoa_buf(mut n: u64) -> Digits {
         }
     }
     Digits { buf, start: i }
+}
+
+/// Applies `filter`, in place, to `out[start..]`.
+fn encode_tail(out: &mut Vec<u8>, start: usize, filter: Filter) {
+    use base64::Engine;
+    let encoded = match filter {
+        Filter::None => return,
+        Filter::Base64 => base64::engine::general_purpose::STANDARD.encode(&out[start..]),
+        Filter::Base64Url => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&out[start..]),
+    };
+    out.truncate(start);
+    out.extend_from_slice(encoded.as_bytes());
 }
 
 /// Percent-encodes, in place, the bytes of `out[start..]` that may not appear in a path.
@@ -241,6 +283,12 @@ mod tests {
         assert!(Template::parse("/plain", &columns(), Context::Path)
             .unwrap()
             .is_static());
+        let t =
+            Template::parse(r#"{"k":"{{ key | base64 }}"}"#, &columns(), Context::Json).unwrap();
+        assert_eq!(render(&t, 0), r#"{"k":"ayAxL8O8"}"#);
+        let t = Template::parse("/{{ key|base64url }}", &columns(), Context::Path).unwrap();
+        assert_eq!(render(&t, 0), "/ayAxL8O8");
+        assert!(Template::parse("/{{ key | rot13 }}", &columns(), Context::Path).is_err());
     }
 
     #[test]

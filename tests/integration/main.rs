@@ -4,6 +4,7 @@
 //! hostile servers run in-process.
 
 mod cli;
+mod examples;
 mod hostile;
 mod nginx;
 mod ports;

@@ -10,7 +10,7 @@ pub use file::ScenarioFile;
 use super::{
     AttackPlan, ClientIdentity, ConnectionOptions, Context, DataBinding, Dataset, Expect,
     HttpVersion, Load, NamedRequest, Pick, Rate, RequestSpec, Slo, Stage, Stop, Target, Template,
-    Templates, TlsOptions,
+    TemplateError, Templates, TlsOptions,
 };
 use file::{HttpChoice, RequestSection};
 use std::collections::BTreeMap;
@@ -95,6 +95,20 @@ impl Lowering<'_> {
                 (line, column)
             });
         self.error_at(at, message)
+    }
+
+    /// Where a `{{ … }}` slot naming `inner` (a variable or a filter) starts in the file.
+    fn find_slot(&self, inner: &str) -> Option<(usize, usize)> {
+        let offset = self.source.match_indices("{{").map(|(o, _)| o).find(|&o| {
+            let after = self.source[o + 2..].trim_start();
+            after.starts_with(inner)
+                || after
+                    .split_once('|')
+                    .is_some_and(|(_, f)| f.trim_start().starts_with(inner))
+        })?;
+        let before = &self.source[..offset];
+        let line = before.matches('\n').count() + 1;
+        Some((line, offset - before.rfind('\n').map_or(0, |i| i + 1) + 1))
     }
 
     fn path(&self, p: &Path) -> PathBuf {
@@ -383,8 +397,19 @@ impl Lowering<'_> {
             .map(|b| b.dataset.columns().to_vec())
             .unwrap_or_default();
         let template = |text: &str, context: Context| {
-            Template::parse(text, &columns, context)
-                .map_err(|e| self.error_near(text, 0, format!("requests[{i}] ({}): {e}", r.name)))
+            Template::parse(text, &columns, context).map_err(|e| {
+                let message = format!("requests[{i}] ({}): {e}", r.name);
+                // A JSON body was re-serialized: find the slot itself in the file.
+                let slot = match &e {
+                    TemplateError::Undefined { name, .. } => Some(name.as_str()),
+                    TemplateError::Filter { filter, .. } => Some(filter.as_str()),
+                    TemplateError::Unclosed(_) => None,
+                };
+                match slot.and_then(|s| self.find_slot(s)) {
+                    Some(at) => self.error_at(Some(at), message),
+                    None => self.error_near(text, 0, message),
+                }
+            })
         };
         let path_template = template(&path, Context::Path)?;
         // The path must be valid with any value in its slots (they are percent-encoded).

@@ -1,0 +1,196 @@
+//! Every scenario in `examples/` runs, in a short version, against the real servers it was
+//! written for (nginx with TLS and client certificates, etcd), started here on free ports.
+
+use crate::support::attack;
+use crate::support::certs;
+use crate::support::etcd::Etcd;
+use crate::support::nginx::{Nginx, Tls};
+use headroom::plan::scenario;
+use headroom::summary::Summary;
+use std::path::Path;
+
+/// Loads `examples/NAME` with each `(from, to)` replaced: the servers' addresses and
+/// certificates, and shorter stages.
+fn example(name: &str, replace: &[(&str, &str)]) -> headroom::plan::AttackPlan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in replace {
+        assert!(text.contains(from), "{name} has {from:?}");
+        text = text.replace(from, to);
+    }
+    scenario::parse(&text, &path, 2).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn assert_clean(name: &str, s: &Summary) {
+    assert!(s.requests.total > 0, "{name}: nothing completed");
+    assert!(s.errors.is_empty(), "{name}: {:?}", s.errors);
+    let failed: Vec<_> = s.by_request.iter().filter(|r| r.failures > 0).collect();
+    assert!(failed.is_empty(), "{name}: {failed:?}");
+}
+
+fn tls_paths(c: &certs::Certs) -> Vec<(String, String)> {
+    vec![
+        (".run/certs/ca.pem".into(), c.ca.display().to_string()),
+        (
+            ".run/certs/client.pem".into(),
+            c.client_cert.display().to_string(),
+        ),
+        (
+            ".run/certs/client.key".into(),
+            c.client_key.display().to_string(),
+        ),
+    ]
+}
+
+#[test]
+fn seed_001_tls_termination_with_and_without_client_certificates() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let tls = Nginx::start(Tls::Server(&c));
+    let mtls = Nginx::start(Tls::ClientCert(&c));
+    for (name, nginx, port) in [
+        ("001-tls-termination.yaml", &tls, "18443"),
+        ("001-mtls-termination.yaml", &mtls, "18444"),
+    ] {
+        let url = format!("https://127.0.0.1:{port}/");
+        let mut replace: Vec<(String, String)> = tls_paths(&c);
+        replace.retain(|(from, _)| name.contains("mtls") || from.ends_with("ca.pem"));
+        replace.push((url, nginx.url("https", "/")));
+        replace.push(("duration: 20s".into(), "duration: 500ms".into()));
+        let replace: Vec<(&str, &str)> = replace
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let (summary, _, _d) = attack(&example(name, &replace));
+        assert_clean(name, &summary);
+        assert_eq!(summary.stages.len(), 3, "{name}");
+        assert_eq!(
+            nginx.access_log().len() as u64,
+            summary.requests.total,
+            "{name}"
+        );
+        if name.contains("mtls") {
+            assert!(
+                nginx.access_log().iter().all(|l| l.contains(" SUCCESS ")),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_003_mutual_tls_with_concurrency_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let mtls = Nginx::start(Tls::ClientCert(&c));
+    let url = mtls.url("https", "/");
+    let mut replace: Vec<(String, String)> = tls_paths(&c);
+    replace.push(("https://127.0.0.1:18444/".into(), url));
+    replace.push(("duration: 10s".into(), "duration: 300ms".into()));
+    let replace: Vec<(&str, &str)> = replace
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (summary, _, _d) = attack(&example("003-mtls-concurrency.yaml", &replace));
+    assert_clean("003", &summary);
+    let steps: Vec<&str> = summary.stages.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        steps,
+        ["1 user", "10 users", "30 users", "60 users", "120 users"]
+    );
+    let handshakes = summary.tls_handshake.expect("TLS was used").count;
+    assert_eq!(
+        handshakes, 120,
+        "one connection per user at the widest step"
+    );
+}
+
+#[test]
+fn seed_002_key_value_data_sets_written_then_read_one_and_many() {
+    let etcd = Etcd::start();
+    let url = format!("{}/v3", etcd.url());
+    let fill = example(
+        "002-kv-fill.yaml",
+        &[
+            ("http://127.0.0.1:23790/v3", &url),
+            ("keys: 10000", "keys: 300"),
+            ("requests: 10000", "requests: 300"),
+        ],
+    );
+    let (summary, _, _d) = attack(&fill);
+    assert_clean("002-fill", &summary);
+    assert_eq!(summary.requests.total, 300);
+    let read = example(
+        "002-kv-read.yaml",
+        &[
+            ("http://127.0.0.1:23790/v3", &url),
+            ("keys: 10000", "keys: 300"),
+            ("duration: 1m", "duration: 500ms"),
+        ],
+    );
+    let (summary, _, _d) = attack(&read);
+    assert_clean("002-read", &summary);
+    let one = &summary.by_request[0];
+    let many = &summary.by_request[1];
+    // A 256-byte value is 344 characters of base64: "get many" returns five of them.
+    assert!(one.mean_bytes > 344.0, "get one: {}", one.mean_bytes);
+    assert!(
+        many.mean_bytes > 4.5 * 344.0,
+        "get many: {}",
+        many.mean_bytes
+    );
+}
+
+#[test]
+fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
+    let etcd = Etcd::start();
+    let gate = Nginx::with_locations(
+        Tls::None,
+        &format!(
+            r#"location / {{
+      if ($http_authorization != "Bearer example-token") {{ return 401; }}
+      proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Authorization "";
+    }}"#,
+            etcd.url()
+        ),
+    );
+    let url = gate.url("http", "/v3");
+    let plan = example(
+        "000-secrets-service.yaml",
+        &[
+            ("http://127.0.0.1:18081/v3", &url),
+            ("duration: 1m", "duration: 500ms"),
+            ("duration: 5m", "duration: 1s"),
+        ],
+    );
+    let (summary, _, _d) = attack(&plan);
+    assert_clean("000", &summary);
+    let rows: Vec<(&str, u64)> = summary
+        .by_request
+        .iter()
+        .map(|r| (r.name.as_str(), r.count))
+        .collect();
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    // 95 reads : 5 writes : 10 invalid; a smooth mix is within one request of it at any point.
+    for (row, weight) in rows.iter().zip([95.0, 5.0, 10.0]) {
+        let exact = total as f64 * weight / 110.0;
+        assert!((row.1 as f64 - exact).abs() <= 1.0, "{rows:?}");
+    }
+    assert!(
+        summary
+            .status_codes
+            .get(&401)
+            .is_some_and(|&n| n == rows[2].1),
+        "{:?}",
+        summary.status_codes
+    );
+    assert_eq!(
+        summary.slo.len(),
+        3,
+        "every objective judged: {:?}",
+        summary.slo
+    );
+}
