@@ -2,6 +2,8 @@
 # Starts (or stops) the real servers the example scenarios run against, on loopback only:
 #   nginx  https://127.0.0.1:18443  TLS                     (seed 001, 003)
 #          https://127.0.0.1:18444  TLS + client certificate (seed 001, 003)
+#          https://127.0.0.1:18445…18447  three more such "instances" (seed 003); one nginx
+#                                   serves them all, so they show round-robin, not scaling
 #          http://127.0.0.1:18081   a bearer-token gate in front of etcd (seed 000)
 #   etcd   http://127.0.0.1:23790   its v3 JSON gateway     (seed 000, 002)
 # Certificates (a test CA, server and client) are made here with openssl.
@@ -40,7 +42,8 @@ http {
   upstream etcd { server 127.0.0.1:23790; keepalive 32; }
   server { listen 127.0.0.1:18443 ssl; ssl_certificate $c/server.pem; ssl_certificate_key $c/server.key;
            location / { return 200 "ok\n"; } }
-  server { listen 127.0.0.1:18444 ssl; ssl_certificate $c/server.pem; ssl_certificate_key $c/server.key;
+  server { listen 127.0.0.1:18444 ssl; listen 127.0.0.1:18445 ssl; listen 127.0.0.1:18446 ssl;
+           listen 127.0.0.1:18447 ssl; ssl_certificate $c/server.pem; ssl_certificate_key $c/server.key;
            ssl_verify_client on; ssl_client_certificate $c/ca.pem;
            location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:18081;

@@ -180,6 +180,7 @@ impl AttackArgs {
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
             stages: Vec::new(),
+            instances: Vec::new(),
         };
         plan.validate()?;
         Ok(plan)

@@ -64,6 +64,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         threads: 1,
         slo: Vec::new(),
         stages: Vec::new(),
+        instances: Vec::new(),
     };
     plan.validate()?;
     let dir = match &args.out {

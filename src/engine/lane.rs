@@ -18,18 +18,23 @@ struct Timings {
     generation: Option<u64>,
 }
 
-/// One send: which request, and its count among the sends of that request.
+/// One send: which request, to which instance, and its count among the sends of that
+/// request.
 struct Send<'a> {
     template: &'a RequestTemplate,
+    instance: usize,
     k: u64,
 }
 
 /// Runs lane `id` until its worker has no more jobs for it.
 pub(super) async fn run(worker: Arc<Worker>, id: usize) {
-    let mut conn: Option<Sender> = None;
+    // A connection to each instance of the service, opened when first needed.
+    let mut conns: Vec<Option<Sender>> = (0..worker.run.instances()).map(|_| None).collect();
     let mut scratch = Scratch::default();
     while let Some((intended, n)) = worker.next_job(id).await {
-        execute(&worker, id, &mut conn, &mut scratch, intended, n).await;
+        let instance = worker.run.instance_of(n);
+        let conn = &mut conns[instance];
+        execute(&worker, id, conn, &mut scratch, intended, n, instance).await;
     }
     worker.lane_finished();
 }
@@ -41,10 +46,12 @@ async fn execute(
     scratch: &mut Scratch,
     intended: Instant,
     n: u64,
+    instance: usize,
 ) {
     let request = worker.run.mix.pick(n);
     let send = Send {
-        template: &worker.run.requests[usize::from(request)],
+        template: worker.run.template(instance, request),
+        instance,
         k: worker.run.mix.turn(n),
     };
     let sent_at = Instant::now();
@@ -132,12 +139,12 @@ async fn attempt_once(
         *conn = None;
         let run = &worker.run;
         let open = || async {
-            let (stream, t) = run.connector.connect().await?;
+            let (stream, t) = run.connectors[send.instance].connect().await?;
             let sender = transport::handshake(stream, run.http, run.max_header_bytes).await?;
             Ok((sender, t))
         };
-        let (sender, opened) = match &worker.h2_pool {
-            Some(pool) => pool.acquire(id, stale, open).await?,
+        let (sender, opened) = match &worker.h2_pools {
+            Some(pools) => pools[send.instance].acquire(id, stale, open).await?,
             None => {
                 let (s, t) = open().await?;
                 (s, Some(t))

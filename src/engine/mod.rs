@@ -79,9 +79,12 @@ pub(crate) struct RunShared {
     pub load: Load,
     pub stop: Stop,
     pub threads: usize,
-    pub connector: Connector,
-    /// The run's requests, in plan order, and the mix that picks among them.
+    /// One per instance of the service, `target` first.
+    pub connectors: Vec<Connector>,
+    /// The run's requests for each instance: instance `i`'s come at `i * requests`, in plan
+    /// order (the host header differs between instances). See [`RunShared::template`].
     pub requests: Vec<RequestTemplate>,
+    /// The mix that picks among the requests.
     pub mix: crate::schedule::Mix,
     pub http: HttpVersion,
     pub h2: bool,
@@ -103,15 +106,32 @@ pub(crate) struct RunShared {
     pub issued: AtomicU64,
 }
 
-fn resolve(plan: &AttackPlan) -> Result<SocketAddr, EngineError> {
-    let host = plan.target.host.as_str();
-    let mut addrs =
-        (host, plan.target.port)
-            .to_socket_addrs()
-            .map_err(|e| EngineError::Resolve {
-                host: host.into(),
-                reason: e.to_string(),
-            })?;
+impl RunShared {
+    /// Number of instances requests rotate over.
+    pub fn instances(&self) -> usize {
+        self.connectors.len()
+    }
+
+    /// The template of `request` for `instance`.
+    pub fn template(&self, instance: usize, request: u16) -> &RequestTemplate {
+        &self.requests[instance * (self.requests.len() / self.instances()) + usize::from(request)]
+    }
+
+    /// Which instance the run's `n`-th request goes to: each request name rotates over the
+    /// instances on its own, so a mix never pins a name to one instance.
+    pub fn instance_of(&self, n: u64) -> usize {
+        (self.mix.turn(n) % self.instances() as u64) as usize
+    }
+}
+
+fn resolve(target: &crate::plan::Target) -> Result<SocketAddr, EngineError> {
+    let host = target.host.as_str();
+    let mut addrs = (host, target.port)
+        .to_socket_addrs()
+        .map_err(|e| EngineError::Resolve {
+            host: host.into(),
+            reason: e.to_string(),
+        })?;
     addrs.next().ok_or_else(|| EngineError::Resolve {
         host: host.into(),
         reason: "no addresses".into(),
@@ -125,6 +145,7 @@ const TLS_REJECTION_WAIT: Duration = Duration::from_millis(200);
 fn preflight(
     connector: &Connector,
     plan: &AttackPlan,
+    url: &str,
     addr: SocketAddr,
 ) -> Result<bool, EngineError> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -148,7 +169,7 @@ fn preflight(
         Ok::<bool, ErrorKind>(h2)
     });
     result.map_err(|kind| EngineError::Unreachable {
-        url: plan.target.url.clone(),
+        url: url.to_string(),
         addr,
         kind,
     })
@@ -157,7 +178,7 @@ fn preflight(
 /// A plan checked against the world: resolved, TLS configured, the target reached once.
 pub struct Prepared {
     plan: AttackPlan,
-    connector: Connector,
+    connectors: Vec<Connector>,
     requests: Vec<RequestTemplate>,
     h2: bool,
 }
@@ -176,32 +197,41 @@ impl Prepared {
 /// Resolves the target, builds the TLS configuration and opens one connection, so that a
 /// wrong host, port or certificate is one clear error before anything is recorded.
 pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
-    let addr = resolve(plan)?;
-    let tls = match plan.target.scheme {
-        crate::plan::Scheme::Https => Some((
-            tls::client_config(&plan.tls, plan.connection.http)?,
-            tls::server_name(&plan.tls, &plan.target.host)?,
-        )),
+    let config = match plan.target.scheme {
+        crate::plan::Scheme::Https => Some(tls::client_config(&plan.tls, plan.connection.http)?),
         crate::plan::Scheme::Http => None,
     };
-    let connector = Connector::new(
-        addr,
-        plan.target.scheme,
-        tls,
-        plan.connection.connect_timeout,
-    );
-    let h2 = preflight(&connector, plan, addr)?;
-    let requests = plan
-        .requests
-        .iter()
-        .map(|r| RequestTemplate::new(&plan.target, r, plan.connection.keepalive))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(EngineError::Request)?;
+    let mut connectors = Vec::new();
+    let mut h2 = None;
+    let mut requests = Vec::new();
+    for target in plan.targets() {
+        let addr = resolve(target)?;
+        let tls = match &config {
+            Some(config) => Some((config.clone(), tls::server_name(&plan.tls, &target.host)?)),
+            None => None,
+        };
+        let connector = Connector::new(addr, target.scheme, tls, plan.connection.connect_timeout);
+        let speaks_h2 = preflight(&connector, plan, &target.url, addr)?;
+        if h2.is_some_and(|h2| h2 != speaks_h2) {
+            return Err(EngineError::Request(format!(
+                "{} negotiated another HTTP version than {}; force one with http1 or http2",
+                target.url, plan.target.url
+            )));
+        }
+        h2 = Some(speaks_h2);
+        connectors.push(connector);
+        for r in &plan.requests {
+            requests.push(
+                RequestTemplate::new(target, r, plan.connection.keepalive)
+                    .map_err(EngineError::Request)?,
+            );
+        }
+    }
     Ok(Prepared {
         plan: plan.clone(),
-        connector,
+        connectors,
         requests,
-        h2,
+        h2: h2.unwrap_or(false),
     })
 }
 
@@ -227,7 +257,7 @@ pub fn run(
 ) -> Result<EngineReport, EngineError> {
     let Prepared {
         plan,
-        connector,
+        connectors,
         requests,
         h2,
     } = prepared;
@@ -245,7 +275,7 @@ pub fn run(
         load: plan.load,
         stop: plan.stop,
         threads,
-        connector,
+        connectors,
         requests,
         mix,
         http: plan.connection.http,

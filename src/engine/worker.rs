@@ -49,7 +49,8 @@ pub(super) struct WorkerReport {
 pub(super) struct Worker {
     pub index: usize,
     pub run: Arc<RunShared>,
-    pub h2_pool: Option<H2Pool>,
+    /// Shared HTTP/2 connections, one pool per instance of the service.
+    pub h2_pools: Option<Vec<H2Pool>>,
     tally: Mutex<Tally>,
     /// Due requests waiting for a lane: intended time and which request.
     queue: Mutex<VecDeque<(Instant, u64)>>,
@@ -65,8 +66,12 @@ impl Worker {
     fn new(index: usize, run: Arc<RunShared>) -> Self {
         let threads = run.threads;
         let share = |total: u32| (total as usize).div_ceil(threads).max(1);
-        let h2_pool = (run.h2 && run.keepalive).then(|| H2Pool::new(share(run.h2_connections)));
-        let max_lanes = match (&h2_pool, run.load) {
+        let h2_pools = (run.h2 && run.keepalive).then(|| {
+            (0..run.instances())
+                .map(|_| H2Pool::new(share(run.h2_connections)))
+                .collect::<Vec<_>>()
+        });
+        let max_lanes = match (h2_pools.as_ref().and_then(|p| p.first()), run.load) {
             (_, Load::Closed { concurrency }) => users_share(concurrency as usize, index, threads),
             (Some(pool), Load::Open { .. }) => pool.len() * run.max_streams as usize,
             (None, Load::Open { .. }) => share(run.max_connections),
@@ -74,7 +79,7 @@ impl Worker {
         Worker {
             index,
             run,
-            h2_pool,
+            h2_pools,
             tally: Mutex::new(Tally {
                 record: IntervalRecord::new(0),
                 last_send: None,

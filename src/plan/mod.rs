@@ -104,6 +104,9 @@ pub struct AttackPlan {
     /// A load in stages (rates for the open model, users for the closed one), run in order;
     /// empty for the constant `load` until `stop`.
     pub stages: Vec<Stage>,
+    /// Further instances of the same service: each request goes to `target` and these in
+    /// turn (round-robin, as a load balancer would), each instance with its own connections.
+    pub instances: Vec<Target>,
 }
 
 /// A plan that cannot be run, with what to change.
@@ -169,6 +172,11 @@ impl AttackPlan {
         Ok(())
     }
 
+    /// Every instance requests go to: `target` first.
+    pub fn targets(&self) -> impl Iterator<Item = &Target> {
+        std::iter::once(&self.target).chain(&self.instances)
+    }
+
     /// The highest load of the stages, or of the constant load.
     pub fn peak(&self) -> f64 {
         self.stages
@@ -205,6 +213,14 @@ impl AttackPlan {
             )));
         }
         self.validate_stages()?;
+        for t in &self.instances {
+            if t.scheme != self.target.scheme || t.path_and_query != self.target.path_and_query {
+                return Err(PlanError::Range(format!(
+                    "instance {} differs from {} in more than host and port; instances of one service share scheme and path",
+                    t.url, self.target.url
+                )));
+            }
+        }
         let mut names = std::collections::HashSet::new();
         if let Some(dup) = self.requests.iter().find(|r| !names.insert(&r.name)) {
             return Err(PlanError::Range(format!(

@@ -194,3 +194,37 @@ fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
         summary.slo
     );
 }
+
+#[test]
+fn seed_003_over_several_instances_keeps_a_connection_per_user_and_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let a = Nginx::start(Tls::ClientCert(&c));
+    let b = Nginx::start(Tls::ClientCert(&c));
+    let mut replace: Vec<(String, String)> = tls_paths(&c);
+    // Four instances in the file; two servers here, each standing for two of them.
+    for (port, nginx) in [("18444", &a), ("18445", &a), ("18446", &b), ("18447", &b)] {
+        replace.push((
+            format!("https://127.0.0.1:{port}/"),
+            nginx.url("https", "/"),
+        ));
+    }
+    replace.push(("duration: 10s".into(), "duration: 300ms".into()));
+    let replace: Vec<(&str, &str)> = replace
+        .iter()
+        .map(|(x, y)| (x.as_str(), y.as_str()))
+        .collect();
+    let (summary, _, _d) = attack(&example("003-mtls-instances.yaml", &replace));
+    assert_clean("003-instances", &summary);
+    let (seen_a, seen_b) = (a.access_log().len() as i64, b.access_log().len() as i64);
+    assert_eq!((seen_a + seen_b) as u64, summary.requests.total);
+    assert!(
+        (seen_a - seen_b).abs() <= 120,
+        "round-robin halves: {seen_a} vs {seen_b}"
+    );
+    let handshakes = summary.tls_handshake.expect("TLS was used").count;
+    assert!(
+        handshakes <= 120 * 4,
+        "a connection per user and instance at most: {handshakes}"
+    );
+}

@@ -322,3 +322,41 @@ load: {{rate: 200, requests: 8}}
     assert_eq!(exhausted.count, 3);
     assert_eq!(exhausted.side, headroom::sample::Side::Client);
 }
+
+#[test]
+fn several_instances_share_each_request_name_in_turn() {
+    let a = Nginx::start(Tls::None);
+    let b = Nginx::start(Tls::None);
+    for (event_loop, load) in [
+        (false, "{rate: 400, requests: 400}"),
+        (true, "{users: 3, requests: 400}"),
+    ] {
+        let source = format!(
+            r#"
+target: {{urls: ["{}", "{}"]}}
+requests:
+  - {{name: read, path: /read, weight: 3}}
+  - {{name: write, method: PUT, path: /write}}
+load: {load}
+"#,
+            a.url("http", ""),
+            b.url("http", "")
+        );
+        let mut plan = scenario::parse(&source, Path::new("two.yaml"), 2).unwrap();
+        plan.connection.event_loop = event_loop;
+        let (summary, _, _dir) = attack(&plan);
+        assert_eq!(summary.requests.total, 400);
+        assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+    }
+    for nginx in [&a, &b] {
+        let log = nginx.access_log();
+        let count = |path: &str| log.iter().filter(|l| l.contains(path)).count();
+        // Each run sends 300 reads and 100 writes; each instance gets half of each, twice.
+        assert_eq!(
+            (count(" /read "), count(" /write ")),
+            (300, 100),
+            "{}",
+            nginx.url("http", "")
+        );
+    }
+}

@@ -32,6 +32,17 @@ pub(super) struct Job {
     pub request: u16,
     /// Its number in the run, from which its turn in the mix (and its data row) follows.
     pub n: u64,
+    /// The instance of the service it goes to.
+    pub instance: u16,
+}
+
+/// The connections to one instance of the service, and the requests waiting for them.
+struct Pool {
+    target: DialTarget,
+    idle: Vec<usize>,
+    waiting: VecDeque<Job>,
+    dialing: usize,
+    open: usize,
 }
 
 struct InFlight {
@@ -66,19 +77,20 @@ pub(super) enum Listen {
 /// The connections and waiting requests of one direct worker.
 pub(super) struct Conns<'a> {
     worker: &'a Worker,
-    target: DialTarget,
     connect_timeout: Duration,
     replies: OwnedFd,
     dials: OwnedFd,
     slots: Vec<Option<Slot>>,
+    /// The pool (instance) each slot's connection belongs to.
+    owner: Vec<usize>,
     free_slots: Vec<usize>,
-    idle: Vec<usize>,
-    waiting: VecDeque<Job>,
+    pools: Vec<Pool>,
     dialing: usize,
     open: usize,
     inflight: usize,
     /// Connections whose request did not fit the socket at once.
     writing: Vec<usize>,
+    /// Most connections to one instance.
     max_connections: usize,
     /// Where templated requests are filled.
     scratch: Scratch,
@@ -120,19 +132,36 @@ impl<'a> Conns<'a> {
         let run = &worker.run;
         Ok(Conns {
             worker,
-            target: run.connector.dial_target(run.max_header_bytes),
-            connect_timeout: run.connector.timeout(),
+            connect_timeout: run.connectors[0].timeout(),
             replies,
             dials,
             slots: Vec::new(),
+            owner: Vec::new(),
             free_slots: Vec::new(),
-            idle: Vec::new(),
-            waiting: VecDeque::new(),
+            pools: run
+                .connectors
+                .iter()
+                .map(|c| Pool {
+                    target: c.dial_target(run.max_header_bytes),
+                    idle: Vec::new(),
+                    waiting: VecDeque::new(),
+                    dialing: 0,
+                    open: 0,
+                })
+                .collect(),
             dialing: 0,
             open: 0,
             inflight: 0,
             writing: Vec::new(),
-            max_connections: worker.max_connections(),
+            // The open model's cap is the run's, shared by the instances; a closed-model user
+            // keeps a connection to each instance it sends to, as a client with a pool per
+            // host does.
+            max_connections: match run.load {
+                crate::plan::Load::Open { .. } => {
+                    worker.max_connections().div_ceil(run.instances()).max(1)
+                }
+                crate::plan::Load::Closed { .. } => worker.max_connections(),
+            },
             scratch: Scratch::default(),
             paced: matches!(run.load, crate::plan::Load::Open { .. }),
             events: vec![
@@ -148,40 +177,54 @@ impl<'a> Conns<'a> {
     /// Queues the run's `n`-th request, due at `intended`, or fails it when the backlog is
     /// full.
     pub fn enqueue(&mut self, intended: Instant, n: u64) {
+        let run = &self.worker.run;
         let job = Job {
             intended,
             retried: false,
-            request: self.worker.run.mix.pick(n),
+            request: run.mix.pick(n),
             n,
+            instance: run.instance_of(n) as u16,
         };
-        if self.waiting.len() >= BACKLOG_LIMIT {
+        let pool = &mut self.pools[usize::from(job.instance)];
+        if pool.waiting.len() >= BACKLOG_LIMIT {
             self.fail(job, None, ErrorKind::Backlog, None);
             return;
         }
-        self.waiting.push_back(job);
+        pool.waiting.push_back(job);
     }
 
     /// Drops the requests not yet sent (on Ctrl-C).
     pub fn drop_waiting(&mut self) {
-        self.waiting.clear();
+        for pool in &mut self.pools {
+            pool.waiting.clear();
+        }
     }
 
-    /// Closes idle connections beyond `keep` open ones (a stage asked for fewer users).
-    pub fn trim_idle(&mut self, keep: usize) {
+    /// Closes idle connections beyond those `users` need, one to each instance (a stage
+    /// asked for fewer users).
+    pub fn trim_idle(&mut self, users: usize) {
+        let keep = users * self.pools.len();
         while self.open + self.dialing > keep {
-            let Some(index) = self.idle.pop() else { return };
+            let fullest = (0..self.pools.len()).max_by_key(|&p| self.pools[p].idle.len());
+            let Some(index) = fullest.and_then(|p| self.pools[p].idle.pop()) else {
+                return;
+            };
             self.close(index);
         }
     }
 
+    fn waiting(&self) -> usize {
+        self.pools.iter().map(|p| p.waiting.len()).sum()
+    }
+
     /// Requests waiting or in flight.
     pub fn outstanding(&self) -> usize {
-        self.waiting.len() + self.inflight
+        self.waiting() + self.inflight
     }
 
     /// True while anything is waiting, in flight or being connected.
     pub fn busy(&self) -> bool {
-        self.inflight > 0 || !self.waiting.is_empty() || self.dialing > 0
+        self.inflight > 0 || self.dialing > 0 || self.waiting() > 0
     }
 
     /// True while replies are awaited.
@@ -197,25 +240,30 @@ impl<'a> Conns<'a> {
     /// Sends waiting requests on idle connections, and opens connections (within the limit)
     /// for those no idle connection can take.
     pub fn dispatch(&mut self) {
-        self.assign();
-        if !self.waiting.is_empty() {
-            self.dial_more();
-            // On loopback a connect usually completes at once: use it now, not next wake-up.
-            self.assign();
+        for p in 0..self.pools.len() {
+            self.assign(p);
+            if !self.pools[p].waiting.is_empty() {
+                self.dial_more(p);
+                // On loopback a connect usually completes at once: use it now, not next
+                // wake-up.
+                self.assign(p);
+            }
         }
     }
 
-    fn assign(&mut self) {
-        while !self.waiting.is_empty() {
-            let Some(index) = self.idle.pop() else { return };
-            let mut job = self.waiting.pop_front().expect("not empty");
+    fn assign(&mut self, p: usize) {
+        while !self.pools[p].waiting.is_empty() {
+            let Some(index) = self.pools[p].idle.pop() else {
+                return;
+            };
+            let mut job = self.pools[p].waiting.pop_front().expect("not empty");
             let run = &self.worker.run;
-            let template = &run.requests[usize::from(job.request)];
+            let template = run.template(p, job.request);
             let (bytes, body_len) = match template.h1(run.mix.turn(job.n), &mut self.scratch) {
                 Ok(rendered) => rendered,
                 Err(kind) => {
                     // Nothing to send (its data ran out): the connection stays idle.
-                    self.idle.push(index);
+                    self.pools[p].idle.push(index);
                     self.fail(job, None, kind, None);
                     continue;
                 }
@@ -275,22 +323,26 @@ impl<'a> Conns<'a> {
         self.writing.extend(still);
     }
 
-    fn dial_more(&mut self) {
-        let wanted = self.waiting.len().saturating_sub(self.dialing);
+    fn dial_more(&mut self, p: usize) {
+        let pool = &self.pools[p];
+        let wanted = pool.waiting.len().saturating_sub(pool.dialing);
         let room = self
             .max_connections
-            .saturating_sub(self.open + self.dialing);
+            .saturating_sub(pool.open + pool.dialing);
         for _ in 0..wanted.min(room) {
-            match Dial::start(&self.target) {
+            match Dial::start(&self.pools[p].target) {
                 Ok(dial) => {
                     let index = self.free_slots.pop().unwrap_or_else(|| {
                         self.slots.push(None);
+                        self.owner.push(p);
                         self.slots.len() - 1
                     });
+                    self.owner[index] = p;
                     self.dialing += 1;
+                    self.pools[p].dialing += 1;
                     self.step_dial(index, Box::new(dial), None);
                 }
-                Err(kind) => self.fail_waiting(kind),
+                Err(kind) => self.fail_waiting(p, kind),
             }
         }
     }
@@ -331,6 +383,10 @@ impl<'a> Conns<'a> {
                     self.dial_failed(index, ErrorKind::ClientOther);
                     return;
                 }
+                let pool = &mut self.pools[self.owner[index]];
+                pool.dialing -= 1;
+                pool.open += 1;
+                pool.idle.push(index);
                 self.dialing -= 1;
                 self.open += 1;
                 self.slots[index] = Some(Slot::Open(Open {
@@ -338,7 +394,6 @@ impl<'a> Conns<'a> {
                     inflight: None,
                     fresh: Some(timings),
                 }));
-                self.idle.push(index);
             }
             Step::Failed(kind) => self.dial_failed(index, kind),
         }
@@ -346,14 +401,16 @@ impl<'a> Conns<'a> {
 
     /// A connection could not be opened: the request that waited longest fails with why.
     fn dial_failed(&mut self, index: usize, kind: ErrorKind) {
+        let p = self.owner[index];
         self.dialing -= 1;
+        self.pools[p].dialing -= 1;
         self.slots[index] = None;
         self.free_slots.push(index);
-        self.fail_waiting(kind);
+        self.fail_waiting(p, kind);
     }
 
-    fn fail_waiting(&mut self, kind: ErrorKind) {
-        if let Some(job) = self.waiting.pop_front() {
+    fn fail_waiting(&mut self, p: usize, kind: ErrorKind) {
+        if let Some(job) = self.pools[p].waiting.pop_front() {
             self.fail(job, None, kind, None);
         }
     }
@@ -443,7 +500,7 @@ impl<'a> Conns<'a> {
             Ok(reply) => {
                 self.complete(inflight, reply);
                 if keep_open && self.worker.run.keepalive {
-                    self.idle.push(index);
+                    self.pools[self.owner[index]].idle.push(index);
                 } else {
                     self.close(index);
                 }
@@ -471,10 +528,12 @@ impl<'a> Conns<'a> {
         opened: Option<ConnectTimings>,
     ) {
         if unprocessed && !job.retried {
-            self.waiting.push_front(Job {
-                retried: true,
-                ..job
-            });
+            self.pools[usize::from(job.instance)]
+                .waiting
+                .push_front(Job {
+                    retried: true,
+                    ..job
+                });
         } else {
             self.fail(job, sent_at, kind, opened);
         }
@@ -513,10 +572,12 @@ impl<'a> Conns<'a> {
 
     fn close(&mut self, index: usize) {
         if let Some(Slot::Open(open)) = self.slots[index].take() {
+            let pool = &mut self.pools[self.owner[index]];
+            pool.open -= 1;
+            pool.idle.retain(|&i| i != index);
             self.open -= 1;
             // Closing the descriptor takes it out of the epoll.
             drop(open);
-            self.idle.retain(|&i| i != index);
             self.free_slots.push(index);
         }
     }

@@ -34,8 +34,11 @@ pub struct ScenarioFile {
 #[serde(deny_unknown_fields)]
 pub struct TargetSection {
     /// Base URL, e.g. "https://127.0.0.1:8443" or "http://127.0.0.1:2379/v3"; request paths
-    /// are appended to its path.
-    pub url: String,
+    /// are appended to its path. Give `urls` instead for several instances.
+    pub url: Option<String>,
+    /// Several instances of one service (same scheme and path, other hosts or ports): each
+    /// request goes to the next in turn, as behind a round-robin load balancer.
+    pub urls: Option<Vec<String>>,
     /// TLS settings, for https.
     #[serde(default)]
     pub tls: TlsSection,

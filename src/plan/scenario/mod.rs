@@ -121,8 +121,25 @@ impl Lowering<'_> {
 
     fn plan(&self, s: ScenarioFile, threads: usize) -> Result<AttackPlan, ScenarioError> {
         let t = &s.target;
-        let target = Target::parse(&t.url)
-            .map_err(|e| self.error_near(&t.url, 0, format!("target.url: {e}")))?;
+        let urls: Vec<&String> = match (&t.url, &t.urls) {
+            (Some(url), None) => vec![url],
+            (None, Some(urls)) if !urls.is_empty() => urls.iter().collect(),
+            _ => {
+                return Err(self.error_near(
+                    "target",
+                    0,
+                    "target: give url (one instance) or urls (several), not both".into(),
+                ))
+            }
+        };
+        let mut targets = Vec::with_capacity(urls.len());
+        for url in urls {
+            targets.push(
+                Target::parse(url).map_err(|e| self.error_near(url, 0, format!("target: {e}")))?,
+            );
+        }
+        let target = targets.remove(0);
+        let instances = targets;
         if s.requests.is_empty() {
             return Err(self.error_near(
                 "requests",
@@ -215,6 +232,7 @@ impl Lowering<'_> {
             threads: s.threads.unwrap_or(threads),
             slo,
             stages,
+            instances,
         };
         plan.validate()
             .map_err(|e| self.error_at(None, e.to_string()))?;
@@ -687,7 +705,7 @@ slo:
                 "url: ftp://x",
                 "ftp://x",
                 0,
-                "target.url",
+                "target: invalid URL",
             ),
         ];
         for (from, to, needle, nth, says) in cases {
@@ -757,5 +775,30 @@ mod stage_tests {
         assert!(e.contains("send nothing"), "{e}");
         let e = plan("  stages:\n    - {rate: 5, duration: soon}\n").unwrap_err();
         assert!(e.contains("invalid duration"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod instance_tests {
+    use super::*;
+
+    fn plan(target: &str) -> Result<AttackPlan, String> {
+        let source = format!(
+            "target: {target}\nrequests: [{{name: a, path: /}}]\nload: {{rate: 1, duration: 1s}}\n"
+        );
+        parse(&source, Path::new("i.yaml"), 1).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn instances_share_scheme_and_path_and_are_given_one_way() {
+        let p = plan("{urls: ['http://127.0.0.1:1/v1', 'http://127.0.0.1:2/v1']}").unwrap();
+        assert_eq!(p.targets().count(), 2);
+        assert_eq!(p.instances[0].port, 2);
+        let e = plan("{urls: ['http://127.0.0.1:1/v1', 'https://127.0.0.1:2/v1']}").unwrap_err();
+        assert!(e.contains("share scheme and path"), "{e}");
+        let e = plan("{url: 'http://a', urls: ['http://b']}").unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = plan("{urls: []}").unwrap_err();
+        assert!(e.contains("give url"), "{e}");
     }
 }

@@ -29,6 +29,7 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
         threads: 1,
         slo: Vec::new(),
         stages: Vec::new(),
+        instances: Vec::new(),
     }
 }
 
