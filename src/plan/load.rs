@@ -64,6 +64,9 @@ pub struct Stage {
     /// How long it lasts.
     #[serde(with = "super::humantime_serde_compat")]
     pub duration: Duration,
+    /// A warm-up: sent and stored, but left out of the reported numbers.
+    #[serde(default)]
+    pub warmup: bool,
 }
 
 impl Stage {

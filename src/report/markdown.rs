@@ -27,6 +27,13 @@ pub fn render_markdown(s: &Summary) -> String {
     if let Some(why) = &s.partial {
         let _ = writeln!(out, "> **Partial run:** {why}\n");
     }
+    if s.warmup_secs > 0.0 {
+        let _ = writeln!(
+            out,
+            "> The first {} (warm-up stages) are left out of every number but the generator's.\n",
+            fmt_secs(s.warmup_secs)
+        );
+    }
     let _ = writeln!(out, "Started {}.\n", s.started_at);
     out.push_str(
         "| requests | rate (req/s) | throughput (req/s) | success | duration | bytes in (mean) |\n",

@@ -80,6 +80,17 @@ pub fn render_text(s: &Summary) -> String {
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
     }
+    if s.warmup_secs > 0.0 {
+        row(
+            &mut out,
+            "Warm-up",
+            "",
+            &format!(
+                "the first {} (warm-up stages) are left out of every number but the generator's",
+                fmt_secs(s.warmup_secs)
+            ),
+        );
+    }
     row(
         &mut out,
         "Requests",
@@ -206,7 +217,11 @@ pub fn render_text(s: &Summary) -> String {
             let _ = writeln!(
                 out,
                 "  {:<20} {:>14} {:>9} {:>9} {:>10.1} {:>10} {:>10} {:>9}",
-                st.name,
+                if st.warmup {
+                    format!("{} (warm-up)", st.name)
+                } else {
+                    st.name.clone()
+                },
                 stage_level(s, st.from, st.to),
                 fmt_secs(st.duration_secs),
                 st.count,

@@ -57,8 +57,10 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 pub struct StoredRun {
     /// What was asked.
     pub meta: RunMeta,
-    /// Every whole interval merged.
+    /// Every whole interval merged, except those of warm-up stages: what is reported.
     pub total: IntervalRecord,
+    /// Every whole interval merged, warm-up included: what the generator did.
+    pub all: IntervalRecord,
     /// The intervals of each stage merged, by stage index (staged runs only).
     pub stages: Vec<IntervalRecord>,
     /// One digest per whole interval, in order.
@@ -186,13 +188,21 @@ impl RunDir {
         }
         let meta: RunMeta = read_json(&meta_path)?;
         let mut total = IntervalRecord::new(0);
+        let mut all = IntervalRecord::new(0);
         let mut stages: Vec<IntervalRecord> = Vec::new();
         let mut intervals = Vec::new();
         let mut torn_tail = false;
         if let Some(mut reader) = IntervalReader::open(&self.log_path())? {
             while let Some(line) = reader.next_line()? {
                 intervals.push(IntervalDigest::of(&line));
-                total.merge(&line.record);
+                all.merge(&line.record);
+                let warmup = line
+                    .stage
+                    .and_then(|s| meta.stages.get(usize::from(s)))
+                    .is_some_and(|s| s.warmup);
+                if !warmup {
+                    total.merge(&line.record);
+                }
                 if let Some(stage) = line.stage {
                     let i = usize::from(stage);
                     if i >= stages.len() {
@@ -212,6 +222,7 @@ impl RunDir {
         Ok(StoredRun {
             meta,
             total,
+            all,
             stages,
             intervals,
             end,

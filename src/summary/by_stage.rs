@@ -25,6 +25,9 @@ pub struct StageRow {
     pub rps: f64,
     /// Latency over those intervals.
     pub latency: Stats,
+    /// A warm-up stage, left out of the run's other numbers.
+    #[serde(default)]
+    pub warmup: bool,
 }
 
 /// The rows of `stages`, from each stage's merged record and the interval digests.
@@ -53,6 +56,7 @@ pub fn rows(
                 failures: r.requests.iter().map(|q| q.failures).sum(),
                 rps: if secs > 0.0 { count as f64 / secs } else { 0.0 },
                 latency: Stats::of(&r.latency_all()),
+                warmup: s.warmup,
             }
         })
         .collect()

@@ -68,6 +68,9 @@ pub struct Summary {
     pub slo: Vec<SloVerdict>,
     /// One row per stage of a staged load.
     pub stages: Vec<StageRow>,
+    /// Seconds of warm-up stages, left out of every number but the generator's.
+    #[serde(default)]
+    pub warmup_secs: f64,
     /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
     pub timeline: Vec<IntervalDigest>,
 }
@@ -153,11 +156,22 @@ impl Summary {
             None => (run.intervals.len() as f64, 0.0),
         };
         let total_secs = attack_secs + wait_secs;
-        let rate = if attack_secs > 0.0 && total.sent > 1 {
-            (total.sent - 1) as f64 / attack_secs
+        // The sending rate is the generator's, warm-up included; rates of what is reported
+        // are over the time after the warm-up.
+        let sent = run.all.sent;
+        let rate = if attack_secs > 0.0 && sent > 1 {
+            (sent - 1) as f64 / attack_secs
         } else {
-            total.sent as f64
+            sent as f64
         };
+        let warmup_secs: f64 = run
+            .meta
+            .stages
+            .iter()
+            .filter(|s| s.warmup)
+            .map(|s| s.duration.as_secs_f64())
+            .sum();
+        let measured_secs = (total_secs - warmup_secs).max(0.0);
 
         let partial = match (&run.end, run.torn_tail) {
             (None, _) => Some(format!(
@@ -192,8 +206,8 @@ impl Summary {
         errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
 
         let (by_request, aggregated) =
-            by_request::rows(&run.meta.requests, &total.requests, total_secs);
-        let generator = GeneratorHealth::assess(run, total, attack_secs, total_secs, rate);
+            by_request::rows(&run.meta.requests, &total.requests, measured_secs);
+        let generator = GeneratorHealth::assess(run, &run.all, attack_secs, total_secs, rate);
         let per = |x: u64| {
             if completed > 0 {
                 x as f64 / completed as f64
@@ -216,8 +230,8 @@ impl Summary {
                 sent: total.sent,
                 rate,
                 retried: total.retried,
-                throughput: if total_secs > 0.0 {
-                    successes as f64 / total_secs
+                throughput: if measured_secs > 0.0 {
+                    successes as f64 / measured_secs
                 } else {
                     0.0
                 },
@@ -262,8 +276,9 @@ impl Summary {
                 &run.meta.slo,
                 &run.meta.requests,
                 &total.requests,
-                total_secs,
+                measured_secs,
             ),
+            warmup_secs,
             timeline: run.intervals.clone(),
         }
     }

@@ -360,3 +360,34 @@ load: {load}
         );
     }
 }
+
+#[test]
+fn warm_up_stages_are_sent_but_left_out_of_the_numbers() {
+    let nginx = Nginx::start(Tls::None);
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+requests: [{{name: get, path: /}}]
+load:
+  stages:
+    - {{name: warm, rate: 200, duration: 1s, warmup: true}}
+    - {{name: measured, rate: 100, duration: 1s}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("warm.yaml"), 1).unwrap();
+    let (summary, run, _dir) = attack(&plan);
+    assert_eq!(nginx.access_log().len(), 300, "the warm-up was sent");
+    assert_eq!(run.all.sent, 300);
+    // Replies are filed by when they complete: a warm-up reply may land just after 1 s.
+    let measured = summary.requests.total;
+    assert!((100..=105).contains(&measured), "{measured}");
+    assert_eq!(summary.by_request[0].count, measured);
+    assert!(summary.stages[0].warmup && !summary.stages[1].warmup);
+    assert_eq!(summary.warmup_secs, 1.0);
+    assert!(
+        summary.generator.findings.is_empty(),
+        "{:?}",
+        summary.generator.findings
+    );
+}

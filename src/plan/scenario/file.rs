@@ -214,6 +214,10 @@ pub struct StageSection {
     pub users: Option<Level>,
     /// How long it lasts, e.g. "1m".
     pub duration: String,
+    /// A warm-up: its requests are sent and stored but left out of the reported numbers
+    /// (latency, status codes, per-request rows, objectives).
+    #[serde(default)]
+    pub warmup: bool,
 }
 
 /// A constant level, or a linear ramp from one level to another.

@@ -309,6 +309,7 @@ impl Lowering<'_> {
                 from,
                 to,
                 duration: file::duration(&s.duration).map_err(&here)?,
+                warmup: s.warmup,
             });
         }
         if out.is_empty() {
