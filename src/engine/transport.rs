@@ -119,6 +119,7 @@ impl RequestTemplate {
             names: t.headers.iter().map(|(n, _)| n.clone()).collect(),
             templates: t.clone(),
             data: request.data.clone(),
+            batch: t.rows_per_send() as u64,
             authority: target.authority.clone(),
             scheme,
             keepalive,
@@ -127,7 +128,7 @@ impl RequestTemplate {
         let filled = request.templates.as_ref().map(|t| {
             let mut out = Vec::new();
             t.path
-                .render(0, &|_, out: &mut Vec<u8>| out.push(b'x'), &mut out);
+                .render(0, &|_, _, out: &mut Vec<u8>| out.push(b'x'), &mut out);
             String::from_utf8_lossy(&out).into_owned()
         });
         let path = filled
@@ -174,7 +175,7 @@ impl RequestTemplate {
             return Ok((&self.h1_request, self.body.len() as u64));
         };
         let row = d.row(k)?;
-        let cell = |c: usize, out: &mut Vec<u8>| d.cell(row, c, out);
+        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| d.cell(row, nth, c, out);
         let Scratch { head, body } = scratch;
         body.clear();
         match &d.templates.body {
@@ -217,7 +218,7 @@ impl RequestTemplate {
             return Ok((req, self.body.len() as u64));
         };
         let row = d.row(k)?;
-        let cell = |c: usize, out: &mut Vec<u8>| d.cell(row, c, out);
+        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| d.cell(row, nth, c, out);
         let body = match &d.templates.body {
             Some(t) => {
                 let mut out = Vec::new();
@@ -259,27 +260,35 @@ struct Dynamic {
     templates: crate::plan::Templates,
     names: Vec<http::HeaderName>,
     data: Option<crate::plan::DataBinding>,
+    /// Data rows each send takes (a batch: "get many").
+    batch: u64,
     authority: String,
     scheme: &'static str,
     keepalive: bool,
 }
 
 impl Dynamic {
-    /// The data row of the `k`-th send, if the request has data.
+    /// The first draw of the `k`-th send (each send takes `batch` draws), if the request has
+    /// data; fails when a unique pick has no rows left for the whole send.
     fn row(&self, k: u64) -> Result<Option<u64>, ErrorKind> {
         match &self.data {
             None => Ok(None),
-            Some(b) => b
-                .pick
-                .row(k, b.dataset.rows())
-                .map(Some)
-                .ok_or(ErrorKind::DataExhausted),
+            Some(b) => {
+                let first = k * self.batch;
+                b.pick
+                    .row(first + self.batch - 1, b.dataset.rows())
+                    .ok_or(ErrorKind::DataExhausted)?;
+                Ok(Some(first))
+            }
         }
     }
 
-    fn cell(&self, row: Option<u64>, column: usize, out: &mut Vec<u8>) {
-        if let (Some(b), Some(row)) = (&self.data, row) {
-            b.dataset.write_cell(row, column, out);
+    /// Writes `column` of the `nth` row of a send whose first draw is `first`.
+    fn cell(&self, first: Option<u64>, nth: usize, column: usize, out: &mut Vec<u8>) {
+        if let (Some(b), Some(first)) = (&self.data, first) {
+            if let Some(row) = b.pick.row(first + nth as u64, b.dataset.rows()) {
+                b.dataset.write_cell(row, column, out);
+            }
         }
     }
 }

@@ -43,6 +43,18 @@ pub struct Templates {
     pub body: Option<super::Template>,
 }
 
+impl Templates {
+    /// Data rows each send takes: the batch of its slots (1 without one).
+    pub fn rows_per_send(&self) -> usize {
+        std::iter::once(&self.path)
+            .chain(self.headers.iter().map(|(_, t)| t))
+            .chain(&self.body)
+            .map(super::Template::rows_per_send)
+            .max()
+            .unwrap_or(1)
+    }
+}
+
 /// A request's data: which set, shared by every worker, and how rows are picked.
 #[derive(Debug, Clone)]
 pub struct DataBinding {

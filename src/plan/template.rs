@@ -22,8 +22,9 @@ pub enum Context {
 pub enum Piece {
     /// Text copied as it is.
     Literal(String),
-    /// A column of the request's data row, by index, through a filter.
-    Column(usize, Filter),
+    /// A column of the request's data row, by index, through a filter; with a batch, the
+    /// column of that many consecutive rows, joined by a separator.
+    Column(usize, Filter, Option<Batch>),
     /// The request's number among the sends of its name, from 0.
     Seq,
 }
@@ -37,6 +38,15 @@ pub enum Filter {
     Base64,
     /// URL-safe base64 without padding (`{{ key | base64url }}`).
     Base64Url,
+}
+
+/// Several rows' values in one slot: "get many" requests (`{{ key | batch(5) }}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    /// Rows per send.
+    pub rows: usize,
+    /// Placed between two values.
+    pub separator: String,
 }
 
 /// A parsed template.
@@ -53,7 +63,7 @@ pub enum TemplateError {
     #[error("an unclosed {{{{ in {0:?}")]
     Unclosed(String),
     /// A filter headroom does not know.
-    #[error("unknown filter {filter:?} in {text:?}; filters: base64, base64url")]
+    #[error("unknown filter {filter:?} in {text:?}; filters: base64, base64url, batch(N) or batch(N, \"sep\")")]
     Filter {
         /// The filter named.
         filter: String,
@@ -89,23 +99,23 @@ impl Template {
             let close = after
                 .find("}}")
                 .ok_or_else(|| TemplateError::Unclosed(text.to_string()))?;
-            let (name, filter) = match after[..close].split_once('|') {
-                Some((name, filter)) => (name.trim(), filter.trim()),
-                None => (after[..close].trim(), ""),
-            };
-            let filter = match filter {
-                "" => Filter::None,
-                "base64" => Filter::Base64,
-                "base64url" => Filter::Base64Url,
-                other => {
-                    return Err(TemplateError::Filter {
-                        filter: other.to_string(),
-                        text: text.to_string(),
-                    })
+            let mut parts = after[..close].split('|');
+            let name = parts.next().unwrap_or_default().trim();
+            let mut filter = Filter::None;
+            let mut batch = None;
+            for f in parts.map(str::trim) {
+                let bad = || TemplateError::Filter {
+                    filter: f.to_string(),
+                    text: text.to_string(),
+                };
+                match f {
+                    "base64" => filter = Filter::Base64,
+                    "base64url" => filter = Filter::Base64Url,
+                    _ => batch = Some(parse_batch(f).ok_or_else(bad)?),
                 }
-            };
+            }
             pieces.push(match name {
-                "seq" if filter == Filter::None => Piece::Seq,
+                "seq" if filter == Filter::None && batch.is_none() => Piece::Seq,
                 _ => Piece::Column(columns.iter().position(|c| c == name).ok_or_else(|| {
                     TemplateError::Undefined {
                         name: name.to_string(),
@@ -116,7 +126,7 @@ impl Template {
                             format!("its data has {}, and {{{{ seq }}}} is built in", columns.join(", "))
                         },
                     }
-                })?, filter),
+                })?, filter, batch),
             });
             rest = &after[close + 2..];
         }
@@ -134,14 +144,27 @@ impl Template {
     /// The columns it uses.
     pub fn columns(&self) -> impl Iterator<Item = usize> + '_ {
         self.pieces.iter().filter_map(|p| match p {
-            Piece::Column(c, _) => Some(*c),
+            Piece::Column(c, ..) => Some(*c),
             _ => None,
         })
     }
 
-    /// Appends the template filled from `cell(column, out)` and `seq` to `out`.
+    /// Rows each send takes: the largest batch of its slots (1 without).
+    pub fn rows_per_send(&self) -> usize {
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Column(_, _, Some(b)) => Some(b.rows),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Appends the template filled from `cell(column, nth row of the send, out)` and `seq`
+    /// to `out`.
     #[inline]
-    pub fn render(&self, seq: u64, cell: &dyn Fn(usize, &mut Vec<u8>), out: &mut Vec<u8>) {
+    pub fn render(&self, seq: u64, cell: &dyn Fn(usize, usize, &mut Vec<u8>), out: &mut Vec<u8>) {
         for p in &self.pieces {
             match p {
                 Piece::Literal(s) => out.extend_from_slice(s.as_bytes()),
@@ -149,14 +172,23 @@ impl Template {
                     let mut buf = itoa_buf(seq);
                     out.extend_from_slice(buf.as_bytes_mut());
                 }
-                Piece::Column(c, filter) => {
-                    let start = out.len();
-                    cell(*c, out);
-                    encode_tail(out, start, *filter);
-                    match self.context {
-                        Context::Verbatim => {}
-                        Context::Path => percent_encode_tail(out, start),
-                        Context::Json => json_escape_tail(out, start),
+                Piece::Column(c, filter, batch) => {
+                    let (rows, separator) = match batch {
+                        Some(b) => (b.rows, b.separator.as_str()),
+                        None => (1, ""),
+                    };
+                    for nth in 0..rows {
+                        if nth > 0 {
+                            out.extend_from_slice(separator.as_bytes());
+                        }
+                        let start = out.len();
+                        cell(*c, nth, out);
+                        encode_tail(out, start, *filter);
+                        match self.context {
+                            Context::Verbatim => {}
+                            Context::Path => percent_encode_tail(out, start),
+                            Context::Json => json_escape_tail(out, start),
+                        }
                     }
                 }
             }
@@ -169,7 +201,7 @@ impl fmt::Display for Template {
         for p in &self.pieces {
             match p {
                 Piece::Literal(s) => f.write_str(s)?,
-                Piece::Column(c, _) => write!(f, "{{{{ #{c} }}}}")?,
+                Piece::Column(c, ..) => write!(f, "{{{{ #{c} }}}}")?,
                 Piece::Seq => f.write_str("{{ seq }}")?,
             }
         }
@@ -201,6 +233,26 @@ fn itoa_buf(mut n: u64) -> Digits {
         }
     }
     Digits { buf, start: i }
+}
+
+/// Reads `batch(N)` or `batch(N, "sep")` (default separator ",").
+fn parse_batch(f: &str) -> Option<Batch> {
+    let args = f.strip_prefix("batch(")?.strip_suffix(')')?;
+    let (count, separator) = match args.split_once(',') {
+        Some((count, sep)) => {
+            let sep = sep.trim();
+            let sep = sep
+                .strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .or_else(|| sep.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))?;
+            (count, sep.to_string())
+        }
+        None => (args, ",".to_string()),
+    };
+    let rows: usize = count.trim().parse().ok()?;
+    (1..=1000)
+        .contains(&rows)
+        .then_some(Batch { rows, separator })
 }
 
 /// Applies `filter`, in place, to `out[start..]`.
@@ -266,7 +318,7 @@ mod tests {
         let mut out = Vec::new();
         t.render(
             seq,
-            &|c, o: &mut Vec<u8>| o.extend_from_slice(cells[c].as_bytes()),
+            &|c, _, o: &mut Vec<u8>| o.extend_from_slice(cells[c].as_bytes()),
             &mut out,
         );
         String::from_utf8(out).unwrap()
@@ -289,6 +341,29 @@ mod tests {
         let t = Template::parse("/{{ key|base64url }}", &columns(), Context::Path).unwrap();
         assert_eq!(render(&t, 0), "/ayAxL8O8");
         assert!(Template::parse("/{{ key | rot13 }}", &columns(), Context::Path).is_err());
+        let t = Template::parse("/many?k={{ key | batch(3) }}", &columns(), Context::Path).unwrap();
+        assert_eq!(t.rows_per_send(), 3);
+        let mut out = Vec::new();
+        t.render(
+            0,
+            &|_, nth, o: &mut Vec<u8>| o.extend_from_slice(format!("k{nth}").as_bytes()),
+            &mut out,
+        );
+        assert_eq!(out, b"/many?k=k0,k1,k2");
+        let t = Template::parse(
+            r#"["{{ key | base64 | batch(2, '","') }}"]"#,
+            &columns(),
+            Context::Json,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        t.render(
+            0,
+            &|_, nth, o: &mut Vec<u8>| o.push(b'a' + nth as u8),
+            &mut out,
+        );
+        assert_eq!(out, br#"["YQ==","Yg=="]"#);
+        assert!(Template::parse("{{ key | batch(0) }}", &columns(), Context::Path).is_err());
     }
 
     #[test]

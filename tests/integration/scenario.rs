@@ -391,3 +391,32 @@ load:
         summary.generator.findings
     );
 }
+
+#[test]
+fn a_batch_puts_several_rows_in_one_request() {
+    let nginx = Nginx::start(Tls::None);
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+data: {{kv: {{generate: {{keys: 10, value_bytes: 4}}}}}}
+requests: [{{name: get many, path: "/many?k={{{{ key | batch(5) }}}}", data: kv}}]
+load: {{users: 1, requests: 3}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("batch.yaml"), 1).unwrap();
+    attack(&plan);
+    let uris: Vec<String> = nginx
+        .access_log()
+        .iter()
+        .map(|l| l.split(' ').nth(3).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "/many?k=key-0,key-1,key-2,key-3,key-4",
+            "/many?k=key-5,key-6,key-7,key-8,key-9",
+            "/many?k=key-0,key-1,key-2,key-3,key-4"
+        ]
+    );
+}
