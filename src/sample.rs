@@ -109,6 +109,8 @@ error_kinds! {
     Backlog => ("backlog_full", Client, "not sent: all connections busy and the backlog full (raise --max-connections)"),
     /// A request picking its data rows uniquely had used them all, so it was not sent.
     DataExhausted => ("data_exhausted", Client, "not sent: its data rows (pick: unique) were all used"),
+    /// A value a flow step captures was not in the response, so the flow could not go on.
+    CaptureFailed => ("capture_failed", Server, "a value the flow captures was not in the response"),
     /// Any other local failure (e.g. the generator's TLS configuration).
     ClientOther => ("client_other", Client, "other client-side error"),
     /// The server refused the connection.

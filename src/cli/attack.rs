@@ -181,6 +181,8 @@ impl AttackArgs {
                 .collect::<Result<Vec<Slo>, _>>()?,
             stages: Vec::new(),
             instances: Vec::new(),
+            flows: Vec::new(),
+            variables: Vec::new(),
         };
         plan.validate()?;
         Ok(plan)

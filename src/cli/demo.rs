@@ -65,6 +65,8 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         slo: Vec::new(),
         stages: Vec::new(),
         instances: Vec::new(),
+        flows: Vec::new(),
+        variables: Vec::new(),
     };
     plan.validate()?;
     let dir = match &args.out {

@@ -41,6 +41,19 @@ pub fn run(args: RunArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
                 r.spec.path.as_deref().unwrap_or("")
             );
         }
+        for f in &plan.flows {
+            let steps: Vec<&str> = f
+                .steps
+                .iter()
+                .map(|&i| plan.requests[usize::from(i)].name.as_str())
+                .collect();
+            println!(
+                "  flow {:?} (weight {}): {}",
+                f.name,
+                f.weight,
+                steps.join(" → ")
+            );
+        }
         for s in &plan.slo {
             println!("  SLO {s}");
         }

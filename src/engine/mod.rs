@@ -5,6 +5,7 @@
 //! one worker thread per core, each with its own single-threaded event loop, and merges their
 //! per-second records as they arrive.
 
+mod capture;
 pub(crate) mod classify;
 pub(crate) mod connect;
 mod direct;
@@ -86,6 +87,12 @@ pub(crate) struct RunShared {
     pub requests: Vec<RequestTemplate>,
     /// The mix that picks among the requests.
     pub mix: crate::schedule::Mix,
+    /// The run's flows; when there are any, each arrival (or user turn) is a flow iteration.
+    pub flows: Vec<crate::plan::Flow>,
+    /// Picks the flow of each iteration, when there are flows.
+    pub flow_mix: Option<crate::schedule::Mix>,
+    /// Captured values a flow iteration carries.
+    pub variables: usize,
     pub http: HttpVersion,
     pub h2: bool,
     pub keepalive: bool,
@@ -263,6 +270,18 @@ pub fn run(
     } = prepared;
     let mix = crate::schedule::Mix::new(&plan.weights())
         .map_err(|e| EngineError::Request(e.to_string()))?;
+    let flow_mix = if plan.flows.is_empty() {
+        None
+    } else {
+        if h2 || plan.connection.event_loop {
+            return Err(EngineError::Request(
+                "flows run on HTTP/1.1 direct workers for now: drop --event-loop, or force http1"
+                    .into(),
+            ));
+        }
+        let weights: Vec<u32> = plan.flows.iter().map(|f| f.weight).collect();
+        Some(crate::schedule::Mix::new(&weights).map_err(|e| EngineError::Request(e.to_string()))?)
+    };
     let plan = &plan;
     let threads = match plan.load {
         Load::Closed { concurrency } => plan.threads.min(concurrency as usize).max(1),
@@ -278,6 +297,9 @@ pub fn run(
         connectors,
         requests,
         mix,
+        flows: plan.flows.clone(),
+        flow_mix,
+        variables: plan.variables.len(),
         http: plan.connection.http,
         h2,
         keepalive: plan.connection.keepalive,

@@ -101,6 +101,7 @@ pub struct RequestTemplate {
     method: http::Method,
     expect: crate::plan::Expect,
     dynamic: Option<Dynamic>,
+    captures: Vec<crate::plan::Capture>,
     absolute_uri: http::Uri,
     h1_request: Vec<u8>,
     h2_headers: http::HeaderMap,
@@ -119,6 +120,10 @@ impl RequestTemplate {
             names: t.headers.iter().map(|(n, _)| n.clone()).collect(),
             templates: t.clone(),
             data: request.data.clone(),
+            data_columns: request
+                .data
+                .as_ref()
+                .map_or(0, |b| b.dataset.columns().len()),
             batch: t.rows_per_send() as u64,
             authority: target.authority.clone(),
             scheme,
@@ -157,6 +162,7 @@ impl RequestTemplate {
             method: spec.method.clone(),
             expect: request.expect.clone(),
             dynamic,
+            captures: request.captures.clone(),
             absolute_uri,
             h1_request,
             h2_headers,
@@ -169,13 +175,20 @@ impl RequestTemplate {
     pub fn h1<'a>(
         &'a self,
         k: u64,
+        vars: &[Option<Vec<u8>>],
         scratch: &'a mut Scratch,
     ) -> Result<(&'a [u8], u64), ErrorKind> {
         let Some(d) = &self.dynamic else {
             return Ok((&self.h1_request, self.body.len() as u64));
         };
         let row = d.row(k)?;
-        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| d.cell(row, nth, c, out);
+        // Slots past the data set's columns are the flow's captured values.
+        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| match c.checked_sub(d.data_columns) {
+            Some(var) => {
+                out.extend_from_slice(vars.get(var).and_then(Option::as_deref).unwrap_or_default())
+            }
+            None => d.cell(row, nth, c, out),
+        };
         let Scratch { head, body } = scratch;
         body.clear();
         match &d.templates.body {
@@ -196,6 +209,11 @@ impl RequestTemplate {
             body,
         );
         Ok((head, body.len() as u64))
+    }
+
+    /// Values this request takes from its response.
+    pub fn captures(&self) -> &[crate::plan::Capture] {
+        &self.captures
     }
 
     /// True when `status` is an answer this request expects.
@@ -260,6 +278,8 @@ struct Dynamic {
     templates: crate::plan::Templates,
     names: Vec<http::HeaderName>,
     data: Option<crate::plan::DataBinding>,
+    /// Columns of the data set; template slots beyond are captured variables.
+    data_columns: usize,
     /// Data rows each send takes (a batch: "get many").
     batch: u64,
     authority: String,
@@ -342,7 +362,7 @@ pub async fn exchange(
     let s = match sender {
         Sender::H1(c) => {
             let head = template.method == http::Method::HEAD;
-            let (bytes, body_sent) = template.h1(k, scratch)?;
+            let (bytes, body_sent) = template.h1(k, &[], scratch)?;
             let r = c
                 .exchange(bytes, head)
                 .await

@@ -340,6 +340,11 @@ pub(super) fn run(
             return Ok(report);
         }
     }
+    if !run.flows.is_empty() {
+        return Err(super::EngineError::Worker(
+            "flows need direct workers, which need Linux 5.11 (epoll_pwait2)".into(),
+        ));
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -4,6 +4,7 @@
 //! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
 mod data;
+mod flow;
 mod load;
 pub(crate) mod request;
 pub mod scenario;
@@ -13,6 +14,7 @@ mod template;
 mod tls;
 
 pub use data::{DataError, Dataset, Pick};
+pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep};
 pub use load::{stage_at, Load, Rate, Stage, Stop};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
@@ -107,6 +109,11 @@ pub struct AttackPlan {
     /// Further instances of the same service: each request goes to `target` and these in
     /// turn (round-robin, as a load balancer would), each instance with its own connections.
     pub instances: Vec<Target>,
+    /// Flows of requests; when there are any, the load is counted in flow iterations and the
+    /// requests are sent as their steps.
+    pub flows: Vec<Flow>,
+    /// Names of the values flows capture, by slot.
+    pub variables: Vec<String>,
 }
 
 /// A plan that cannot be run, with what to change.

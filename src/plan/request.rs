@@ -30,6 +30,8 @@ pub struct NamedRequest {
     pub templates: Option<Templates>,
     /// The rows the templates draw from.
     pub data: Option<DataBinding>,
+    /// Values taken from its response for the flow steps after it.
+    pub captures: Vec<super::Capture>,
 }
 
 /// The varying parts of a request, parsed once.
@@ -77,6 +79,7 @@ impl NamedRequest {
             expect: Expect::default(),
             templates: None,
             data: None,
+            captures: Vec::new(),
         }
     }
 }

@@ -228,3 +228,33 @@ fn seed_003_over_several_instances_keeps_a_connection_per_user_and_instance() {
         "a connection per user and instance at most: {handshakes}"
     );
 }
+
+#[test]
+fn seed_004_key_lifecycle_flows_on_etcd() {
+    let etcd = Etcd::start();
+    let url = format!("{}/v3", etcd.url());
+    let plan = example(
+        "004-key-lifecycle.yaml",
+        &[
+            ("http://127.0.0.1:23790/v3", &url),
+            ("duration: 3m", "duration: 500ms"),
+            ("think: 50ms", "think: 5ms"),
+        ],
+    );
+    let (summary, _, _d) = attack(&plan);
+    assert_clean("004", &summary);
+    let counts: Vec<u64> = summary.by_request.iter().map(|r| r.count).collect();
+    // Every step follows the one before it: a later step never outnumbers an earlier one.
+    assert!(
+        counts[0] > 0 && counts.windows(2).all(|w| w[1] <= w[0]),
+        "{counts:?}"
+    );
+    assert!(counts[4] > 0, "some iterations ran to the end: {counts:?}");
+    // "list versions" read the key at the revision captured from its create: the old value.
+    let versions = &summary.by_request[3];
+    assert!(
+        versions.mean_bytes > 64.0,
+        "the old version came back: {}",
+        versions.mean_bytes
+    );
+}

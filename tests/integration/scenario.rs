@@ -420,3 +420,71 @@ load: {{users: 1, requests: 3}}
         ]
     );
 }
+
+#[test]
+fn flows_pass_captured_values_to_later_steps_and_stop_when_a_capture_fails() {
+    let nginx = Nginx::with_locations(
+        Tls::None,
+        r#"location = /keys { add_header X-Version "v$arg_n" always; return 201 '{"id":"$arg_n"}'; }
+    location /keys/ { return 200 "ok\n"; }"#,
+    );
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+requests:
+  - name: create
+    method: POST
+    path: "/keys?n={{{{ seq }}}}"
+    capture: {{id: {{json: id}}, version: {{header: x-version}}}}
+  - {{name: get, path: "/keys/{{{{ id }}}}"}}
+  - {{name: versions, path: "/keys/{{{{ id }}}}/versions/{{{{ version }}}}"}}
+  - name: broken
+    method: POST
+    path: "/keys?n=b{{{{ seq }}}}"
+    capture: {{missing: {{json: nothing.here}}}}
+  - {{name: after broken, path: "/keys/{{{{ missing }}}}"}}
+flows:
+  - {{name: lifecycle, steps: [create, get, versions], weight: 3, think: 2ms}}
+  - {{name: doomed, steps: [broken, after broken]}}
+load: LOAD
+"#,
+        nginx.url("http", "")
+    );
+    // The open model starts iterations at a rate; the closed model keeps four users busy.
+    for load in ["{rate: 200, requests: 40}", "{users: 4, requests: 40}"] {
+        let source = source.replace("LOAD", load);
+        let plan = scenario::parse(&source, Path::new("flows.yaml"), 2).unwrap();
+        let (summary, _, _dir) = attack(&plan);
+        let rows: Vec<(&str, u64, u64)> = summary
+            .by_request
+            .iter()
+            .map(|r| (r.name.as_str(), r.count, r.failures))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("create", 30, 0),
+                ("get", 30, 0),
+                ("versions", 30, 0),
+                ("broken", 10, 10),
+                ("after broken", 0, 0)
+            ]
+        );
+        let failed = summary
+            .errors
+            .iter()
+            .find(|e| e.key == "capture_failed")
+            .unwrap();
+        assert_eq!(failed.count, 10);
+    }
+    let log = nginx.access_log();
+    for x in 0..30 {
+        for uri in [format!(" /keys/{x} "), format!(" /keys/{x}/versions/v{x} ")] {
+            assert_eq!(
+                log.iter().filter(|l| l.contains(&uri)).count(),
+                2,
+                "{uri}\n{log:?}"
+            );
+        }
+    }
+}

@@ -52,6 +52,9 @@ pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Secon
         if conns.writing() {
             wake = wake.min(now + TICK);
         }
+        if let Some(step) = conns.next_delayed() {
+            wake = wake.min(step);
+        }
         conns.sleep(Listen::All, wake);
     }
 }

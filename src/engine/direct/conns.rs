@@ -21,8 +21,44 @@ use std::time::{Duration, Instant};
 /// The token under which `dials` sits in `replies`.
 const DIALS: u64 = u64::MAX;
 
+/// Where a flow iteration stands: its flow, its step, its data turn and what it captured.
+pub(super) struct Session {
+    flow: u16,
+    step: u16,
+    /// The iteration's count among its flow's iterations: every step draws this data row.
+    k: u64,
+    vars: Vec<Option<Vec<u8>>>,
+}
+
+/// A request whose step comes after a think time.
+struct Delayed {
+    at: Instant,
+    seq: u64,
+    job: Job,
+}
+
+impl PartialEq for Delayed {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Delayed {}
+
+impl PartialOrd for Delayed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Delayed {
+    /// The earliest first, out of a max-heap.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
 /// A request waiting to be sent, or in flight.
-#[derive(Clone, Copy)]
 pub(super) struct Job {
     /// When it should have been sent.
     pub intended: Instant,
@@ -34,6 +70,17 @@ pub(super) struct Job {
     pub n: u64,
     /// The instance of the service it goes to.
     pub instance: u16,
+    /// The flow iteration it is a step of, if the run has flows.
+    pub session: Option<Box<Session>>,
+}
+
+impl Job {
+    /// Its count among its request's sends (or its flow's iterations): its data row.
+    fn turn(&self, mix: &crate::schedule::Mix) -> u64 {
+        self.session
+            .as_ref()
+            .map_or_else(|| mix.turn(self.n), |s| s.k)
+    }
 }
 
 /// The connections to one instance of the service, and the requests waiting for them.
@@ -85,6 +132,9 @@ pub(super) struct Conns<'a> {
     owner: Vec<usize>,
     free_slots: Vec<usize>,
     pools: Vec<Pool>,
+    /// Flow steps waiting out their think time.
+    delayed: std::collections::BinaryHeap<Delayed>,
+    delayed_seq: u64,
     dialing: usize,
     open: usize,
     inflight: usize,
@@ -149,6 +199,8 @@ impl<'a> Conns<'a> {
                     open: 0,
                 })
                 .collect(),
+            delayed: std::collections::BinaryHeap::new(),
+            delayed_seq: 0,
             dialing: 0,
             open: 0,
             inflight: 0,
@@ -178,12 +230,31 @@ impl<'a> Conns<'a> {
     /// full.
     pub fn enqueue(&mut self, intended: Instant, n: u64) {
         let run = &self.worker.run;
+        let (request, turn, session) = match &run.flow_mix {
+            Some(flows) => {
+                let flow = flows.pick(n);
+                let k = flows.turn(n);
+                let session = Session {
+                    flow,
+                    step: 0,
+                    k,
+                    vars: vec![None; run.variables],
+                };
+                (
+                    run.flows[usize::from(flow)].steps[0],
+                    k,
+                    Some(Box::new(session)),
+                )
+            }
+            None => (run.mix.pick(n), run.mix.turn(n), None),
+        };
         let job = Job {
             intended,
             retried: false,
-            request: run.mix.pick(n),
+            request,
             n,
-            instance: run.instance_of(n) as u16,
+            instance: (turn % run.instances() as u64) as u16,
+            session,
         };
         let pool = &mut self.pools[usize::from(job.instance)];
         if pool.waiting.len() >= BACKLOG_LIMIT {
@@ -198,6 +269,12 @@ impl<'a> Conns<'a> {
         for pool in &mut self.pools {
             pool.waiting.clear();
         }
+        self.delayed.clear();
+    }
+
+    /// When the next flow step ends its think time, if one is waiting.
+    pub fn next_delayed(&self) -> Option<Instant> {
+        self.delayed.peek().map(|d| d.at)
     }
 
     /// Closes idle connections beyond those `users` need, one to each instance (a stage
@@ -217,14 +294,14 @@ impl<'a> Conns<'a> {
         self.pools.iter().map(|p| p.waiting.len()).sum()
     }
 
-    /// Requests waiting or in flight.
+    /// Requests waiting (or thinking) or in flight.
     pub fn outstanding(&self) -> usize {
-        self.waiting() + self.inflight
+        self.waiting() + self.inflight + self.delayed.len()
     }
 
     /// True while anything is waiting, in flight or being connected.
     pub fn busy(&self) -> bool {
-        self.inflight > 0 || self.dialing > 0 || self.waiting() > 0
+        self.inflight > 0 || self.dialing > 0 || self.waiting() > 0 || !self.delayed.is_empty()
     }
 
     /// True while replies are awaited.
@@ -240,6 +317,11 @@ impl<'a> Conns<'a> {
     /// Sends waiting requests on idle connections, and opens connections (within the limit)
     /// for those no idle connection can take.
     pub fn dispatch(&mut self) {
+        let now = Instant::now();
+        while self.delayed.peek().is_some_and(|d| d.at <= now) {
+            let job = self.delayed.pop().expect("peeked").job;
+            self.pools[usize::from(job.instance)].waiting.push_back(job);
+        }
         for p in 0..self.pools.len() {
             self.assign(p);
             if !self.pools[p].waiting.is_empty() {
@@ -259,7 +341,8 @@ impl<'a> Conns<'a> {
             let mut job = self.pools[p].waiting.pop_front().expect("not empty");
             let run = &self.worker.run;
             let template = run.template(p, job.request);
-            let (bytes, body_len) = match template.h1(run.mix.turn(job.n), &mut self.scratch) {
+            let vars = job.session.as_ref().map_or(&[][..], |s| &s.vars[..]);
+            let (bytes, body_len) = match template.h1(job.turn(&run.mix), vars, &mut self.scratch) {
                 Ok(rendered) => rendered,
                 Err(kind) => {
                     // Nothing to send (its data ran out): the connection stays idle.
@@ -277,7 +360,8 @@ impl<'a> Conns<'a> {
                 job.intended = sent_at;
             }
             self.worker.note_sent(sent_at);
-            match open.conn.send(bytes, template.is_head()) {
+            let keep = !template.captures().is_empty();
+            match open.conn.send(bytes, template.is_head(), keep) {
                 Ok(()) => {
                     let opened = open.fresh.take();
                     open.inflight = Some(InFlight {
@@ -582,19 +666,38 @@ impl<'a> Conns<'a> {
         }
     }
 
-    fn complete(&self, inflight: InFlight, reply: Reply) {
+    fn complete(&mut self, inflight: InFlight, reply: Reply) {
         let InFlight {
-            job,
+            mut job,
             sent_at,
             opened,
             body_len,
         } = inflight;
         // Kernel stamps precede our own clock readings; never let them precede the send.
         let end = reply.end.max(sent_at);
-        let template = &self.worker.run.requests[usize::from(job.request)];
+        let run = &self.worker.run;
+        let template = run.template(usize::from(job.instance), job.request);
+        let mut outcome = Outcome::Status(reply.status);
+        let mut expected = template.expects(reply.status);
+        if let (Some(session), true) = (job.session.as_mut(), expected) {
+            for c in template.captures() {
+                match reply
+                    .kept
+                    .as_deref()
+                    .and_then(|k| crate::engine::capture::extract(c, k))
+                {
+                    Some(value) => session.vars[c.slot] = Some(value),
+                    None => {
+                        outcome = Outcome::Error(ErrorKind::CaptureFailed);
+                        expected = false;
+                        break;
+                    }
+                }
+            }
+        }
         self.worker.record(
             &Sample {
-                outcome: Outcome::Status(reply.status),
+                outcome,
                 latency: end - job.intended.min(sent_at),
                 service: end - sent_at,
                 lag: sent_at.saturating_duration_since(job.intended),
@@ -605,10 +708,47 @@ impl<'a> Conns<'a> {
                 bytes_out: body_len,
                 retried: job.retried,
                 request: job.request,
-                expected: template.expects(reply.status),
+                expected,
             },
             end,
         );
+        // A flow goes on only past a step that got what it expected.
+        if expected {
+            self.next_step(job, Instant::now());
+        }
+    }
+
+    /// Queues the step after `job`'s in its flow iteration, after the flow's think time.
+    fn next_step(&mut self, job: Job, now: Instant) {
+        let Some(mut session) = job.session else {
+            return;
+        };
+        let run = &self.worker.run;
+        let flow = &run.flows[usize::from(session.flow)];
+        session.step += 1;
+        let Some(&request) = flow.steps.get(usize::from(session.step)) else {
+            return;
+        };
+        let next = Job {
+            intended: now + flow.think,
+            retried: false,
+            request,
+            n: job.n,
+            instance: job.instance,
+            session: Some(session),
+        };
+        if flow.think.is_zero() {
+            self.pools[usize::from(next.instance)]
+                .waiting
+                .push_back(next);
+        } else {
+            self.delayed_seq += 1;
+            self.delayed.push(Delayed {
+                at: next.intended,
+                seq: self.delayed_seq,
+                job: next,
+            });
+        }
     }
 
     fn fail(

@@ -76,6 +76,9 @@ pub(super) fn pace(
         if conns.awaiting() || conns.writing() {
             wake = wake.min(now + TICK);
         }
+        if let Some(step) = conns.next_delayed() {
+            wake = wake.min(step);
+        }
         conns.sleep(Listen::Dials, wake);
     }
 }

@@ -1,5 +1,6 @@
 //! A counting decoder for `Transfer-Encoding: chunked`: it measures a body as it streams
-//! past and never keeps it, so an endless or huge body costs no memory.
+//! past and keeps nothing itself, so an endless or huge body costs no memory; a caller that
+//! needs the payload (to capture from it) is handed each piece.
 
 use crate::sample::ErrorKind;
 
@@ -59,6 +60,15 @@ pub struct Progress {
 impl Chunked {
     /// Consumes as much of `input` as belongs to the body.
     pub fn feed(&mut self, input: &[u8]) -> Result<Progress, ErrorKind> {
+        self.feed_into(input, &mut |_| {})
+    }
+
+    /// Like [`Chunked::feed`], handing each piece of payload to `sink`.
+    pub fn feed_into(
+        &mut self,
+        input: &[u8],
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<Progress, ErrorKind> {
         let mut i = 0;
         let mut payload = 0u64;
         while i < input.len() {
@@ -67,6 +77,7 @@ impl Chunked {
                 State::Done => break,
                 State::Data { remaining } => {
                     let take = remaining.min((input.len() - i) as u64);
+                    sink(&input[i..i + take as usize]);
                     i += take as usize;
                     payload += take;
                     next_after_data(remaining - take)

@@ -9,7 +9,7 @@ mod buffer;
 mod chunked;
 pub mod dial;
 pub mod polled;
-mod reader;
+pub mod reader;
 
 use super::classify;
 use super::connect::Stream;

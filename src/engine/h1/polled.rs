@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const HARVEST_BUDGET: usize = 256 * 1024;
 
 /// A whole response.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Reply {
     /// Status code.
     pub status: u16,
@@ -27,6 +27,8 @@ pub struct Reply {
     pub end: Instant,
     /// Body bytes.
     pub body_bytes: u64,
+    /// Its head and body, when the request asked to keep them (for captures).
+    pub kept: Option<Box<super::reader::Kept>>,
 }
 
 /// What a harvest found.
@@ -129,8 +131,15 @@ impl Polled {
     }
 
     /// Starts sending a request; what the socket cannot take now is sent by [`Polled::flush`].
-    pub fn send(&mut self, request: &[u8], head_request: bool) -> Result<(), (ErrorKind, bool)> {
-        self.reader = Some(ResponseReader::new(head_request, self.max_head));
+    /// With `keep`, the response's head and body are kept for captures.
+    pub fn send(
+        &mut self,
+        request: &[u8],
+        head_request: bool,
+        keep: bool,
+    ) -> Result<(), (ErrorKind, bool)> {
+        let reader = ResponseReader::new(head_request, self.max_head);
+        self.reader = Some(if keep { reader.keeping() } else { reader });
         self.head_at = None;
         self.received = false;
         let result = match &mut self.tls {
@@ -214,6 +223,7 @@ impl Polled {
             return Ok(None);
         };
         let fed = reader.feed(self.buf.data())?;
+        let mut kept = fed.complete.and_then(|_| reader.take_kept());
         self.buf.consume(fed.consumed);
         let stamp = self.last_rx.unwrap_or(clock.instant);
         if fed.head_done {
@@ -231,6 +241,7 @@ impl Polled {
                 head_at: self.head_at.unwrap_or(stamp),
                 end: stamp,
                 body_bytes: c.body_bytes,
+                kept: kept.take(),
             }
         }))
     }
@@ -239,12 +250,14 @@ impl Polled {
         self.open = false;
         let reader = self.reader.as_mut().ok_or(ErrorKind::Closed)?;
         let c = reader.eof()?;
+        let kept = reader.take_kept();
         let end = self.last_rx.unwrap_or(clock.instant);
         Ok(Some(Reply {
             status: c.status,
             head_at: self.head_at.unwrap_or(end),
             end,
             body_bytes: c.body_bytes,
+            kept,
         }))
     }
 

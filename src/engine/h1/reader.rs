@@ -1,9 +1,32 @@
 //! Reading one HTTP/1.1 response from bytes as they arrive, without doing any I/O itself
 //! (sans-IO): the async connection feeds it today, and a polled connection can feed it the
-//! same way. The body is counted, never kept.
+//! same way. The body is counted and dropped, unless the request captures from it: then the
+//! head and up to [`KEEP_LIMIT`] bytes of body are kept.
 
 use super::chunked::Chunked;
 use crate::sample::ErrorKind;
+
+/// Most body bytes kept for captures and checks; the rest is counted and dropped.
+pub const KEEP_LIMIT: usize = 1024 * 1024;
+
+/// The head and body of a response, kept for captures and checks.
+#[derive(Debug, Default, Clone)]
+pub struct Kept {
+    /// The raw head, status line to the empty line.
+    pub head: Vec<u8>,
+    /// The body, up to [`KEEP_LIMIT`] bytes.
+    pub body: Vec<u8>,
+    /// True when the body was longer than what was kept.
+    pub truncated: bool,
+}
+
+impl Kept {
+    fn body(&mut self, piece: &[u8]) {
+        let room = KEEP_LIMIT.saturating_sub(self.body.len());
+        self.truncated |= piece.len() > room;
+        self.body.extend_from_slice(&piece[..piece.len().min(room)]);
+    }
+}
 
 /// Most headers a response may have before it is called hostile.
 const MAX_HEADERS: usize = 128;
@@ -87,6 +110,7 @@ pub struct ResponseReader {
     state: State,
     head_request: bool,
     max_head: usize,
+    kept: Option<Box<Kept>>,
 }
 
 impl ResponseReader {
@@ -97,7 +121,19 @@ impl ResponseReader {
             state: State::Head,
             head_request,
             max_head,
+            kept: None,
         }
+    }
+
+    /// Keeps the response's head and body (up to [`KEEP_LIMIT`]) for captures and checks.
+    pub fn keeping(mut self) -> Self {
+        self.kept = Some(Box::default());
+        self
+    }
+
+    /// The kept head and body, once the response is complete.
+    pub fn take_kept(&mut self) -> Option<Box<Kept>> {
+        self.kept.take()
     }
 
     /// Consumes what it can of `input`. A head is only parsed whole: while it is incomplete
@@ -116,6 +152,10 @@ impl ResponseReader {
                         }
                         break;
                     };
+                    if let Some(kept) = self.kept.as_mut() {
+                        kept.head.clear();
+                        kept.head.extend_from_slice(&rest[..head.head_len]);
+                    }
                     consumed += head.head_len;
                     // Interim 1xx answers (100 Continue, 103 Early Hints) precede the real one.
                     if (100..200).contains(&head.status) && head.status != 101 {
@@ -157,6 +197,9 @@ impl ResponseReader {
                     total,
                 } => {
                     let take = (*left).min(rest.len() as u64);
+                    if let Some(kept) = self.kept.as_mut() {
+                        kept.body(&rest[..take as usize]);
+                    }
                     consumed += take as usize;
                     *left -= take;
                     if *left > 0 {
@@ -170,7 +213,10 @@ impl ResponseReader {
                     decoder,
                     total,
                 } => {
-                    let p = decoder.feed(rest)?;
+                    let p = match self.kept.as_mut() {
+                        Some(kept) => decoder.feed_into(rest, &mut |piece| kept.body(piece))?,
+                        None => decoder.feed(rest)?,
+                    };
                     consumed += p.consumed;
                     *total += p.payload;
                     if !p.done {
@@ -180,6 +226,9 @@ impl ResponseReader {
                     return Ok(self.finish(consumed, head_done, complete));
                 }
                 State::UntilClose { total, .. } => {
+                    if let Some(kept) = self.kept.as_mut() {
+                        kept.body(rest);
+                    }
                     *total += rest.len() as u64;
                     consumed = input.len();
                     break;

@@ -25,6 +25,10 @@ pub struct ScenarioFile {
     /// Data sets that request templates draw from, by name.
     #[serde(default)]
     pub data: BTreeMap<String, DataSection>,
+    /// Flows: requests run in order by each virtual user, passing captured values along.
+    /// With flows, the load counts flow iterations, and requests are sent only as steps.
+    #[serde(default)]
+    pub flows: Vec<FlowSection>,
     /// Engine threads (default: the cores this process may use).
     pub threads: Option<usize>,
 }
@@ -122,6 +126,36 @@ pub struct RequestSection {
     /// row once; sends beyond the last fail as data_exhausted).
     #[serde(default)]
     pub pick: PickChoice,
+    /// Values to take from the response for later flow steps, by variable name.
+    #[serde(default)]
+    pub capture: BTreeMap<String, CaptureSection>,
+}
+
+/// Where a captured value is found: give one of json, header and regex.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSection {
+    /// A JSON path into the body: "id", "data.items[0].id".
+    pub json: Option<String>,
+    /// A response header, by name.
+    pub header: Option<String>,
+    /// A regular expression over the body: its first group, or the whole match.
+    pub regex: Option<String>,
+}
+
+/// A flow: steps a virtual user runs in order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSection {
+    /// Its name (default "flow N").
+    pub name: Option<String>,
+    /// Its share of the iterations, relative to the other flows (default 1).
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Pause between a step's answer and the next step, e.g. "500ms".
+    pub think: Option<String>,
+    /// The requests, by name, in order.
+    pub steps: Vec<String>,
 }
 
 /// How a request picks its data row.

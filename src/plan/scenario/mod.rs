@@ -8,9 +8,9 @@ mod file;
 pub use file::ScenarioFile;
 
 use super::{
-    AttackPlan, ClientIdentity, ConnectionOptions, Context, DataBinding, Dataset, Expect,
-    HttpVersion, Load, NamedRequest, Pick, Rate, RequestSpec, Slo, Stage, Stop, Target, Template,
-    TemplateError, Templates, TlsOptions,
+    json_path, AttackPlan, Capture, CaptureFrom, ClientIdentity, ConnectionOptions, Context,
+    DataBinding, Dataset, Expect, Flow, HttpVersion, Load, NamedRequest, Pick, Rate, RequestSpec,
+    Slo, Stage, Stop, Target, Template, TemplateError, Templates, TlsOptions,
 };
 use file::{HttpChoice, RequestSection};
 use std::collections::BTreeMap;
@@ -148,6 +148,15 @@ impl Lowering<'_> {
             ));
         }
         let data = self.data(&s.data)?;
+        // Every captured name is a variable any template may use, after its capture.
+        let mut variables: Vec<String> = Vec::new();
+        for r in &s.requests {
+            for name in r.capture.keys() {
+                if !variables.contains(name) {
+                    variables.push(name.clone());
+                }
+            }
+        }
         let mut requests = Vec::with_capacity(s.requests.len());
         for (i, r) in s.requests.iter().enumerate() {
             if let Some(first) = s.requests[..i].iter().position(|o| o.name == r.name) {
@@ -160,7 +169,7 @@ impl Lowering<'_> {
                     ),
                 ));
             }
-            requests.push(self.request(&target, &t.headers, r, i, &data)?);
+            requests.push(self.request(&target, &t.headers, r, i, &data, &variables)?);
         }
         let duration =
             |text: &Option<String>| -> Result<Option<std::time::Duration>, ScenarioError> {
@@ -233,7 +242,11 @@ impl Lowering<'_> {
             slo,
             stages,
             instances,
+            flows: Vec::new(),
+            variables,
         };
+        let mut plan = plan;
+        plan.flows = self.flows(&s.flows, &plan.requests, &plan.variables)?;
         plan.validate()
             .map_err(|e| self.error_at(None, e.to_string()))?;
         Ok(plan)
@@ -345,6 +358,84 @@ impl Lowering<'_> {
         Ok(out)
     }
 
+    fn flows(
+        &self,
+        sections: &[file::FlowSection],
+        requests: &[NamedRequest],
+        variables: &[String],
+    ) -> Result<Vec<Flow>, ScenarioError> {
+        let mut flows = Vec::with_capacity(sections.len());
+        for (f, section) in sections.iter().enumerate() {
+            let name = section
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("flow {}", f + 1));
+            let think = match &section.think {
+                Some(t) => file::duration(t).map_err(|e| self.error_near(t, 0, e))?,
+                None => std::time::Duration::ZERO,
+            };
+            if section.steps.is_empty() {
+                return Err(self.error_near(
+                    "steps",
+                    f,
+                    format!("flows[{f}] ({name}): give at least one step"),
+                ));
+            }
+            let mut set: Vec<bool> = vec![false; variables.len()];
+            let mut steps = Vec::with_capacity(section.steps.len());
+            for step in &section.steps {
+                let index = requests
+                    .iter()
+                    .position(|r| &r.name == step)
+                    .ok_or_else(|| {
+                        self.error_near(
+                            step,
+                            0,
+                            format!("flows[{f}] ({name}): no request named {step:?}"),
+                        )
+                    })?;
+                let r = &requests[index];
+                let data_columns = r.data.as_ref().map_or(0, |b| b.dataset.columns().len());
+                for c in captured_uses(r, data_columns) {
+                    if !set[c] {
+                        return Err(self.error_near(
+                            step,
+                            0,
+                            format!(
+                                "flows[{f}] ({name}): step {step:?} uses {{{{ {} }}}} before any step of the flow captures it",
+                                variables[c]
+                            ),
+                        ));
+                    }
+                }
+                for c in &r.captures {
+                    set[c.slot] = true;
+                }
+                steps.push(index as u16);
+            }
+            flows.push(Flow {
+                name,
+                weight: section.weight,
+                think,
+                steps,
+            });
+        }
+        if flows.is_empty() {
+            // Without flows, a request can only use a captured value it never gets.
+            for r in requests {
+                let data_columns = r.data.as_ref().map_or(0, |b| b.dataset.columns().len());
+                if captured_uses(r, data_columns).next().is_some() {
+                    return Err(self.error_near(
+                        &r.name,
+                        0,
+                        format!("request {:?} uses a captured value, which only a flow step can pass to it: add flows", r.name),
+                    ));
+                }
+            }
+        }
+        Ok(flows)
+    }
+
     fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {
         let identity = match (&t.cert, &t.key) {
             (Some(cert), Some(key)) => Some(ClientIdentity {
@@ -376,6 +467,7 @@ impl Lowering<'_> {
         r: &RequestSection,
         i: usize,
         data: &BTreeMap<String, Arc<Dataset>>,
+        variables: &[String],
     ) -> Result<NamedRequest, ScenarioError> {
         let here = |message: String| {
             self.error_near(&r.path, 0, format!("requests[{i}] ({}): {message}", r.name))
@@ -411,10 +503,12 @@ impl Lowering<'_> {
                     })
                 }
             };
-        let columns: Vec<String> = binding
+        // A template's names are the data set's columns, then the flows' captured variables.
+        let mut columns: Vec<String> = binding
             .as_ref()
             .map(|b| b.dataset.columns().to_vec())
             .unwrap_or_default();
+        columns.extend(variables.iter().cloned());
         let template = |text: &str, context: Context| {
             Template::parse(text, &columns, context).map_err(|e| {
                 let message = format!("requests[{i}] ({}): {e}", r.name);
@@ -520,7 +614,44 @@ impl Lowering<'_> {
         let varies = !path_template.is_static()
             || (body_context.is_some() && !body_template.is_static())
             || header_templates.iter().any(|(_, t)| !t.is_static());
-        if binding.is_some() && !varies {
+        let mut captures = Vec::with_capacity(r.capture.len());
+        for (name, c) in &r.capture {
+            let at = |message: String| {
+                self.error_near(
+                    &format!("{name}:"),
+                    0,
+                    format!("requests[{i}] ({}): capture {name}: {message}", r.name),
+                )
+            };
+            let from = match (&c.json, &c.header, &c.regex) {
+                (Some(path), None, None) => CaptureFrom::Json(
+                    json_path(path).ok_or_else(|| at(format!("{path:?} is not a JSON path; write e.g. \"id\" or \"data.items[0].id\"")))?,
+                ),
+                (None, Some(h), None) => CaptureFrom::Header(
+                    http::HeaderName::from_bytes(h.trim().as_bytes())
+                        .map_err(|_| at(format!("{h:?} is not a header name")))?,
+                ),
+                (None, None, Some(re)) => CaptureFrom::Regex(
+                    regex::bytes::Regex::new(re).map_err(|e| at(format!("invalid regex: {e}")))?,
+                ),
+                _ => return Err(at("give one of json, header and regex".into())),
+            };
+            captures.push(Capture {
+                name: name.clone(),
+                slot: variables
+                    .iter()
+                    .position(|v| v == name)
+                    .expect("collected above"),
+                from,
+            });
+        }
+        let data_columns = binding.as_ref().map_or(0, |b| b.dataset.columns().len());
+        let uses_data = std::iter::once(&path_template)
+            .chain(header_templates.iter().map(|(_, t)| t))
+            .chain(body_context.map(|_| &body_template))
+            .flat_map(|t| t.columns())
+            .any(|c| c < data_columns);
+        if binding.is_some() && !uses_data {
             return Err(here(format!(
                 "the request names data {:?} but uses none of it: put {{{{ column }}}} in its path, headers or body",
                 r.data.as_deref().unwrap_or_default()
@@ -534,6 +665,7 @@ impl Lowering<'_> {
         Ok(NamedRequest {
             templates,
             data: binding,
+            captures,
             name: r.name.clone(),
             weight: r.weight,
             spec,
@@ -560,6 +692,20 @@ impl Lowering<'_> {
             },
         })
     }
+}
+
+/// The variables (slots) of captured values a request's templates use.
+fn captured_uses(r: &NamedRequest, data_columns: usize) -> impl Iterator<Item = usize> + '_ {
+    r.templates.iter().flat_map(move |t| {
+        std::iter::once(&t.path)
+            .chain(t.headers.iter().map(|(_, t)| t))
+            .chain(&t.body)
+            .flat_map(move |t| {
+                t.columns()
+                    .filter(move |&c| c >= data_columns)
+                    .map(move |c| c - data_columns)
+            })
+    })
 }
 
 #[cfg(test)]
@@ -801,5 +947,57 @@ mod instance_tests {
         assert!(e.contains("not both"), "{e}");
         let e = plan("{urls: []}").unwrap_err();
         assert!(e.contains("give url"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+
+    fn plan(rest: &str) -> Result<AttackPlan, String> {
+        let source = format!(
+            "target: {{url: 'http://127.0.0.1:9'}}\nload: {{users: 1, requests: 1}}\n{rest}"
+        );
+        parse(&source, Path::new("f.yaml"), 1).map_err(|e| e.to_string())
+    }
+
+    const REQUESTS: &str = "requests:\n  - {name: create, method: POST, path: /k, capture: {id: {json: data.id}}}\n  - {name: read, path: '/k/{{ id }}'}\n";
+
+    #[test]
+    fn flows_lower_with_their_steps_and_variables() {
+        let p = plan(&format!(
+            "{REQUESTS}flows:\n  - {{steps: [create, read], think: 1s}}\n"
+        ))
+        .unwrap();
+        assert_eq!(p.variables, ["id"]);
+        assert_eq!(p.flows[0].steps, [0, 1]);
+        assert_eq!(p.flows[0].name, "flow 1");
+        assert_eq!(p.flows[0].think, std::time::Duration::from_secs(1));
+        assert_eq!(p.requests[0].captures[0].slot, 0);
+    }
+
+    #[test]
+    fn a_value_used_before_it_is_captured_is_refused() {
+        let e = plan(&format!(
+            "{REQUESTS}flows:\n  - {{steps: [read, create]}}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("uses {{ id }} before any step of the flow captures it"),
+            "{e}"
+        );
+        let e = plan(REQUESTS).unwrap_err();
+        assert!(e.contains("only a flow step can pass"), "{e}");
+        let e = plan(&format!(
+            "{REQUESTS}flows:\n  - {{steps: [create, raed]}}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("no request named \"raed\"") && e.contains("f.yaml:"),
+            "{e}"
+        );
+        let e = plan("requests:\n  - {name: c, path: /, capture: {x: {json: 'a..b'}}}\nflows: [{steps: [c]}]\n")
+            .unwrap_err();
+        assert!(e.contains("not a JSON path"), "{e}");
     }
 }

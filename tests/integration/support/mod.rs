@@ -30,6 +30,8 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
         slo: Vec::new(),
         stages: Vec::new(),
         instances: Vec::new(),
+        flows: Vec::new(),
+        variables: Vec::new(),
     }
 }
 
