@@ -47,6 +47,7 @@ http {
            ssl_verify_client on; ssl_client_certificate $c/ca.pem;
            location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:18081;
+           location = /v3/login { return 200 '{"token":"example-token"}'; }
            location / {
              if (\$http_authorization != "Bearer example-token") { return 401; }
              proxy_pass http://etcd; proxy_http_version 1.1; proxy_set_header Connection "";

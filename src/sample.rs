@@ -111,6 +111,8 @@ error_kinds! {
     DataExhausted => ("data_exhausted", Client, "not sent: its data rows (pick: unique) were all used"),
     /// A value a flow step captures was not in the response, so the flow could not go on.
     CaptureFailed => ("capture_failed", Server, "a value the flow captures was not in the response"),
+    /// The connection's login failed, so a request that needed it was not sent.
+    LoginFailed => ("login_failed", Server, "not sent: the connection's login failed"),
     /// Any other local failure (e.g. the generator's TLS configuration).
     ClientOther => ("client_other", Client, "other client-side error"),
     /// The server refused the connection.

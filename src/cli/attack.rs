@@ -183,6 +183,7 @@ impl AttackArgs {
             instances: Vec::new(),
             flows: Vec::new(),
             variables: Vec::new(),
+            login: None,
         };
         plan.validate()?;
         Ok(plan)

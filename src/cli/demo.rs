@@ -67,6 +67,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         instances: Vec::new(),
         flows: Vec::new(),
         variables: Vec::new(),
+        login: None,
     };
     plan.validate()?;
     let dir = match &args.out {

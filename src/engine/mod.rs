@@ -93,6 +93,8 @@ pub(crate) struct RunShared {
     pub flow_mix: Option<crate::schedule::Mix>,
     /// Captured values a flow iteration carries.
     pub variables: usize,
+    /// The login each connection runs first, if any.
+    pub login: Option<crate::plan::Login>,
     pub http: HttpVersion,
     pub h2: bool,
     pub keepalive: bool,
@@ -270,6 +272,12 @@ pub fn run(
     } = prepared;
     let mix = crate::schedule::Mix::new(&plan.weights())
         .map_err(|e| EngineError::Request(e.to_string()))?;
+    if plan.login.is_some() && (h2 || plan.connection.event_loop) {
+        return Err(EngineError::Request(
+            "a login runs on HTTP/1.1 direct workers for now: drop --event-loop, or force http1"
+                .into(),
+        ));
+    }
     let flow_mix = if plan.flows.is_empty() {
         None
     } else {
@@ -300,6 +308,7 @@ pub fn run(
         flows: plan.flows.clone(),
         flow_mix,
         variables: plan.variables.len(),
+        login: plan.login.clone(),
         http: plan.connection.http,
         h2,
         keepalive: plan.connection.keepalive,

@@ -175,7 +175,7 @@ impl RequestTemplate {
     pub fn h1<'a>(
         &'a self,
         k: u64,
-        vars: &[Option<Vec<u8>>],
+        vars: &[&[Option<Vec<u8>>]],
         scratch: &'a mut Scratch,
     ) -> Result<(&'a [u8], u64), ErrorKind> {
         let Some(d) = &self.dynamic else {
@@ -184,9 +184,11 @@ impl RequestTemplate {
         let row = d.row(k)?;
         // Slots past the data set's columns are the flow's captured values.
         let cell = |c: usize, nth: usize, out: &mut Vec<u8>| match c.checked_sub(d.data_columns) {
-            Some(var) => {
-                out.extend_from_slice(vars.get(var).and_then(Option::as_deref).unwrap_or_default())
-            }
+            Some(var) => out.extend_from_slice(
+                vars.iter()
+                    .find_map(|v| v.get(var).and_then(Option::as_deref))
+                    .unwrap_or_default(),
+            ),
             None => d.cell(row, nth, c, out),
         };
         let Scratch { head, body } = scratch;

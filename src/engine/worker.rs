@@ -340,7 +340,7 @@ pub(super) fn run(
             return Ok(report);
         }
     }
-    if !run.flows.is_empty() {
+    if !run.flows.is_empty() || run.login.is_some() {
         return Err(super::EngineError::Worker(
             "flows need direct workers, which need Linux 5.11 (epoll_pwait2)".into(),
         ));

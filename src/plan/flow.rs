@@ -34,6 +34,18 @@ pub struct Capture {
     pub from: CaptureFrom,
 }
 
+/// A login each connection runs before its first request, whose captured values (a token)
+/// the requests after it use, refreshed after a while or when a request is refused.
+#[derive(Debug, Clone)]
+pub struct Login {
+    /// The login request, by index in the plan (its own row in the report).
+    pub request: u16,
+    /// Log in again after this long.
+    pub refresh_after: Option<Duration>,
+    /// Log in again after a request gets one of these statuses.
+    pub refresh_on: Vec<u16>,
+}
+
 /// A sequence of requests a virtual user repeats.
 #[derive(Debug, Clone)]
 pub struct Flow {

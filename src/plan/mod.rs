@@ -14,7 +14,7 @@ mod template;
 mod tls;
 
 pub use data::{DataError, Dataset, Pick};
-pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep};
+pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login};
 pub use load::{stage_at, Load, Rate, Stage, Stop};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
@@ -114,6 +114,8 @@ pub struct AttackPlan {
     pub flows: Vec<Flow>,
     /// Names of the values flows capture, by slot.
     pub variables: Vec<String>,
+    /// A login run on each connection before its first request, if the scenario has one.
+    pub login: Option<Login>,
 }
 
 /// A plan that cannot be run, with what to change.

@@ -149,7 +149,8 @@ fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
     let gate = Nginx::with_locations(
         Tls::None,
         &format!(
-            r#"location / {{
+            r#"location = /v3/login {{ return 200 '{{"token":"example-token"}}'; }}
+    location / {{
       if ($http_authorization != "Bearer example-token") {{ return 401; }}
       proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
       proxy_set_header Authorization "";
@@ -168,8 +169,14 @@ fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
     );
     let (summary, _, _d) = attack(&plan);
     assert_clean("000", &summary);
-    let rows: Vec<(&str, u64)> = summary
-        .by_request
+    // Each connection logged in once, on its own row.
+    let logins = summary.by_request[0].count;
+    let connections = summary.connect.as_ref().map_or(0, |c| c.count);
+    assert!(
+        logins >= 1 && logins == connections,
+        "{logins} logins, {connections} connections"
+    );
+    let rows: Vec<(&str, u64)> = summary.by_request[1..]
         .iter()
         .map(|r| (r.name.as_str(), r.count))
         .collect();

@@ -488,3 +488,56 @@ load: LOAD
         }
     }
 }
+
+#[test]
+fn a_login_runs_once_per_connection_and_again_after_a_refusal() {
+    let nginx = Nginx::with_locations(
+        Tls::None,
+        r#"location = /login { return 200 '{"token":"t$connection"}'; }
+    location = /revoked { return 401; }
+    location /api/ { if ($http_authorization !~ "^Bearer t[0-9]+$") { return 401; } return 200 "ok\n"; }"#,
+    );
+    let scenario_with = |load: &str, requests: &str| {
+        format!(
+            r#"
+target: {{url: "{}"}}
+requests:
+  - {{name: login, method: POST, path: /login, capture: {{token: {{json: token}}}}}}
+  - {{name: api, path: /api/x, headers: {{Authorization: "Bearer {{{{ token }}}}"}}, expect: {{status: [200]}}}}
+{requests}
+login: {{request: login}}
+load: {load}
+"#,
+            nginx.url("http", "")
+        )
+    };
+    let source = scenario_with("{rate: 300, requests: 300}", "");
+    let plan = scenario::parse(&source, Path::new("login.yaml"), 2).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    let api = &summary.by_request[1];
+    assert_eq!(
+        (api.count, api.failures),
+        (300, 0),
+        "every request carried a valid token"
+    );
+    let logins = summary.by_request[0].count;
+    let connections = summary.connect.as_ref().unwrap().count;
+    assert_eq!(logins, connections, "one login per connection");
+
+    // A refused token (401) makes the connection log in again before its next request.
+    let source = scenario_with(
+        "{users: 1, requests: 10}",
+        "  - {name: revoked, path: /revoked, headers: {Authorization: \"Bearer {{ token }}\"}}",
+    );
+    let plan = scenario::parse(&source, Path::new("login.yaml"), 1).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    let rows: Vec<(&str, u64)> = summary
+        .by_request
+        .iter()
+        .map(|r| (r.name.as_str(), r.count))
+        .collect();
+    assert_eq!(rows, [("login", 5), ("api", 5), ("revoked", 5)]);
+    // The refusals are failures of their request (unlike a 401 a request expects, which
+    // says nothing about the token and triggers no new login).
+    assert_eq!(summary.aggregated.as_ref().unwrap().failures, 5);
+}

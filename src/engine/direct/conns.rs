@@ -72,14 +72,18 @@ pub(super) struct Job {
     pub instance: u16,
     /// The flow iteration it is a step of, if the run has flows.
     pub session: Option<Box<Session>>,
+    /// True for a connection's login, sent before the request that needed it.
+    pub login: bool,
 }
 
 impl Job {
     /// Its count among its request's sends (or its flow's iterations): its data row.
     fn turn(&self, mix: &crate::schedule::Mix) -> u64 {
-        self.session
-            .as_ref()
-            .map_or_else(|| mix.turn(self.n), |s| s.k)
+        match &self.session {
+            _ if self.login => self.n,
+            Some(s) => s.k,
+            None => mix.turn(self.n),
+        }
     }
 }
 
@@ -100,9 +104,17 @@ struct InFlight {
     body_len: u64,
 }
 
+/// What a connection's login captured, and when.
+struct LoggedIn {
+    vars: Vec<Option<Vec<u8>>>,
+    at: Instant,
+}
+
 struct Open {
     conn: Box<Polled>,
     inflight: Option<InFlight>,
+    /// The connection's login, once it has run.
+    login: Option<LoggedIn>,
     /// Timings of the connect, given to the first request the connection carries.
     fresh: Option<ConnectTimings>,
 }
@@ -132,6 +144,8 @@ pub(super) struct Conns<'a> {
     owner: Vec<usize>,
     free_slots: Vec<usize>,
     pools: Vec<Pool>,
+    /// Logins this worker has run, numbering their data rows.
+    logins: u64,
     /// Flow steps waiting out their think time.
     delayed: std::collections::BinaryHeap<Delayed>,
     delayed_seq: u64,
@@ -201,6 +215,7 @@ impl<'a> Conns<'a> {
                 .collect(),
             delayed: std::collections::BinaryHeap::new(),
             delayed_seq: 0,
+            logins: 0,
             dialing: 0,
             open: 0,
             inflight: 0,
@@ -255,6 +270,7 @@ impl<'a> Conns<'a> {
             n,
             instance: (turn % run.instances() as u64) as u16,
             session,
+            login: false,
         };
         let pool = &mut self.pools[usize::from(job.instance)];
         if pool.waiting.len() >= BACKLOG_LIMIT {
@@ -340,9 +356,39 @@ impl<'a> Conns<'a> {
             };
             let mut job = self.pools[p].waiting.pop_front().expect("not empty");
             let run = &self.worker.run;
+            let now = Instant::now();
+            let Some(Slot::Open(open)) = self.slots[index].as_ref() else {
+                continue;
+            };
+            if let Some(login) = &run.login {
+                let stale = open.login.as_ref().is_none_or(|l| {
+                    login
+                        .refresh_after
+                        .is_some_and(|after| now.saturating_duration_since(l.at) >= after)
+                });
+                if stale && !job.login {
+                    // This connection logs in first; the request waits at the front.
+                    self.pools[p].waiting.push_front(job);
+                    self.logins += 1;
+                    job = Job {
+                        intended: now,
+                        retried: false,
+                        request: login.request,
+                        n: self.logins * run.threads as u64 + self.worker.index as u64,
+                        instance: p as u16,
+                        session: None,
+                        login: true,
+                    };
+                }
+            }
             let template = run.template(p, job.request);
-            let vars = job.session.as_ref().map_or(&[][..], |s| &s.vars[..]);
-            let (bytes, body_len) = match template.h1(job.turn(&run.mix), vars, &mut self.scratch) {
+            let session_vars = job.session.as_ref().map_or(&[][..], |s| &s.vars[..]);
+            let login_vars = open.login.as_ref().map_or(&[][..], |l| &l.vars[..]);
+            let (bytes, body_len) = match template.h1(
+                job.turn(&run.mix),
+                &[session_vars, login_vars],
+                &mut self.scratch,
+            ) {
                 Ok(rendered) => rendered,
                 Err(kind) => {
                     // Nothing to send (its data ran out): the connection stays idle.
@@ -476,6 +522,7 @@ impl<'a> Conns<'a> {
                 self.slots[index] = Some(Slot::Open(Open {
                     conn,
                     inflight: None,
+                    login: None,
                     fresh: Some(timings),
                 }));
             }
@@ -582,8 +629,11 @@ impl<'a> Conns<'a> {
         let keep_open = matches!(&self.slots[index], Some(Slot::Open(o)) if o.conn.is_open());
         match outcome {
             Ok(reply) => {
-                self.complete(inflight, reply);
-                if keep_open && self.worker.run.keepalive {
+                let logged_in = self.complete(index, inflight, reply);
+                if !logged_in {
+                    // A connection whose login failed is not used again.
+                    self.close(index);
+                } else if keep_open && self.worker.run.keepalive {
                     self.pools[self.owner[index]].idle.push(index);
                 } else {
                     self.close(index);
@@ -666,7 +716,9 @@ impl<'a> Conns<'a> {
         }
     }
 
-    fn complete(&mut self, inflight: InFlight, reply: Reply) {
+    /// Records a completed request and moves its flow on; false when it was a login that
+    /// failed (the request waiting for it fails too).
+    fn complete(&mut self, index: usize, inflight: InFlight, reply: Reply) -> bool {
         let InFlight {
             mut job,
             sent_at,
@@ -679,14 +731,20 @@ impl<'a> Conns<'a> {
         let template = run.template(usize::from(job.instance), job.request);
         let mut outcome = Outcome::Status(reply.status);
         let mut expected = template.expects(reply.status);
-        if let (Some(session), true) = (job.session.as_mut(), expected) {
+        let mut login_vars = job.login.then(|| vec![None; run.variables]);
+        let vars = match (&mut login_vars, job.session.as_mut()) {
+            (Some(vars), _) => Some(vars),
+            (None, Some(session)) => Some(&mut session.vars),
+            (None, None) => None,
+        };
+        if let (Some(vars), true) = (vars, expected) {
             for c in template.captures() {
                 match reply
                     .kept
                     .as_deref()
                     .and_then(|k| crate::engine::capture::extract(c, k))
                 {
-                    Some(value) => session.vars[c.slot] = Some(value),
+                    Some(value) => vars[c.slot] = Some(value),
                     None => {
                         outcome = Outcome::Error(ErrorKind::CaptureFailed);
                         expected = false;
@@ -695,6 +753,13 @@ impl<'a> Conns<'a> {
                 }
             }
         }
+        // A 401 the request expects (deliberately bad credentials) says nothing of the token.
+        let refused = !job.login
+            && !expected
+            && run
+                .login
+                .as_ref()
+                .is_some_and(|l| l.refresh_on.contains(&reply.status));
         self.worker.record(
             &Sample {
                 outcome,
@@ -712,10 +777,29 @@ impl<'a> Conns<'a> {
             },
             end,
         );
+        if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
+            if job.login && expected {
+                open.login = login_vars.map(|vars| LoggedIn {
+                    vars,
+                    at: Instant::now(),
+                });
+            } else if refused {
+                // The token was refused: this connection logs in again before its next request.
+                open.login = None;
+            }
+        }
+        if job.login && !expected {
+            let pool = usize::from(job.instance);
+            if let Some(waiting) = self.pools[pool].waiting.pop_front() {
+                self.fail(waiting, None, ErrorKind::LoginFailed, None);
+            }
+            return false;
+        }
         // A flow goes on only past a step that got what it expected.
         if expected {
             self.next_step(job, Instant::now());
         }
+        true
     }
 
     /// Queues the step after `job`'s in its flow iteration, after the flow's think time.
@@ -736,6 +820,7 @@ impl<'a> Conns<'a> {
             n: job.n,
             instance: job.instance,
             session: Some(session),
+            login: false,
         };
         if flow.think.is_zero() {
             self.pools[usize::from(next.instance)]

@@ -25,6 +25,9 @@ pub struct ScenarioFile {
     /// Data sets that request templates draw from, by name.
     #[serde(default)]
     pub data: BTreeMap<String, DataSection>,
+    /// A login each connection runs before its first request: its captures (a token) are
+    /// available to every request after it.
+    pub login: Option<LoginSection>,
     /// Flows: requests run in order by each virtual user, passing captured values along.
     /// With flows, the load counts flow iterations, and requests are sent only as steps.
     #[serde(default)]
@@ -141,6 +144,18 @@ pub struct CaptureSection {
     pub header: Option<String>,
     /// A regular expression over the body: its first group, or the whole match.
     pub regex: Option<String>,
+}
+
+/// The login request and when to run it again.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginSection {
+    /// The login request, by name (it captures the token; it gets its own row).
+    pub request: String,
+    /// Log in again after this long, e.g. "15m".
+    pub refresh_after: Option<String>,
+    /// Log in again after a request gets one of these statuses (default [401]).
+    pub refresh_on: Option<Vec<u16>>,
 }
 
 /// A flow: steps a virtual user runs in order.

@@ -9,8 +9,8 @@ pub use file::ScenarioFile;
 
 use super::{
     json_path, AttackPlan, Capture, CaptureFrom, ClientIdentity, ConnectionOptions, Context,
-    DataBinding, Dataset, Expect, Flow, HttpVersion, Load, NamedRequest, Pick, Rate, RequestSpec,
-    Slo, Stage, Stop, Target, Template, TemplateError, Templates, TlsOptions,
+    DataBinding, Dataset, Expect, Flow, HttpVersion, Load, Login, NamedRequest, Pick, Rate,
+    RequestSpec, Slo, Stage, Stop, Target, Template, TemplateError, Templates, TlsOptions,
 };
 use file::{HttpChoice, RequestSection};
 use std::collections::BTreeMap;
@@ -244,9 +244,33 @@ impl Lowering<'_> {
             instances,
             flows: Vec::new(),
             variables,
+            login: None,
         };
         let mut plan = plan;
-        plan.flows = self.flows(&s.flows, &plan.requests, &plan.variables)?;
+        plan.login = self.login(s.login.as_ref(), &plan.requests)?;
+        if let Some(l) = &plan.login {
+            // The login runs when a connection needs it, never as part of the mix.
+            plan.requests[usize::from(l.request)].weight = 0;
+            if plan.flows.is_empty() && s.flows.is_empty() && plan.weights().iter().all(|&w| w == 0)
+            {
+                return Err(self.error_near(
+                    "login",
+                    0,
+                    "login: give at least one request besides the login".into(),
+                ));
+            }
+        }
+        let logged_in: Vec<usize> = plan
+            .login
+            .iter()
+            .flat_map(|l| {
+                plan.requests[usize::from(l.request)]
+                    .captures
+                    .iter()
+                    .map(|c| c.slot)
+            })
+            .collect();
+        plan.flows = self.flows(&s.flows, &plan.requests, &plan.variables, &logged_in)?;
         plan.validate()
             .map_err(|e| self.error_at(None, e.to_string()))?;
         Ok(plan)
@@ -363,6 +387,7 @@ impl Lowering<'_> {
         sections: &[file::FlowSection],
         requests: &[NamedRequest],
         variables: &[String],
+        logged_in: &[usize],
     ) -> Result<Vec<Flow>, ScenarioError> {
         let mut flows = Vec::with_capacity(sections.len());
         for (f, section) in sections.iter().enumerate() {
@@ -381,7 +406,10 @@ impl Lowering<'_> {
                     format!("flows[{f}] ({name}): give at least one step"),
                 ));
             }
-            let mut set: Vec<bool> = vec![false; variables.len()];
+            // What the login captures is there before any step.
+            let mut set: Vec<bool> = (0..variables.len())
+                .map(|v| logged_in.contains(&v))
+                .collect();
             let mut steps = Vec::with_capacity(section.steps.len());
             for step in &section.steps {
                 let index = requests
@@ -424,7 +452,7 @@ impl Lowering<'_> {
             // Without flows, a request can only use a captured value it never gets.
             for r in requests {
                 let data_columns = r.data.as_ref().map_or(0, |b| b.dataset.columns().len());
-                if captured_uses(r, data_columns).next().is_some() {
+                if captured_uses(r, data_columns).any(|v| !logged_in.contains(&v)) {
                     return Err(self.error_near(
                         &r.name,
                         0,
@@ -434,6 +462,42 @@ impl Lowering<'_> {
             }
         }
         Ok(flows)
+    }
+
+    fn login(
+        &self,
+        section: Option<&file::LoginSection>,
+        requests: &[NamedRequest],
+    ) -> Result<Option<Login>, ScenarioError> {
+        let Some(l) = section else {
+            return Ok(None);
+        };
+        let index = requests
+            .iter()
+            .position(|r| r.name == l.request)
+            .ok_or_else(|| {
+                self.error_near(
+                    &l.request,
+                    0,
+                    format!("login: no request named {:?}", l.request),
+                )
+            })?;
+        if requests[index].captures.is_empty() {
+            return Err(self.error_near(
+                &l.request,
+                0,
+                format!("login: request {:?} captures nothing; give it capture: {{token: {{json: ...}}}}", l.request),
+            ));
+        }
+        let refresh_after = match &l.refresh_after {
+            Some(t) => Some(file::duration(t).map_err(|e| self.error_near(t, 0, e))?),
+            None => None,
+        };
+        Ok(Some(Login {
+            request: index as u16,
+            refresh_after,
+            refresh_on: l.refresh_on.clone().unwrap_or_else(|| vec![401]),
+        }))
     }
 
     fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {

@@ -32,6 +32,7 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
         instances: Vec::new(),
         flows: Vec::new(),
         variables: Vec::new(),
+        login: None,
     }
 }
 
