@@ -95,6 +95,8 @@ pub(crate) struct RunShared {
     pub variables: usize,
     /// The login each connection runs first, if any.
     pub login: Option<crate::plan::Login>,
+    /// Flows, a login or body checks: what only direct workers can run.
+    pub direct_only: bool,
     pub http: HttpVersion,
     pub h2: bool,
     pub keepalive: bool,
@@ -272,10 +274,10 @@ pub fn run(
     } = prepared;
     let mix = crate::schedule::Mix::new(&plan.weights())
         .map_err(|e| EngineError::Request(e.to_string()))?;
-    if plan.login.is_some() && (h2 || plan.connection.event_loop) {
+    let reads_bodies = plan.requests.iter().any(|r| r.expect.reads_body());
+    if (plan.login.is_some() || reads_bodies) && (h2 || plan.connection.event_loop) {
         return Err(EngineError::Request(
-            "a login runs on HTTP/1.1 direct workers for now: drop --event-loop, or force http1"
-                .into(),
+            "logins and body checks run on HTTP/1.1 direct workers for now: drop --event-loop, or force http1".into(),
         ));
     }
     let flow_mix = if plan.flows.is_empty() {
@@ -309,6 +311,7 @@ pub fn run(
         flow_mix,
         variables: plan.variables.len(),
         login: plan.login.clone(),
+        direct_only: !plan.flows.is_empty() || plan.login.is_some() || reads_bodies,
         http: plan.connection.http,
         h2,
         keepalive: plan.connection.keepalive,

@@ -218,6 +218,16 @@ impl RequestTemplate {
         &self.captures
     }
 
+    /// True when its response must be kept: to capture from it, or to check its body.
+    pub fn keeps_response(&self) -> bool {
+        !self.captures.is_empty() || self.expect.reads_body()
+    }
+
+    /// True when a kept body holds what the request expects of it.
+    pub fn body_holds(&self, body: &[u8]) -> bool {
+        self.expect.body_holds(body)
+    }
+
     /// True when `status` is an answer this request expects.
     #[inline]
     pub fn expects(&self, status: u16) -> bool {

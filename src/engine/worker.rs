@@ -340,9 +340,9 @@ pub(super) fn run(
             return Ok(report);
         }
     }
-    if !run.flows.is_empty() || run.login.is_some() {
+    if run.direct_only {
         return Err(super::EngineError::Worker(
-            "flows need direct workers, which need Linux 5.11 (epoll_pwait2)".into(),
+            "flows, logins and body checks need direct workers, which need Linux 5.11 (epoll_pwait2)".into(),
         ));
     }
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -84,11 +84,17 @@ impl NamedRequest {
     }
 }
 
-/// The status codes a request expects; anything else is a failure of that request.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The answers a request expects; anything else is a failure of that request.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Expect {
     /// Allowed status codes, as inclusive ranges.
     pub status: Vec<(u16, u16)>,
+    /// Text the body must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Values the JSON body must hold, by path (`data.state` → `"active"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json: Vec<(String, serde_json::Value)>,
 }
 
 impl Default for Expect {
@@ -96,11 +102,53 @@ impl Default for Expect {
     fn default() -> Self {
         Expect {
             status: vec![(200, 399)],
+            body: None,
+            json: Vec::new(),
         }
     }
 }
 
 impl Expect {
+    /// True when checking the answer needs its body.
+    pub fn reads_body(&self) -> bool {
+        self.body.is_some() || !self.json.is_empty()
+    }
+
+    /// True when `body` holds what this request expects of it.
+    pub fn body_holds(&self, body: &[u8]) -> bool {
+        if let Some(text) = &self.body {
+            if !body
+                .windows(text.len().max(1))
+                .any(|w| w == text.as_bytes())
+            {
+                return false;
+            }
+        }
+        if self.json.is_empty() {
+            return true;
+        }
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return false;
+        };
+        self.json.iter().all(|(path, want)| {
+            let Some(steps) = super::json_path(path) else {
+                return false;
+            };
+            let mut at = &value;
+            for step in &steps {
+                let next = match step {
+                    super::JsonStep::Key(k) => at.get(k),
+                    super::JsonStep::Index(i) => at.get(i),
+                };
+                match next {
+                    Some(v) => at = v,
+                    None => return false,
+                }
+            }
+            at == want
+        })
+    }
+
     /// True when `code` is an answer this request expects.
     #[inline]
     pub fn allows(&self, code: u16) -> bool {

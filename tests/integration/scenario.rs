@@ -541,3 +541,41 @@ load: {load}
     // says nothing about the token and triggers no new login).
     assert_eq!(summary.aggregated.as_ref().unwrap().failures, 5);
 }
+
+#[test]
+fn body_and_json_expectations_fail_the_answers_that_miss_them() {
+    let nginx = Nginx::with_locations(
+        Tls::None,
+        r#"location = /a { return 200 '{"state":"active","n":2}'; }
+    location = /b { return 200 '{"state":"gone"}'; }
+    location = /c { return 200 'not json at all'; }"#,
+    );
+    let source = format!(
+        r#"
+target: {{url: "{}"}}
+requests:
+  - {{name: a, path: /a, expect: {{json: {{state: active, n: 2}}, body: '"active"'}}}}
+  - {{name: b, path: /b, expect: {{json: {{state: active}}}}}}
+  - {{name: c, path: /c, expect: {{body: json}}}}
+  - {{name: d, path: /c, expect: {{json: {{state: active}}}}}}
+load: {{users: 2, requests: 40}}
+"#,
+        nginx.url("http", "")
+    );
+    let plan = scenario::parse(&source, Path::new("expect.yaml"), 1).unwrap();
+    let (summary, _, _dir) = attack(&plan);
+    let rows: Vec<(&str, u64, u64)> = summary
+        .by_request
+        .iter()
+        .map(|r| (r.name.as_str(), r.count, r.failures))
+        .collect();
+    assert_eq!(
+        rows,
+        [("a", 10, 0), ("b", 10, 10), ("c", 10, 0), ("d", 10, 10)]
+    );
+    assert_eq!(
+        summary.status_codes.get(&200),
+        Some(&40),
+        "the statuses are still counted"
+    );
+}

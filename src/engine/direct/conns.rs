@@ -406,7 +406,7 @@ impl<'a> Conns<'a> {
                 job.intended = sent_at;
             }
             self.worker.note_sent(sent_at);
-            let keep = !template.captures().is_empty();
+            let keep = template.keeps_response();
             match open.conn.send(bytes, template.is_head(), keep) {
                 Ok(()) => {
                     let opened = open.fresh.take();
@@ -730,7 +730,11 @@ impl<'a> Conns<'a> {
         let run = &self.worker.run;
         let template = run.template(usize::from(job.instance), job.request);
         let mut outcome = Outcome::Status(reply.status);
-        let mut expected = template.expects(reply.status);
+        let mut expected = template.expects(reply.status)
+            && reply
+                .kept
+                .as_deref()
+                .is_none_or(|k| template.body_holds(&k.body));
         let mut login_vars = job.login.then(|| vec![None; run.variables]);
         let vars = match (&mut login_vars, job.session.as_mut()) {
             (Some(vars), _) => Some(vars),

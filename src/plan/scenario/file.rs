@@ -222,6 +222,11 @@ fn one() -> u32 {
 pub struct ExpectSection {
     /// Allowed status codes: numbers (404), classes ("2xx") or ranges ("200-204").
     pub status: Option<Vec<StatusPattern>>,
+    /// Text the body must contain.
+    pub body: Option<String>,
+    /// Values the JSON body must hold, by path: {"data.state": "active", "count": 5}.
+    #[serde(default)]
+    pub json: BTreeMap<String, serde_json::Value>,
 }
 
 /// A status code, a class such as "2xx", or a range such as "200-204".

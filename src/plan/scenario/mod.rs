@@ -500,6 +500,25 @@ impl Lowering<'_> {
         }))
     }
 
+    fn json_checks(
+        &self,
+        checks: &BTreeMap<String, serde_json::Value>,
+        i: usize,
+        name: &str,
+    ) -> Result<Vec<(String, serde_json::Value)>, ScenarioError> {
+        checks
+            .iter()
+            .map(|(path, want)| match json_path(path) {
+                Some(_) => Ok((path.clone(), want.clone())),
+                None => Err(self.error_near(
+                    path,
+                    0,
+                    format!("requests[{i}] ({name}): expect.json: {path:?} is not a JSON path; write e.g. \"data.state\""),
+                )),
+            })
+            .collect()
+    }
+
     fn tls(&self, t: &file::TlsSection) -> Result<TlsOptions, ScenarioError> {
         let identity = match (&t.cert, &t.key) {
             (Some(cert), Some(key)) => Some(ClientIdentity {
@@ -734,8 +753,14 @@ impl Lowering<'_> {
             weight: r.weight,
             spec,
             expect: match &r.expect.status {
-                None => Expect::default(),
+                None => Expect {
+                    body: r.expect.body.clone(),
+                    json: self.json_checks(&r.expect.json, i, &r.name)?,
+                    ..Expect::default()
+                },
                 Some(patterns) => Expect {
+                    body: r.expect.body.clone(),
+                    json: self.json_checks(&r.expect.json, i, &r.name)?,
                     status: patterns
                         .iter()
                         .map(|p| {
