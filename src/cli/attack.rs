@@ -97,7 +97,14 @@ pub struct AttackArgs {
     /// the exit status is 3 when one is not met.
     #[arg(long = "slo", value_name = "OBJECTIVE")]
     pub slo: Vec<String>,
-    /// Run directory to store results in (default: runs/<time>-attack).
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// Where a run is stored and how its report is printed (`attack` and `run` alike).
+#[derive(Debug, clap::Args)]
+pub struct Output {
+    /// Run directory to store results in (default: runs/<time>-<command>).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Report format printed at the end.
@@ -106,6 +113,24 @@ pub struct AttackArgs {
     /// No live progress line.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+impl Output {
+    /// Runs `plan` into the asked (or a new) run directory named after `command`, prints
+    /// the report and says where the run is stored.
+    pub fn execute(
+        &self,
+        plan: &AttackPlan,
+        command: &str,
+        shutdown: Shutdown,
+    ) -> anyhow::Result<ExitCode> {
+        let dir = match &self.out {
+            Some(out) => RunDir::at(out),
+            None => RunDir::default_for(command),
+        };
+        let argv: Vec<String> = std::env::args().collect();
+        execute(plan, &argv, &dir, shutdown, self.format, self.quiet)
+    }
 }
 
 impl AttackArgs {
@@ -137,14 +162,11 @@ impl AttackArgs {
             Some(n) if n < 1 => bail!("--requests must be at least 1, got {n}"),
             n => n.map(|n| n as u64),
         };
+        let stop = Stop {
+            duration: self.duration,
+            requests,
+        };
         let plan = AttackPlan {
-            target,
-            requests: vec![request],
-            load,
-            stop: Stop {
-                duration: self.duration,
-                requests,
-            },
             connection: ConnectionOptions {
                 http: match (self.http1, self.http2) {
                     (true, _) => HttpVersion::Http1,
@@ -179,11 +201,7 @@ impl AttackArgs {
                 .iter()
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
-            stages: Vec::new(),
-            instances: Vec::new(),
-            flows: Vec::new(),
-            variables: Vec::new(),
-            login: None,
+            ..AttackPlan::new(target, vec![request], load, stop)
         };
         plan.validate()?;
         Ok(plan)
@@ -193,13 +211,7 @@ impl AttackArgs {
 /// Runs `headroom attack`.
 pub fn run(args: AttackArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
-    let dir = match &args.out {
-        Some(out) => RunDir::at(out),
-        None => RunDir::default_for("attack"),
-    };
-    let command: Vec<String> = std::env::args().collect();
-    let code = execute(&plan, &command, &dir, shutdown, args.format, args.quiet)?;
-    Ok(code)
+    args.output.execute(&plan, "attack", shutdown)
 }
 
 /// Exit status of a run that completed but missed an objective.

@@ -2,9 +2,7 @@
 
 use clap::Args;
 use headroom::engine::Shutdown;
-use headroom::plan::{
-    AttackPlan, ConnectionOptions, Load, NamedRequest, Rate, RequestSpec, Stop, Target, TlsOptions,
-};
+use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
 use headroom::report::Format;
 use headroom::store::RunDir;
 use headroom::target::{self, TargetConfig};
@@ -49,26 +47,17 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         RequestSpec::parse("GET", &[], bytes::Bytes::new())?,
         &target,
     );
-    let plan = AttackPlan {
+    let plan = AttackPlan::new(
         target,
-        requests: vec![request],
-        load: Load::Open {
+        vec![request],
+        Load::Open {
             rate: Rate(args.rate),
         },
-        stop: Stop {
+        Stop {
             duration: Some(args.duration),
             requests: None,
         },
-        connection: ConnectionOptions::default(),
-        tls: TlsOptions::default(),
-        threads: 1,
-        slo: Vec::new(),
-        stages: Vec::new(),
-        instances: Vec::new(),
-        flows: Vec::new(),
-        variables: Vec::new(),
-        login: None,
-    };
+    );
     plan.validate()?;
     let dir = match &args.out {
         Some(out) => RunDir::at(out),

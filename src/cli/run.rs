@@ -1,10 +1,7 @@
 //! `headroom run`: a scenario file lowered to a plan, then run like an attack.
 
-use super::attack::execute;
 use anyhow::Context;
 use headroom::engine::Shutdown;
-use headroom::report::Format;
-use headroom::store::RunDir;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,15 +13,8 @@ pub struct RunArgs {
     /// Check the scenario and print what would run, without sending anything.
     #[arg(long)]
     pub check: bool,
-    /// Run directory to store results in (default: runs/<time>-run).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Report format printed at the end.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    /// No live progress line.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: super::attack::Output,
 }
 
 /// Runs `headroom run`.
@@ -59,11 +49,7 @@ pub fn run(args: RunArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let dir = match &args.out {
-        Some(out) => RunDir::at(out),
-        None => RunDir::default_for("run"),
-    };
-    let command: Vec<String> = std::env::args().collect();
-    execute(&plan, &command, &dir, shutdown, args.format, args.quiet)
+    args.output
+        .execute(&plan, "run", shutdown)
         .with_context(|| format!("scenario {}", args.scenario.display()))
 }

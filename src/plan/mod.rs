@@ -151,6 +151,26 @@ pub enum PlanError {
 }
 
 impl AttackPlan {
+    /// A plan of `requests` sent to `target` with `load` until `stop`, on one thread, with
+    /// default connection and TLS settings and nothing else (no stages, flows or objectives).
+    pub fn new(target: Target, requests: Vec<NamedRequest>, load: Load, stop: Stop) -> AttackPlan {
+        AttackPlan {
+            target,
+            requests,
+            load,
+            stop,
+            connection: ConnectionOptions::default(),
+            tls: TlsOptions::default(),
+            threads: 1,
+            slo: Vec::new(),
+            stages: Vec::new(),
+            instances: Vec::new(),
+            flows: Vec::new(),
+            variables: Vec::new(),
+            login: None,
+        }
+    }
+
     fn validate_stages(&self) -> Result<(), PlanError> {
         if self.stages.is_empty() {
             return Ok(());

@@ -46,45 +46,7 @@ fn body(s: &Summary) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The table as aligned text columns.
-pub fn text_table(s: &Summary) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(header()).chain(body(s)).collect();
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                if i == 0 {
-                    format!("{cell:<w$}")
-                } else {
-                    format!("{cell:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// The table in GitHub markdown, ready to paste into a report.
-pub fn markdown_table(s: &Summary) -> String {
-    let h = header();
-    let mut out = format!("| {} |\n", h.join(" | "));
-    out.push_str(&format!(
-        "|{}\n",
-        h.iter()
-            .enumerate()
-            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
-            .collect::<String>()
-    ));
-    for r in body(s) {
-        out.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    out
+/// The header and one row per request, then the aggregated row.
+pub fn rows(s: &Summary) -> Vec<Vec<String>> {
+    std::iter::once(header()).chain(body(s)).collect()
 }

@@ -1,6 +1,6 @@
 //! The report as markdown: the tables a performance report pastes in, like the seeds'.
 
-use super::text::{load_words, stage_level, target_line};
+use super::text::{load_words, target_line};
 use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use crate::summary::{Stats, Summary};
 use std::fmt::Write;
@@ -65,25 +65,12 @@ pub fn render_markdown(s: &Summary) -> String {
     out.push('\n');
     if !s.by_request.is_empty() {
         out.push_str("### Requests by name\n\n");
-        out.push_str(&super::by_request::markdown_table(s));
+        out.push_str(&super::table::markdown(&super::by_request::rows(s)));
         out.push('\n');
     }
     if !s.stages.is_empty() {
-        out.push_str("### Stages\n\n| stage | load | duration | requests | RPS | 50% | 99% | fails |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for st in &s.stages {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {:.1} | {} | {} | {} |",
-                st.name,
-                stage_level(s, st.from, st.to),
-                fmt_secs(st.duration_secs),
-                st.count,
-                st.rps,
-                fmt_us(st.latency.p50_us),
-                fmt_us(st.latency.p99_us),
-                st.failures
-            );
-        }
+        out.push_str("### Stages\n\n");
+        out.push_str(&super::table::markdown(&super::by_stage::rows(s)));
         out.push('\n');
     }
     if !s.slo.is_empty() {

@@ -1,8 +1,10 @@
 //! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
 
 mod by_request;
+mod by_stage;
 mod json;
 mod markdown;
+mod table;
 mod text;
 
 pub use json::render_json;

@@ -203,33 +203,14 @@ pub fn render_text(s: &Summary) -> String {
     }
     if s.by_request.len() > 1 {
         out.push_str("Requests by name:\n");
-        for line in super::by_request::text_table(s).lines() {
+        for line in super::table::aligned(&super::by_request::rows(s)).lines() {
             let _ = writeln!(out, "  {line}");
         }
     }
     if !s.stages.is_empty() {
-        let _ = writeln!(
-            out,
-            "Stages:\n  {:<20} {:>14} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9}",
-            "name", "load", "duration", "requests", "rps", "p50", "p99", "fails"
-        );
-        for st in &s.stages {
-            let _ = writeln!(
-                out,
-                "  {:<20} {:>14} {:>9} {:>9} {:>10.1} {:>10} {:>10} {:>9}",
-                if st.warmup {
-                    format!("{} (warm-up)", st.name)
-                } else {
-                    st.name.clone()
-                },
-                stage_level(s, st.from, st.to),
-                fmt_secs(st.duration_secs),
-                st.count,
-                st.rps,
-                fmt_us(st.latency.p50_us),
-                fmt_us(st.latency.p99_us),
-                st.failures
-            );
+        out.push_str("Stages:\n");
+        for line in super::table::aligned(&super::by_stage::rows(s)).lines() {
+            let _ = writeln!(out, "  {line}");
         }
     }
     if !s.slo.is_empty() {

@@ -4,9 +4,8 @@
 //! and sends as many requests, in two system calls per request.
 
 use super::conns::{Conns, Listen};
-use super::{Seconds, EXPIRE_EVERY, SHUTDOWN_POLL, TICK};
+use super::{Chores, Seconds, SHUTDOWN_POLL, TICK};
 use crate::engine::shutdown::Shutdown;
-use crate::engine::worker::INTERRUPT_GRACE;
 use std::time::Instant;
 
 /// Keeps this worker's share of the concurrency busy until the stop condition; true when
@@ -14,22 +13,10 @@ use std::time::Instant;
 pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Seconds<'_>) -> bool {
     let worker = seconds.worker;
     let mut stopping = false;
-    let mut interrupted = false;
-    let mut give_up: Option<Instant> = None;
-    let mut next_expiry = Instant::now() + EXPIRE_EVERY;
+    let mut chores = Chores::new();
     loop {
         let now = Instant::now();
-        if now >= next_expiry {
-            conns.expire(now);
-            next_expiry = now + EXPIRE_EVERY;
-        }
-        seconds.roll(now);
-        if !interrupted && shutdown.is_triggered() {
-            interrupted = true;
-            stopping = true;
-            conns.drop_waiting();
-            give_up = Some(now + INTERRUPT_GRACE);
-        }
+        stopping |= chores.run(&mut conns, seconds, shutdown, now);
         // Between stages a target of zero users sends nothing; after the last, the run ends.
         stopping |= worker.past_duration(now);
         let users = worker.closed_target(now);
@@ -43,12 +30,15 @@ pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Secon
         conns.dispatch();
         conns.flush();
         if stopping && !conns.busy() {
-            return interrupted;
+            return chores.interrupted;
         }
-        if give_up.is_some_and(|g| now >= g) {
+        if chores.gave_up(now) {
             return true;
         }
-        let mut wake = seconds.next().min(next_expiry).min(now + SHUTDOWN_POLL);
+        let mut wake = seconds
+            .next()
+            .min(chores.next_expiry)
+            .min(now + SHUTDOWN_POLL);
         if conns.writing() {
             wake = wake.min(now + TICK);
         }

@@ -25,6 +25,52 @@ const EXPIRE_EVERY: Duration = Duration::from_millis(10);
 /// The longest a loop sleeps without looking for Ctrl-C.
 const SHUTDOWN_POLL: Duration = Duration::from_millis(20);
 
+/// What both loops do on every wake-up besides sending: expire what outlived its timeout,
+/// hand over finished seconds, and notice Ctrl-C.
+struct Chores {
+    interrupted: bool,
+    give_up: Option<Instant>,
+    next_expiry: Instant,
+}
+
+impl Chores {
+    fn new() -> Chores {
+        Chores {
+            interrupted: false,
+            give_up: None,
+            next_expiry: Instant::now() + EXPIRE_EVERY,
+        }
+    }
+
+    /// Does the chores due at `now`; true on the wake-up that first sees Ctrl-C (the
+    /// requests not sent yet are dropped, those in flight get a grace period).
+    fn run(
+        &mut self,
+        conns: &mut Conns<'_>,
+        seconds: &mut Seconds<'_>,
+        shutdown: &Shutdown,
+        now: Instant,
+    ) -> bool {
+        if now >= self.next_expiry {
+            conns.expire(now);
+            self.next_expiry = now + EXPIRE_EVERY;
+        }
+        seconds.roll(now);
+        if self.interrupted || !shutdown.is_triggered() {
+            return false;
+        }
+        self.interrupted = true;
+        conns.drop_waiting();
+        self.give_up = Some(now + super::worker::INTERRUPT_GRACE);
+        true
+    }
+
+    /// True once the grace period after Ctrl-C is over.
+    fn gave_up(&self, now: Instant) -> bool {
+        self.give_up.is_some_and(|g| now >= g)
+    }
+}
+
 /// Hands the worker's record to the aggregator at each one-second boundary of the run.
 struct Seconds<'a> {
     worker: &'a Worker,

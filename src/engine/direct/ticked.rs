@@ -6,9 +6,8 @@
 //! from the kernel, so reading a reply up to a tick late loses no precision.
 
 use super::conns::{Conns, Listen};
-use super::{Seconds, EXPIRE_EVERY, SHUTDOWN_POLL, TICK};
+use super::{Chores, Seconds, SHUTDOWN_POLL, TICK};
 use crate::engine::shutdown::Shutdown;
-use crate::engine::worker::INTERRUPT_GRACE;
 use crate::schedule::{within, Pacer, Stride};
 use std::time::Instant;
 
@@ -23,23 +22,13 @@ pub(super) fn pace(
     let run = &worker.run;
     let mut stride = Stride::new(worker.index, run.threads);
     let mut sending = true;
-    let mut interrupted = false;
-    let mut give_up: Option<Instant> = None;
-    let mut next_expiry = Instant::now() + EXPIRE_EVERY;
+    let mut chores = Chores::new();
     loop {
         conns.flush();
         conns.harvest();
         let now = Instant::now();
-        if now >= next_expiry {
-            conns.expire(now);
-            next_expiry = now + EXPIRE_EVERY;
-        }
-        seconds.roll(now);
-        if !interrupted && shutdown.is_triggered() {
-            interrupted = true;
+        if chores.run(&mut conns, seconds, shutdown, now) {
             sending = false;
-            conns.drop_waiting();
-            give_up = Some(now + INTERRUPT_GRACE);
         }
         let mut next_due = None;
         if sending {
@@ -64,9 +53,9 @@ pub(super) fn pace(
         }
         conns.dispatch();
         if !sending && !conns.busy() {
-            return interrupted;
+            return chores.interrupted;
         }
-        if give_up.is_some_and(|g| now >= g) {
+        if chores.gave_up(now) {
             return true;
         }
         let mut wake = next_due

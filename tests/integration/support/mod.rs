@@ -5,9 +5,7 @@ pub mod etcd;
 pub mod nginx;
 
 use headroom::engine::Shutdown;
-use headroom::plan::{
-    AttackPlan, ConnectionOptions, Load, NamedRequest, Rate, RequestSpec, Stop, Target, TlsOptions,
-};
+use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
 use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
 use std::time::Duration;
@@ -16,24 +14,16 @@ use std::time::Duration;
 pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
     let target = Target::parse(url).unwrap();
     let spec = RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap();
-    AttackPlan {
-        requests: vec![NamedRequest::single(spec, &target)],
+    let request = NamedRequest::single(spec, &target);
+    AttackPlan::new(
         target,
-        load: Load::Open { rate: Rate(rate) },
-        stop: Stop {
+        vec![request],
+        Load::Open { rate: Rate(rate) },
+        Stop {
             duration: Some(Duration::from_secs(60)),
             requests: Some(requests),
         },
-        connection: ConnectionOptions::default(),
-        tls: TlsOptions::default(),
-        threads: 1,
-        slo: Vec::new(),
-        stages: Vec::new(),
-        instances: Vec::new(),
-        flows: Vec::new(),
-        variables: Vec::new(),
-        login: None,
-    }
+    )
 }
 
 /// Runs `plan` in-process into a fresh temporary run directory.

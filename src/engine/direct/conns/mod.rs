@@ -6,12 +6,16 @@
 //! itself, so one wait on `replies` sees everything). The ticked loop sleeps on `dials` alone,
 //! so a reply wakes nobody while a new connection's progress is handled at once.
 
+mod flow;
+mod outcome;
+
 use crate::engine::connect::ConnectTimings;
 use crate::engine::h1::dial::{Dial, DialTarget, Step, Wait};
-use crate::engine::h1::polled::{Harvest, Polled, Reply};
+use crate::engine::h1::polled::{Harvest, Polled};
 use crate::engine::transport::Scratch;
 use crate::engine::worker::{Worker, BACKLOG_LIMIT};
-use crate::sample::{ErrorKind, Outcome, Sample};
+use crate::sample::ErrorKind;
+use flow::{Delayed, LoggedIn, Session};
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 use rustix::time::Timespec;
 use std::collections::VecDeque;
@@ -20,43 +24,6 @@ use std::time::{Duration, Instant};
 
 /// The token under which `dials` sits in `replies`.
 const DIALS: u64 = u64::MAX;
-
-/// Where a flow iteration stands: its flow, its step, its data turn and what it captured.
-pub(super) struct Session {
-    flow: u16,
-    step: u16,
-    /// The iteration's count among its flow's iterations: every step draws this data row.
-    k: u64,
-    vars: Vec<Option<Vec<u8>>>,
-}
-
-/// A request whose step comes after a think time.
-struct Delayed {
-    at: Instant,
-    seq: u64,
-    job: Job,
-}
-
-impl PartialEq for Delayed {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-
-impl Eq for Delayed {}
-
-impl PartialOrd for Delayed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Delayed {
-    /// The earliest first, out of a max-heap.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
-}
 
 /// A request waiting to be sent, or in flight.
 pub(super) struct Job {
@@ -102,12 +69,6 @@ struct InFlight {
     opened: Option<ConnectTimings>,
     /// Request body bytes sent.
     body_len: u64,
-}
-
-/// What a connection's login captured, and when.
-struct LoggedIn {
-    vars: Vec<Option<Vec<u8>>>,
-    at: Instant,
 }
 
 struct Open {
@@ -618,61 +579,6 @@ impl<'a> Conns<'a> {
         self.settle(index, inflight, outcome);
     }
 
-    /// Records how an in-flight request ended and returns its connection to the idle set.
-    fn settle(
-        &mut self,
-        index: usize,
-        inflight: InFlight,
-        outcome: Result<Reply, (ErrorKind, bool)>,
-    ) {
-        self.inflight -= 1;
-        let keep_open = matches!(&self.slots[index], Some(Slot::Open(o)) if o.conn.is_open());
-        match outcome {
-            Ok(reply) => {
-                let logged_in = self.complete(index, inflight, reply);
-                if !logged_in {
-                    // A connection whose login failed is not used again.
-                    self.close(index);
-                } else if keep_open && self.worker.run.keepalive {
-                    self.pools[self.owner[index]].idle.push(index);
-                } else {
-                    self.close(index);
-                }
-            }
-            Err((kind, unprocessed)) => {
-                self.close(index);
-                self.retry_or_fail(
-                    inflight.job,
-                    unprocessed,
-                    Some(inflight.sent_at),
-                    kind,
-                    inflight.opened,
-                );
-            }
-        }
-    }
-
-    /// Retries once a request the server provably did not process; fails anything else.
-    fn retry_or_fail(
-        &mut self,
-        job: Job,
-        unprocessed: bool,
-        sent_at: Option<Instant>,
-        kind: ErrorKind,
-        opened: Option<ConnectTimings>,
-    ) {
-        if unprocessed && !job.retried {
-            self.pools[usize::from(job.instance)]
-                .waiting
-                .push_front(Job {
-                    retried: true,
-                    ..job
-                });
-        } else {
-            self.fail(job, sent_at, kind, opened);
-        }
-    }
-
     /// Fails requests that outlived the timeout, and connections that outlived the connect
     /// timeout; both are closed.
     pub fn expire(&mut self, now: Instant) {
@@ -714,157 +620,5 @@ impl<'a> Conns<'a> {
             drop(open);
             self.free_slots.push(index);
         }
-    }
-
-    /// Records a completed request and moves its flow on; false when it was a login that
-    /// failed (the request waiting for it fails too).
-    fn complete(&mut self, index: usize, inflight: InFlight, reply: Reply) -> bool {
-        let InFlight {
-            mut job,
-            sent_at,
-            opened,
-            body_len,
-        } = inflight;
-        // Kernel stamps precede our own clock readings; never let them precede the send.
-        let end = reply.end.max(sent_at);
-        let run = &self.worker.run;
-        let template = run.template(usize::from(job.instance), job.request);
-        let mut outcome = Outcome::Status(reply.status);
-        let mut expected = template.expects(reply.status)
-            && reply
-                .kept
-                .as_deref()
-                .is_none_or(|k| template.body_holds(&k.body));
-        let mut login_vars = job.login.then(|| vec![None; run.variables]);
-        let vars = match (&mut login_vars, job.session.as_mut()) {
-            (Some(vars), _) => Some(vars),
-            (None, Some(session)) => Some(&mut session.vars),
-            (None, None) => None,
-        };
-        if let (Some(vars), true) = (vars, expected) {
-            for c in template.captures() {
-                match reply
-                    .kept
-                    .as_deref()
-                    .and_then(|k| crate::engine::capture::extract(c, k))
-                {
-                    Some(value) => vars[c.slot] = Some(value),
-                    None => {
-                        outcome = Outcome::Error(ErrorKind::CaptureFailed);
-                        expected = false;
-                        break;
-                    }
-                }
-            }
-        }
-        // A 401 the request expects (deliberately bad credentials) says nothing of the token.
-        let refused = !job.login
-            && !expected
-            && run
-                .login
-                .as_ref()
-                .is_some_and(|l| l.refresh_on.contains(&reply.status));
-        self.worker.record(
-            &Sample {
-                outcome,
-                latency: end - job.intended.min(sent_at),
-                service: end - sent_at,
-                lag: sent_at.saturating_duration_since(job.intended),
-                connect: opened.map(|t| t.tcp),
-                tls_handshake: opened.and_then(|t| t.tls),
-                first_byte: Some(reply.head_at.max(sent_at) - sent_at),
-                bytes_in: reply.body_bytes,
-                bytes_out: body_len,
-                retried: job.retried,
-                request: job.request,
-                expected,
-            },
-            end,
-        );
-        if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
-            if job.login && expected {
-                open.login = login_vars.map(|vars| LoggedIn {
-                    vars,
-                    at: Instant::now(),
-                });
-            } else if refused {
-                // The token was refused: this connection logs in again before its next request.
-                open.login = None;
-            }
-        }
-        if job.login && !expected {
-            let pool = usize::from(job.instance);
-            if let Some(waiting) = self.pools[pool].waiting.pop_front() {
-                self.fail(waiting, None, ErrorKind::LoginFailed, None);
-            }
-            return false;
-        }
-        // A flow goes on only past a step that got what it expected.
-        if expected {
-            self.next_step(job, Instant::now());
-        }
-        true
-    }
-
-    /// Queues the step after `job`'s in its flow iteration, after the flow's think time.
-    fn next_step(&mut self, job: Job, now: Instant) {
-        let Some(mut session) = job.session else {
-            return;
-        };
-        let run = &self.worker.run;
-        let flow = &run.flows[usize::from(session.flow)];
-        session.step += 1;
-        let Some(&request) = flow.steps.get(usize::from(session.step)) else {
-            return;
-        };
-        let next = Job {
-            intended: now + flow.think,
-            retried: false,
-            request,
-            n: job.n,
-            instance: job.instance,
-            session: Some(session),
-            login: false,
-        };
-        if flow.think.is_zero() {
-            self.pools[usize::from(next.instance)]
-                .waiting
-                .push_back(next);
-        } else {
-            self.delayed_seq += 1;
-            self.delayed.push(Delayed {
-                at: next.intended,
-                seq: self.delayed_seq,
-                job: next,
-            });
-        }
-    }
-
-    fn fail(
-        &self,
-        job: Job,
-        sent_at: Option<Instant>,
-        kind: ErrorKind,
-        opened: Option<ConnectTimings>,
-    ) {
-        let end = Instant::now();
-        let sent = sent_at.unwrap_or(end);
-        self.worker.record(
-            &Sample {
-                outcome: Outcome::Error(kind),
-                latency: end - job.intended.min(sent),
-                service: end - sent,
-                lag: sent.saturating_duration_since(job.intended),
-                connect: opened.map(|t| t.tcp),
-                tls_handshake: opened.and_then(|t| t.tls),
-                first_byte: None,
-                bytes_in: 0,
-                bytes_out: 0,
-                retried: job.retried,
-                request: job.request,
-                expected: false,
-            },
-            end,
-        );
     }
 }

@@ -1,0 +1,90 @@
+//! Lowering the load: a rate or users until a stop, or stages.
+
+use super::file;
+use super::{Lowering, ScenarioError};
+use crate::plan::{Load, Rate, Stage};
+
+impl Lowering<'_> {
+    pub(super) fn load(&self, l: &file::LoadSection) -> Result<Load, ScenarioError> {
+        match (l.rate, l.users) {
+            (Some(rate), None) if rate.is_finite() && rate > 0.0 => {
+                Ok(Load::Open { rate: Rate(rate) })
+            }
+            (Some(rate), None) => Err(self.error_near(
+                "rate",
+                0,
+                format!("load.rate must be a positive number of requests per second, got {rate}"),
+            )),
+            (None, Some(0)) => {
+                Err(self.error_near("users", 0, "load.users must be at least 1".into()))
+            }
+            (None, Some(users)) => Ok(Load::Closed { concurrency: users }),
+            (Some(_), Some(_)) => Err(self.error_near(
+                "load",
+                0,
+                "load: give rate (open model) or users (closed model), not both".into(),
+            )),
+            (None, None) => Err(self.error_near(
+                "load",
+                0,
+                "load: give rate (requests per second, open model), users (closed model) or stages"
+                    .into(),
+            )),
+        }
+    }
+
+    pub(super) fn stages(
+        &self,
+        stages: &[file::StageSection],
+        load: &file::LoadSection,
+    ) -> Result<Vec<Stage>, ScenarioError> {
+        if load.rate.is_some() || load.users.is_some() || load.duration.is_some() {
+            return Err(self.error_near(
+                "stages",
+                0,
+                "load: give stages, or rate/users with duration, not both (each stage has its own rate or users and duration)".into(),
+            ));
+        }
+        let open = stages.iter().any(|s| s.rate.is_some());
+        let mut out = Vec::with_capacity(stages.len());
+        for (i, s) in stages.iter().enumerate() {
+            let name = s.name.clone().unwrap_or_else(|| format!("stage {}", i + 1));
+            let here = |message: String| {
+                self.error_near(
+                    &s.duration,
+                    0,
+                    format!("load.stages[{i}] ({name}): {message}"),
+                )
+            };
+            let level = match (s.rate, s.users) {
+                (Some(_), Some(_)) => return Err(here("give rate or users, not both".into())),
+                (Some(rate), None) if open => rate,
+                (None, Some(users)) if !open => users,
+                (None, None) => {
+                    return Err(here("give rate (requests per second) or users".into()))
+                }
+                _ => {
+                    return Err(here(
+                        "every stage must use the same model: all rate, or all users".into(),
+                    ))
+                }
+            };
+            let (from, to) = level.span();
+            out.push(Stage {
+                name: name.clone(),
+                from,
+                to,
+                duration: file::duration(&s.duration).map_err(&here)?,
+                warmup: s.warmup,
+            });
+        }
+        if out.is_empty() {
+            return Err(self.error_near(
+                "stages",
+                0,
+                "load.stages: give at least one stage".into(),
+            ));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,64 @@
+//! Tables of cells, as aligned text or as markdown: the first row is the header, the first
+//! column (names) is aligned left and the rest (numbers) right.
+
+/// The rows as aligned text columns, two spaces apart.
+pub fn aligned(rows: &[Vec<String>]) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let widths: Vec<usize> = (0..first.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, w))| {
+                if i == 0 {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The rows as a GitHub markdown table.
+pub fn markdown(rows: &[Vec<String>]) -> String {
+    let Some(header) = rows.first() else {
+        return String::new();
+    };
+    let mut out = format!("| {} |\n|", header.join(" | "));
+    for i in 0..header.len() {
+        out.push_str(if i == 0 { "---|" } else { "---:|" });
+    }
+    out.push('\n');
+    for r in &rows[1..] {
+        out.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_align_left_and_numbers_right() {
+        let rows = vec![
+            vec!["name".to_string(), "n".into()],
+            vec!["read".into(), "1200".into()],
+        ];
+        assert_eq!(aligned(&rows), "name     n\nread  1200\n");
+        assert_eq!(
+            markdown(&rows),
+            "| name | n |\n|---|---:|\n| read | 1200 |\n"
+        );
+    }
+}
