@@ -3,7 +3,7 @@
 //! so the end-of-run report and `headroom report` are one path.
 
 use crate::engine::{self, EngineError, Shutdown};
-use crate::monitor::{peak_rss_bytes, ProcessProbe};
+use crate::monitor::{peak_rss_bytes, ProcessProbe, TargetProbe};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
 use crate::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta, StoreError, StoredRun};
@@ -37,6 +37,18 @@ pub fn attack(
     shutdown: Shutdown,
     observer: &mut dyn Observer,
 ) -> Result<StoredRun, RunError> {
+    attack_watching(plan, command, dir, shutdown, observer, None)
+}
+
+/// Like [`attack`], sampling the `server` process every second into the run log too.
+pub fn attack_watching(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: Shutdown,
+    observer: &mut dyn Observer,
+    mut server: Option<TargetProbe>,
+) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
     let prepared = engine::prepare(plan)?;
     let meta = RunMeta::describe(plan, command, open_files, prepared.protocol());
@@ -55,6 +67,7 @@ pub fn attack(
             record,
             health,
             stage,
+            server: server.as_mut().and_then(TargetProbe::sample),
         };
         if write_error.is_none() {
             if let Err(e) = writer.append(&line) {

@@ -113,6 +113,10 @@ pub struct Output {
     /// No live progress line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Sample a local server process every second (CPU, memory, threads, descriptors) into the
+    /// run and its reports.
+    #[arg(long, value_name = "PID")]
+    pub monitor_pid: Option<u32>,
 }
 
 impl Output {
@@ -129,7 +133,11 @@ impl Output {
             None => RunDir::default_for(command),
         };
         let argv: Vec<String> = std::env::args().collect();
-        execute(plan, &argv, &dir, shutdown, self.format, self.quiet)
+        let server = self
+            .monitor_pid
+            .map(headroom::monitor::TargetProbe::new)
+            .transpose()?;
+        execute(plan, &argv, &dir, shutdown, self.format, self.quiet, server)
     }
 }
 
@@ -225,10 +233,12 @@ pub fn execute(
     shutdown: Shutdown,
     format: Format,
     quiet: bool,
+    server: Option<headroom::monitor::TargetProbe>,
 ) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(plan, quiet);
-    let stored = headroom::run::attack(plan, command, dir, shutdown, &mut progress)
-        .with_context(|| format!("attack on {} failed", plan.target.url))?;
+    let stored =
+        headroom::run::attack_watching(plan, command, dir, shutdown, &mut progress, server)
+            .with_context(|| format!("attack on {} failed", plan.target.url))?;
     progress.finish();
     let summary = Summary::of(&stored);
     print!("{}", report::render(&summary, format));

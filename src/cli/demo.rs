@@ -64,7 +64,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         None => RunDir::default_for("demo"),
     };
     let command: Vec<String> = std::env::args().collect();
-    let code = super::attack::execute(&plan, &command, &dir, shutdown, Format::Text, false);
+    let code = super::attack::execute(&plan, &command, &dir, shutdown, Format::Text, false, None);
     running.stop();
     code
 }

@@ -4,7 +4,9 @@
 //! server; these readings let every report say which it was.
 
 mod process;
+mod target;
 
 pub use process::{
     open_fds, peak_rss_bytes, raise_open_files_limit, CpuTime, Health, ProcessProbe,
 };
+pub use target::{MonitorError, TargetHealth, TargetProbe};

@@ -107,6 +107,17 @@ pub fn render_markdown(s: &Summary) -> String {
         g.cpu_us_per_request,
         g.threads
     );
+    if let Some(sv) = &s.server {
+        let _ = writeln!(
+            out,
+            "\n### Server\n\nCPU {:.1} % of a core on average, {:.1} % in its busiest second; up to {} resident, {} threads ({} seconds sampled).",
+            sv.cpu_mean_percent,
+            sv.cpu_max_percent,
+            fmt_bytes(sv.rss_max_bytes as f64),
+            sv.threads_max,
+            sv.samples
+        );
+    }
     if g.saturated {
         out.push_str("\n**Warning: the generator was the bottleneck; these numbers describe the generator, not the server:**\n\n");
         for f in &g.findings {

@@ -257,6 +257,21 @@ pub fn render_text(s: &Summary) -> String {
             &format!("{}, {}", fmt_bytes(rss as f64), g.peak_open_fds),
         );
     }
+    if let Some(sv) = &s.server {
+        row(
+            &mut out,
+            "Server",
+            "[cpu mean, cpu max, rss max, threads, fds]",
+            &format!(
+                "{:.1}%, {:.1}% of a core, {}, {}, {}",
+                sv.cpu_mean_percent,
+                sv.cpu_max_percent,
+                fmt_bytes(sv.rss_max_bytes as f64),
+                sv.threads_max,
+                sv.open_fds_max.map_or("-".into(), |n| n.to_string())
+            ),
+        );
+    }
     if g.saturated {
         out.push_str("WARNING: the generator was the bottleneck; these numbers describe the generator, not the server:\n");
         for f in &g.findings {

@@ -17,6 +17,9 @@ pub struct IntervalLine {
     /// The stage of the load the interval began in (staged runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<u16>,
+    /// The server process, when one was watched (`--monitor-pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::monitor::TargetHealth>,
 }
 
 /// Appends interval lines; each is flushed to the OS at once, so a killed run keeps them.
@@ -124,6 +127,7 @@ mod tests {
                 record: IntervalRecord::new(i),
                 health: Health::default(),
                 stage: None,
+                server: None,
             })
             .unwrap();
         }

@@ -91,6 +91,9 @@ pub struct IntervalDigest {
     /// The stage it began in (staged runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<u16>,
+    /// The watched server process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::monitor::TargetHealth>,
 }
 
 impl IntervalDigest {
@@ -107,6 +110,7 @@ impl IntervalDigest {
             p99_us: latency.quantile(0.99).as_micros() as u64,
             health: line.health,
             stage: line.stage,
+            server: line.server,
         }
     }
 }

@@ -3,12 +3,14 @@
 mod by_request;
 mod by_stage;
 mod generator;
+mod server;
 mod slo;
 mod stats;
 
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
 pub use generator::GeneratorHealth;
+pub use server::ServerHealth;
 pub use slo::SloVerdict;
 pub use stats::Stats;
 
@@ -60,6 +62,9 @@ pub struct Summary {
     pub errors: Vec<ErrorEntry>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
+    /// The watched server process (`--monitor-pid`), if one was.
+    #[serde(default)]
+    pub server: Option<ServerHealth>,
     /// One row per named request, in plan order.
     pub by_request: Vec<RequestRow>,
     /// The same over all requests.
@@ -269,6 +274,7 @@ impl Summary {
             status_codes: total.status.clone(),
             errors,
             generator,
+            server: ServerHealth::of(&run.intervals),
             by_request,
             aggregated,
             stages: by_stage::rows(&run.meta.stages, &run.stages, &run.intervals),

@@ -279,3 +279,52 @@ fn the_demo_runs_and_stores_its_report() {
     assert!(text.contains("200:200"), "{text}");
     assert!(out.join("end.json").exists());
 }
+
+#[test]
+fn a_watched_server_process_shows_in_the_run_and_its_reports() {
+    let nginx = crate::support::nginx::Nginx::start(crate::support::nginx::Tls::None);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let pid = nginx.pid().as_raw_nonzero().get().to_string();
+    let url = nginx.url("http", "/");
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "300",
+        "-d",
+        "2s",
+        "-q",
+        "--monitor-pid",
+        &pid,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
+    assert!(stdout.contains("Server  "), "{stdout}");
+    let o = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let server = &json["server"];
+    assert!(server["samples"].as_u64().unwrap() >= 1, "{server}");
+    assert!(server["rss_max_bytes"].as_u64().unwrap() > 0, "{server}");
+    assert!(server["threads_max"].as_u64().unwrap() >= 1, "{server}");
+
+    // A PID that is not running is one clear line before anything is sent.
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "10",
+        "-d",
+        "1s",
+        "--monitor-pid",
+        "4294967295",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cannot watch process 4294967295"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -69,6 +69,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
                 record,
                 health,
                 stage: None,
+                server: None,
             })
             .unwrap();
     }
