@@ -131,7 +131,12 @@ impl RunShared {
     /// Which instance the run's `n`-th request goes to: each request name rotates over the
     /// instances on its own, so a mix never pins a name to one instance.
     pub fn instance_of(&self, n: u64) -> usize {
-        (self.mix.turn(n) % self.instances() as u64) as usize
+        self.instance_for(self.mix.turn(n))
+    }
+
+    /// The instance the `turn`-th send of a request (or iteration of a flow) goes to.
+    pub fn instance_for(&self, turn: u64) -> usize {
+        (turn % self.instances() as u64) as usize
     }
 }
 

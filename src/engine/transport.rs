@@ -130,12 +130,10 @@ impl RequestTemplate {
             keepalive,
         });
         // A templated path is checked (and its prebuilt parts made) with a sample filling.
-        let filled = request.templates.as_ref().map(|t| {
-            let mut out = Vec::new();
-            t.path
-                .render(0, &|_, _, out: &mut Vec<u8>| out.push(b'x'), &mut out);
-            String::from_utf8_lossy(&out).into_owned()
-        });
+        let filled = request
+            .templates
+            .as_ref()
+            .map(|t| String::from_utf8_lossy(&t.path.sample()).into_owned());
         let path = filled
             .as_deref()
             .or(spec.path.as_deref())

@@ -93,6 +93,28 @@ pub fn stage_at(stages: &[Stage], elapsed: Duration) -> Option<(usize, Duration)
     None
 }
 
+#[cfg(test)]
+mod stage_tests {
+    use super::*;
+
+    #[test]
+    fn the_stage_running_at_a_time_is_found_and_none_after_the_last() {
+        let stage = |secs| Stage {
+            name: String::new(),
+            from: 1.0,
+            to: 1.0,
+            duration: Duration::from_secs(secs),
+            warmup: false,
+        };
+        let stages = [stage(2), stage(5), stage(1), stage(1)];
+        assert_eq!(
+            stage_at(&stages, Duration::from_millis(7500)).map(|(i, _)| i),
+            Some(2)
+        );
+        assert_eq!(stage_at(&stages, Duration::from_secs(9)), None);
+    }
+}
+
 /// When a run stops sending new requests; whichever limit comes first wins.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stop {

@@ -3,8 +3,6 @@
 //! A template is parsed once into literal parts and variable slots, so filling it costs a
 //! few copies and no parsing, allocation or lookup by name on the hot path.
 
-use std::fmt;
-
 /// Where a template's text goes, which decides how a value is escaped in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
@@ -136,6 +134,13 @@ impl Template {
         Ok(Template { pieces, context })
     }
 
+    /// The template filled with `x` in every slot: what a path is checked with before a run.
+    pub fn sample(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.render(0, &|_, _, out: &mut Vec<u8>| out.push(b'x'), &mut out);
+        out
+    }
+
     /// True when the template has no variable: it renders the same every time.
     pub fn is_static(&self) -> bool {
         self.pieces.iter().all(|p| matches!(p, Piece::Literal(_)))
@@ -196,19 +201,6 @@ impl Template {
     }
 }
 
-impl fmt::Display for Template {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for p in &self.pieces {
-            match p {
-                Piece::Literal(s) => f.write_str(s)?,
-                Piece::Column(c, ..) => write!(f, "{{{{ #{c} }}}}")?,
-                Piece::Seq => f.write_str("{{ seq }}")?,
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A number's decimal digits without allocating.
 struct Digits {
     buf: [u8; 20],
@@ -258,13 +250,22 @@ fn parse_batch(f: &str) -> Option<Batch> {
 /// Applies `filter`, in place, to `out[start..]`.
 fn encode_tail(out: &mut Vec<u8>, start: usize, filter: Filter) {
     use base64::Engine;
-    let encoded = match filter {
+    let (engine, padded) = match filter {
         Filter::None => return,
-        Filter::Base64 => base64::engine::general_purpose::STANDARD.encode(&out[start..]),
-        Filter::Base64Url => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&out[start..]),
+        Filter::Base64 => (&base64::engine::general_purpose::STANDARD, true),
+        Filter::Base64Url => (&base64::engine::general_purpose::URL_SAFE_NO_PAD, false),
     };
-    out.truncate(start);
-    out.extend_from_slice(encoded.as_bytes());
+    // Encoded after the raw value in the same buffer, then moved over it: no allocation per
+    // send once the buffer has grown.
+    let raw = out.len() - start;
+    let Some(len) = base64::encoded_len(raw, padded) else {
+        return;
+    };
+    out.resize(start + raw + len, 0);
+    let (src, dst) = out[start..].split_at_mut(raw);
+    let written = engine.encode_slice(src, dst).unwrap_or(0);
+    out.copy_within(start + raw..start + raw + written, start);
+    out.truncate(start + written);
 }
 
 /// Percent-encodes, in place, the bytes of `out[start..]` that may not appear in a path.

@@ -93,11 +93,6 @@ impl Mix {
         }
     }
 
-    /// A mix of one request.
-    pub fn single() -> Mix {
-        Mix::of_wheel(vec![0], 1)
-    }
-
     /// How many times the request sent `n`-th in the run was sent before it: its own count,
     /// from which it draws its data row.
     #[inline]

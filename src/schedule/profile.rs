@@ -85,15 +85,6 @@ impl RateProfile {
         })
     }
 
-    /// The stage (by index) running at `elapsed` from the start, if any.
-    pub fn stage_at(&self, elapsed: Duration) -> Option<usize> {
-        let t = elapsed.as_secs_f64();
-        self.stages
-            .iter()
-            .rposition(|s| s.start <= t)
-            .filter(|&i| t < self.stages[i].start + self.stages[i].stage.duration.as_secs_f64())
-    }
-
     /// Offset from the start at which request `n` (from 0) is due; `None` past the profile.
     pub fn due(&self, n: u64) -> Option<Duration> {
         let n = n as f64;
@@ -172,8 +163,6 @@ mod tests {
         assert!((at(1199) - (2.0 + 999.0 / 200.0)).abs() < 1e-9);
         assert!((at(1200) - 8.0).abs() < 1e-9, "the pause sends nothing");
         assert!(at(1399) < 9.0 && p.due(1400).is_none());
-        assert_eq!(p.stage_at(Duration::from_millis(7500)), Some(2));
-        assert_eq!(p.stage_at(Duration::from_secs(9)), None);
         let all: Vec<f64> = (0..1400).map(at).collect();
         assert!(
             all.windows(2).all(|w| w[1] >= w[0]),

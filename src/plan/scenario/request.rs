@@ -77,9 +77,7 @@ impl Lowering<'_> {
         };
         let path_template = template(&path, Context::Path)?;
         // The path must be valid with any value in its slots (they are percent-encoded).
-        let mut probe = Vec::new();
-        path_template.render(0, &|_, _, out: &mut Vec<u8>| out.push(b'x'), &mut probe);
-        if let Err(e) = http::uri::PathAndQuery::try_from(probe.as_slice()) {
+        if let Err(e) = http::uri::PathAndQuery::try_from(path_template.sample().as_slice()) {
             return Err(here(format!(
                 "path {:?} is not a valid path and query: {e}",
                 r.path

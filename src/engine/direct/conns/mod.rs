@@ -229,7 +229,7 @@ impl<'a> Conns<'a> {
             retried: false,
             request,
             n,
-            instance: (turn % run.instances() as u64) as u16,
+            instance: run.instance_for(turn) as u16,
             session,
             login: false,
         };
