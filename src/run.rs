@@ -23,6 +23,11 @@ pub enum RunError {
 pub trait Observer {
     /// Called once per interval, in order.
     fn interval(&mut self, line: &IntervalLine);
+
+    /// Why the observer stopped the run itself, if it did.
+    fn stopped_early(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Observer for () {
@@ -57,12 +62,16 @@ pub fn attack_watching(
     let cpu_at_start = probe.cpu_time();
     let mut peak_fds = 0;
     let mut write_error: Option<StoreError> = None;
+    let bounds = crate::plan::StageBounds::of(&plan.stages);
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
-        let stage =
-            crate::plan::stage_at(&plan.stages, std::time::Duration::from_secs(record.index))
-                .map(|(i, _)| i as u16);
+        let stage = match bounds {
+            // Counted steps can be shorter than a second: the latest the interval served.
+            crate::plan::StageBounds::Counted(_) => record.steps.keys().next_back().copied(),
+            _ => crate::plan::stage_at(&plan.stages, std::time::Duration::from_secs(record.index))
+                .map(|(i, _)| i as u16),
+        };
         let line = IntervalLine {
             record,
             health,
@@ -80,11 +89,12 @@ pub fn attack_watching(
         return Err(e.into());
     }
     let report = report?;
+    let reason = observer.stopped_early();
     dir.finish(&RunEnd {
-        status: if report.interrupted {
-            EndStatus::Interrupted
-        } else {
-            EndStatus::Completed
+        status: match (report.interrupted, &reason) {
+            (true, Some(_)) => EndStatus::Stopped,
+            (true, None) => EndStatus::Interrupted,
+            (false, _) => EndStatus::Completed,
         },
         ended_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
         attack_secs: report.attack.as_secs_f64(),
@@ -92,6 +102,7 @@ pub fn attack_watching(
         cpu: probe.cpu_time().since(&cpu_at_start),
         peak_open_fds: peak_fds,
         peak_rss_bytes: peak_rss_bytes(),
+        reason,
     })?;
     Ok(dir.load()?)
 }

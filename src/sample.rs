@@ -28,6 +28,8 @@ pub struct Sample {
     pub retried: bool,
     /// Which of the run's requests it was (its index in the plan).
     pub request: u16,
+    /// The stage (sweep step) it was sent for, in a staged run.
+    pub stage: Option<u16>,
     /// True when the answer is one the request expects; never for an error.
     pub expected: bool,
 }

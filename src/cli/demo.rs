@@ -34,6 +34,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         tls: None,
         latency: args.latency,
         threads: 1,
+        capacity: None,
     })?;
     let url = format!("http://{}/", running.addr());
     eprintln!(
@@ -64,7 +65,18 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         None => RunDir::default_for("demo"),
     };
     let command: Vec<String> = std::env::args().collect();
-    let code = super::attack::execute(&plan, &command, &dir, shutdown, Format::Text, false, None);
+    let code = super::attack::execute(
+        &plan,
+        &command,
+        &dir,
+        shutdown,
+        super::attack::Watching {
+            format: Format::Text,
+            quiet: false,
+            server: None,
+            limits: Vec::new(),
+        },
+    );
     running.stop();
     code
 }

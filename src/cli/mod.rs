@@ -1,10 +1,13 @@
 //! The command line: clap types and one file per subcommand's wiring onto the library.
 
 mod attack;
+mod capacity;
 mod demo;
 mod progress;
 mod report;
+mod request;
 mod run;
+mod sweep;
 mod target;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +28,10 @@ enum Command {
     Attack(Box<attack::AttackArgs>),
     /// Run a scenario file: named requests in a weighted mix, load, objectives.
     Run(run::RunArgs),
+    /// Step the rate or the concurrency on warm connections; a table and plots per step.
+    Sweep(Box<sweep::SweepArgs>),
+    /// Search for the highest rate that meets an SLO, and name the tipping point.
+    Capacity(Box<capacity::CapacityArgs>),
     /// Print the JSON Schema of scenario files (for editor completion).
     Schema,
     /// Re-render a stored run.
@@ -40,6 +47,8 @@ pub fn dispatch(cli: Cli, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Attack(args) => attack::run(*args, shutdown),
         Command::Run(args) => run::run(args, shutdown),
+        Command::Sweep(args) => sweep::run(*args, shutdown),
+        Command::Capacity(args) => capacity::run(*args, shutdown),
         Command::Schema => {
             println!("{}", headroom::plan::scenario::json_schema());
             Ok(ExitCode::SUCCESS)

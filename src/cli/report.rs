@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Options of `headroom report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run directory written by `headroom attack`.
+    /// A run directory (attack, run, sweep) or a capacity search's directory.
     pub run: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -20,6 +20,12 @@ pub struct ReportArgs {
 
 /// Runs `headroom report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    if let Some(record) = headroom::capacity::study::CapacityRecord::load(&args.run)
+        .with_context(|| format!("cannot read the search in {}", args.run.display()))?
+    {
+        print!("{}", report::capacity::render(&record, args.format));
+        return Ok(ExitCode::SUCCESS);
+    }
     let stored = RunDir::at(&args.run)
         .load()
         .with_context(|| format!("cannot read the run in {}", args.run.display()))?;

@@ -33,6 +33,10 @@ pub struct TargetArgs {
     /// Event-loop threads.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Answer at most this many requests per second, queueing the rest (a server whose
+    /// capacity is known, to check `headroom capacity` against).
+    #[arg(long)]
+    pub capacity: Option<f64>,
 }
 
 /// Runs `headroom target`.
@@ -51,6 +55,7 @@ pub fn run(args: TargetArgs, mut shutdown: Shutdown) -> anyhow::Result<ExitCode>
         tls,
         latency: args.latency,
         threads: args.threads.unwrap_or_else(super::available_cores),
+        capacity: args.capacity,
     })
     .context("cannot start the target")?;
     eprintln!(

@@ -97,6 +97,7 @@ async fn execute(
         bytes_out,
         retried: timings.retried,
         request,
+        stage: worker.run.stage_of(intended, n),
         expected: matches!(outcome, Outcome::Status(code) if template.expects(code)),
     };
     worker.record(&sample, end);

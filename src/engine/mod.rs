@@ -112,6 +112,8 @@ pub(crate) struct RunShared {
     pub pacer: Option<crate::schedule::Pacer>,
     /// The stages of a staged load (users, for the closed model).
     pub stages: Vec<crate::plan::Stage>,
+    /// Where the stages end, to place each request in its stage.
+    pub stage_bounds: crate::plan::StageBounds,
     /// Requests handed out so far in the closed model: the stop for `--requests`, and each
     /// request's turn in the mix.
     pub issued: AtomicU64,
@@ -132,6 +134,16 @@ impl RunShared {
     /// instances on its own, so a mix never pins a name to one instance.
     pub fn instance_of(&self, n: u64) -> usize {
         self.instance_for(self.mix.turn(n))
+    }
+
+    /// The stage the run's `n`-th request, due at `intended`, was sent for.
+    #[inline]
+    pub fn stage_of(&self, intended: std::time::Instant, n: u64) -> Option<u16> {
+        if self.stage_bounds.is_empty() {
+            return None;
+        }
+        self.stage_bounds
+            .stage_of(intended.saturating_duration_since(self.start), n)
     }
 
     /// The instance the `turn`-th send of a request (or iteration of a flow) goes to.
@@ -329,6 +341,7 @@ pub fn run(
         direct: !h2 && !plan.connection.event_loop,
         pacer: pacer(plan),
         stages: plan.stages.clone(),
+        stage_bounds: crate::plan::StageBounds::of(&plan.stages),
         issued: AtomicU64::new(0),
     });
 

@@ -99,6 +99,10 @@ impl Worker {
     pub fn record(&self, sample: &Sample, end: Instant) {
         let mut tally = lock(&self.tally);
         tally.record.record(sample);
+        if let Some(stage) = sample.stage {
+            let done = end.saturating_duration_since(self.run.start);
+            tally.record.record_step(stage, sample, done);
+        }
         tally.last_done = Some(end);
     }
 
@@ -125,6 +129,15 @@ impl Worker {
         let run = &self.run;
         if run.stages.is_empty() {
             return self.max_lanes;
+        }
+        if let crate::plan::StageBounds::Counted(_) = run.stage_bounds {
+            let issued = run.issued.load(Ordering::Relaxed);
+            let users = run.stage_bounds.counted_level(&run.stages, issued);
+            return users_share(
+                users.unwrap_or(0.0).round() as usize,
+                self.index,
+                run.threads,
+            );
         }
         let users = crate::plan::stage_at(&run.stages, now.saturating_duration_since(run.start))
             .map_or(0.0, |(i, into)| run.stages[i].level_at(into));
@@ -176,12 +189,15 @@ impl Worker {
         Some((now, n))
     }
 
-    /// True once the run's duration (the stages' total, for a staged run) is over.
+    /// True once the run's duration (the stages' total, for a staged run) is over, or every
+    /// request of the closed model was handed out (steps counted in requests ask for no
+    /// users after the last, so nobody would ask for one more).
     pub fn past_duration(&self, now: Instant) -> bool {
-        self.run
-            .stop
-            .duration
-            .is_some_and(|d| now >= self.run.start + d)
+        let stop = &self.run.stop;
+        stop.duration.is_some_and(|d| now >= self.run.start + d)
+            || stop
+                .requests
+                .is_some_and(|max| self.run.issued.load(Ordering::Relaxed) >= max)
     }
 
     /// Sends the interval in progress to the aggregator and starts interval `next`; false
@@ -241,6 +257,7 @@ impl Worker {
                     bytes_out: 0,
                     retried: false,
                     request: self.run.mix.pick(n),
+                    stage: self.run.stage_of(intended, n),
                     expected: false,
                 },
                 now,

@@ -67,6 +67,10 @@ pub struct Stage {
     /// A warm-up: sent and stored, but left out of the reported numbers.
     #[serde(default)]
     pub warmup: bool,
+    /// Closed model: the stage ends after this many requests instead of after `duration`
+    /// (the steps of a concurrency sweep, "500 requests per step").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
 }
 
 impl Stage {
@@ -78,6 +82,86 @@ impl Stage {
         }
         let f = (at.as_secs_f64() / secs).clamp(0.0, 1.0);
         self.from + (self.to - self.from) * f
+    }
+}
+
+/// Where each stage ends, so that a request can be placed in the stage it was sent for:
+/// by its intended time, or by its number when the stages are counted in requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageBounds {
+    /// No stages.
+    None,
+    /// The end of each stage, from the start of the run.
+    Timed(Vec<Duration>),
+    /// The number of requests issued by the end of each stage.
+    Counted(Vec<u64>),
+}
+
+impl StageBounds {
+    /// The bounds of `stages` (counted when the first stage is).
+    pub fn of(stages: &[Stage]) -> StageBounds {
+        match stages.first() {
+            None => StageBounds::None,
+            Some(s) if s.requests.is_some() => StageBounds::Counted(
+                stages
+                    .iter()
+                    .scan(0, |end, s| {
+                        *end += s.requests.unwrap_or(0);
+                        Some(*end)
+                    })
+                    .collect(),
+            ),
+            Some(_) => StageBounds::Timed(
+                stages
+                    .iter()
+                    .scan(Duration::ZERO, |end, s| {
+                        *end += s.duration;
+                        Some(*end)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The stage of the run's `n`-th request, meant to leave `elapsed` after the start.
+    #[inline]
+    pub fn stage_of(&self, elapsed: Duration, n: u64) -> Option<u16> {
+        let i = match self {
+            StageBounds::None => return None,
+            StageBounds::Timed(ends) => ends.partition_point(|&end| end <= elapsed),
+            StageBounds::Counted(ends) => ends.partition_point(|&end| end <= n),
+        };
+        // Past the last stage (a request finishing the run) belongs to the last one.
+        let last = self.len().checked_sub(1)?;
+        u16::try_from(i.min(last)).ok()
+    }
+
+    /// Number of stages.
+    pub fn len(&self) -> usize {
+        match self {
+            StageBounds::None => 0,
+            StageBounds::Timed(ends) => ends.len(),
+            StageBounds::Counted(ends) => ends.len(),
+        }
+    }
+
+    /// True without stages.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The load of a counted stage after `n` requests were issued, ramping over its count;
+    /// `None` once they all were (or when the stages are timed).
+    pub fn counted_level(&self, stages: &[Stage], n: u64) -> Option<f64> {
+        let StageBounds::Counted(ends) = self else {
+            return None;
+        };
+        let i = ends.partition_point(|&end| end <= n);
+        let stage = stages.get(i)?;
+        let count = stage.requests.unwrap_or(1).max(1);
+        let into = n - (ends[i] - count.min(ends[i]));
+        let f = (into as f64 / count as f64).clamp(0.0, 1.0);
+        Some(stage.from + (stage.to - stage.from) * f)
     }
 }
 
@@ -97,15 +181,46 @@ pub fn stage_at(stages: &[Stage], elapsed: Duration) -> Option<(usize, Duration)
 mod stage_tests {
     use super::*;
 
-    #[test]
-    fn the_stage_running_at_a_time_is_found_and_none_after_the_last() {
-        let stage = |secs| Stage {
+    fn stage(secs: u64) -> Stage {
+        Stage {
             name: String::new(),
             from: 1.0,
             to: 1.0,
             duration: Duration::from_secs(secs),
             warmup: false,
+            requests: None,
+        }
+    }
+
+    #[test]
+    fn timed_bounds_place_a_request_by_its_intended_time() {
+        let bounds = StageBounds::of(&[stage(2), stage(3)]);
+        assert_eq!(bounds.stage_of(Duration::from_millis(1999), 0), Some(0));
+        assert_eq!(bounds.stage_of(Duration::from_secs(2), 0), Some(1));
+        // A request due exactly at the end of the run is the last stage's.
+        assert_eq!(bounds.stage_of(Duration::from_secs(9), 0), Some(1));
+        assert_eq!(StageBounds::of(&[]).stage_of(Duration::ZERO, 0), None);
+    }
+
+    #[test]
+    fn counted_bounds_place_a_request_by_its_number_and_ramp_over_the_count() {
+        let counted = |from: f64, to: f64, n| Stage {
+            from,
+            to,
+            requests: Some(n),
+            ..stage(0)
         };
+        let stages = [counted(1.0, 1.0, 500), counted(2.0, 4.0, 100)];
+        let bounds = StageBounds::of(&stages);
+        assert_eq!(bounds.stage_of(Duration::ZERO, 499), Some(0));
+        assert_eq!(bounds.stage_of(Duration::ZERO, 500), Some(1));
+        assert_eq!(bounds.counted_level(&stages, 0), Some(1.0));
+        assert_eq!(bounds.counted_level(&stages, 550), Some(3.0));
+        assert_eq!(bounds.counted_level(&stages, 600), None);
+    }
+
+    #[test]
+    fn the_stage_running_at_a_time_is_found_and_none_after_the_last() {
         let stages = [stage(2), stage(5), stage(1), stage(1)];
         assert_eq!(
             stage_at(&stages, Duration::from_millis(7500)).map(|(i, _)| i),

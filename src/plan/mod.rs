@@ -15,7 +15,7 @@ mod tls;
 
 pub use data::{DataError, Dataset, Pick};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login};
-pub use load::{stage_at, Load, Rate, Stage, Stop};
+pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};
@@ -191,6 +191,26 @@ impl AttackPlan {
                     )));
                 }
             }
+        }
+        let counted = self.stages.iter().filter(|s| s.requests.is_some()).count();
+        if counted > 0 {
+            if counted < self.stages.len() || !closed {
+                return Err(PlanError::Range(
+                    "steps counted in requests need the closed model and a count for every step"
+                        .into(),
+                ));
+            }
+            if self
+                .stages
+                .iter()
+                .any(|s| s.requests == Some(0) || s.warmup)
+            {
+                return Err(PlanError::Range(
+                    "a step counted in requests needs at least 1 request and cannot be a warm-up"
+                        .into(),
+                ));
+            }
+            return Ok(());
         }
         let total: Duration = self.stages.iter().map(|s| s.duration).sum();
         if total.is_zero() || self.stages.iter().all(|s| s.from == 0.0 && s.to == 0.0) {

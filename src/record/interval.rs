@@ -107,6 +107,51 @@ pub struct IntervalRecord {
     /// Per request of the run, by its index in the plan.
     #[serde(default)]
     pub requests: Vec<RequestStats>,
+    /// Per stage (sweep step), by the stage each request was sent for, so a slow answer
+    /// to one step's request is never counted in the next step.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub steps: BTreeMap<u16, StepStats>,
+}
+
+/// What the requests sent for one stage met, wherever their answers fell.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct StepStats {
+    /// Requests completed.
+    pub count: u64,
+    /// Completions without an expected answer.
+    pub failures: u64,
+    /// Completions with no answer at all (a classified error).
+    pub errors: u64,
+    /// Latency of every completion.
+    pub latency: Histogram,
+    /// Earliest intended send, µs after the start of the run.
+    pub first_us: u64,
+    /// Latest completion, µs after the start of the run.
+    pub last_us: u64,
+}
+
+impl StepStats {
+    /// Adds everything in `other`.
+    pub fn add(&mut self, other: &StepStats) {
+        if other.count == 0 {
+            return;
+        }
+        self.first_us = if self.count == 0 {
+            other.first_us
+        } else {
+            self.first_us.min(other.first_us)
+        };
+        self.last_us = self.last_us.max(other.last_us);
+        self.count += other.count;
+        self.failures += other.failures;
+        self.errors += other.errors;
+        self.latency.add(&other.latency);
+    }
+
+    /// Seconds from the first intended send to the last completion.
+    pub fn span_secs(&self) -> f64 {
+        self.last_us.saturating_sub(self.first_us) as f64 / 1e6
+    }
 }
 
 /// [`ErrorKind`] as a map key that serializes to its stable key string.
@@ -171,6 +216,23 @@ impl IntervalRecord {
         r.bytes_in += s.bytes_in;
     }
 
+    /// Adds a request to its stage's tally; `done` is when it completed, from the start.
+    pub fn record_step(&mut self, stage: u16, s: &Sample, done: std::time::Duration) {
+        let done_us = u64::try_from(done.as_micros()).unwrap_or(u64::MAX);
+        let start_us = done_us.saturating_sub(u64::try_from(s.latency.as_micros()).unwrap_or(0));
+        let step = self.steps.entry(stage).or_default();
+        step.first_us = if step.count == 0 {
+            start_us
+        } else {
+            step.first_us.min(start_us)
+        };
+        step.last_us = step.last_us.max(done_us);
+        step.count += 1;
+        step.failures += u64::from(!s.expected);
+        step.errors += u64::from(matches!(s.outcome, Outcome::Error(_)));
+        step.latency.record(s.latency);
+    }
+
     /// Adds everything in `other` (the interval index is kept).
     pub fn merge(&mut self, other: &IntervalRecord) {
         self.sent += other.sent;
@@ -199,6 +261,9 @@ impl IntervalRecord {
         }
         for (mine, theirs) in self.requests.iter_mut().zip(&other.requests) {
             mine.add(theirs);
+        }
+        for (stage, step) in &other.steps {
+            self.steps.entry(*stage).or_default().add(step);
         }
     }
 
@@ -244,6 +309,7 @@ mod tests {
             bytes_out: 1,
             retried: false,
             request: 0,
+            stage: None,
             expected: outcome.is_success(),
         }
     }

@@ -10,4 +10,4 @@ mod interval;
 
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
-pub use interval::{ClassStats, IntervalRecord, RequestStats, StatusClass};
+pub use interval::{ClassStats, IntervalRecord, RequestStats, StatusClass, StepStats};

@@ -1,30 +1,60 @@
-//! The per-stage table of a staged run.
+//! The per-stage table of a staged run: for a sweep, one row per step with its offered
+//! load, achieved throughput, latency, errors and whether the generator kept up.
 
 use super::text::stage_level;
 use super::{fmt_secs, fmt_us};
 use crate::summary::Summary;
 
-/// The header and one row per stage (warm-up stages marked).
+/// The header and one row per stage; warm-ups are marked, steps never reached say so.
 pub fn rows(s: &Summary) -> Vec<Vec<String>> {
     let header = [
-        "stage", "load", "duration", "requests", "RPS", "50%", "99%", "fails",
+        "stage",
+        "load",
+        "duration",
+        "requests",
+        "throughput",
+        "50%",
+        "95%",
+        "99%",
+        "max",
+        "errors",
+        "generator",
     ];
     let mut rows = vec![header.iter().map(|h| h.to_string()).collect()];
-    for st in &s.stages {
-        rows.push(vec![
-            if st.warmup {
-                format!("{} (warm-up)", st.name)
-            } else {
-                st.name.clone()
-            },
-            stage_level(s, st.from, st.to),
+    let reached = s
+        .stages
+        .iter()
+        .rposition(|st| st.count > 0)
+        .map_or(0, |i| i + 1);
+    for (i, st) in s.stages.iter().enumerate() {
+        let name = if st.warmup {
+            format!("{} (warm-up)", st.name)
+        } else {
+            st.name.clone()
+        };
+        let mut row = vec![name, stage_level(s, st.from, st.to)];
+        if i >= reached && s.stopped_early.is_some() {
+            row.push("not run".into());
+            row.extend(std::iter::repeat_n(String::new(), header.len() - 3));
+            rows.push(row);
+            continue;
+        }
+        row.extend([
             fmt_secs(st.duration_secs),
             st.count.to_string(),
-            format!("{:.1}", st.rps),
+            format!("{:.1}/s", st.rps),
             fmt_us(st.latency.p50_us),
+            fmt_us(st.latency.p95_us),
             fmt_us(st.latency.p99_us),
-            st.failures.to_string(),
+            fmt_us(st.latency.max_us),
+            format!("{:.2}%", 100.0 * st.failure_ratio()),
+            if st.generator_findings.is_empty() {
+                "ok".into()
+            } else {
+                st.generator_findings.join("; ")
+            },
         ]);
+        rows.push(row);
     }
     rows
 }

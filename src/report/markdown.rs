@@ -27,6 +27,9 @@ pub fn render_markdown(s: &Summary) -> String {
     if let Some(why) = &s.partial {
         let _ = writeln!(out, "> **Partial run:** {why}\n");
     }
+    if let Some(why) = &s.stopped_early {
+        let _ = writeln!(out, "> **Stopped early:** {why}\n");
+    }
     if s.warmup_secs > 0.0 {
         let _ = writeln!(
             out,

@@ -2,8 +2,10 @@
 
 mod by_request;
 mod by_stage;
+pub mod capacity;
 mod json;
 mod markdown;
+pub mod plot;
 mod table;
 mod text;
 

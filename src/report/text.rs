@@ -80,6 +80,9 @@ pub fn render_text(s: &Summary) -> String {
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
     }
+    if let Some(why) = &s.stopped_early {
+        row(&mut out, "Stopped", "", &format!("stopped early: {why}"));
+    }
     if s.warmup_secs > 0.0 {
         row(
             &mut out,

@@ -118,6 +118,8 @@ pub enum EndStatus {
     Completed,
     /// It was stopped early (Ctrl-C).
     Interrupted,
+    /// It stopped itself early: a sweep step passed a limit (`RunEnd::reason` says which).
+    Stopped,
 }
 
 /// How a run ended; written once, after the last interval.
@@ -137,4 +139,7 @@ pub struct RunEnd {
     pub peak_open_fds: u64,
     /// Peak resident memory of the generator in bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// Why it stopped early by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

@@ -84,8 +84,14 @@ pub struct IntervalDigest {
     pub failed: u64,
     /// Median latency, µs.
     pub p50_us: u64,
+    /// 90th percentile latency, µs.
+    #[serde(default)]
+    pub p90_us: u64,
     /// 99th percentile latency, µs.
     pub p99_us: u64,
+    /// Slowest, µs.
+    #[serde(default)]
+    pub max_us: u64,
     /// The generator's health.
     pub health: Health,
     /// The stage it began in (staged runs only).
@@ -107,7 +113,9 @@ impl IntervalDigest {
             failed: r.errors.values().sum::<u64>()
                 + r.status.range(500..).map(|(_, n)| n).sum::<u64>(),
             p50_us: latency.quantile(0.5).as_micros() as u64,
+            p90_us: latency.quantile(0.90).as_micros() as u64,
             p99_us: latency.quantile(0.99).as_micros() as u64,
+            max_us: latency.quantile(1.0).as_micros() as u64,
             health: line.health,
             stage: line.stage,
             server: line.server,
@@ -235,7 +243,8 @@ impl RunDir {
     }
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+/// Writes `value` as pretty JSON, whole or not at all.
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     let text = serde_json::to_string_pretty(value).expect("run metadata always serializes");
     // Write then rename, so a reader never sees half a file.
     let tmp = path.with_extension("json.tmp");
@@ -243,7 +252,8 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreEr
     std::fs::rename(&tmp, path).map_err(io_err(path))
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+/// Reads a JSON file headroom wrote.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
     let text = std::fs::read_to_string(path).map_err(io_err(path))?;
     serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
         path: path.to_path_buf(),

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Requests leaving later than this (p99) mean the generator, not the server, set the pace.
-const LAG_LIMIT: Duration = Duration::from_millis(10);
+pub(super) const LAG_LIMIT: Duration = Duration::from_millis(10);
 /// The share of the asked rate that must be sent for the rate to count as held.
-const RATE_TOLERANCE: f64 = 0.995;
+pub(super) const RATE_TOLERANCE: f64 = 0.995;
 /// CPU use, as a share of the engine's cores, past which the generator is saturated.
-const CPU_LIMIT: f64 = 0.90;
+pub(super) const CPU_LIMIT: f64 = 0.90;
 
 /// Whether the generator kept up, and what it cost.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,6 +42,10 @@ pub struct GeneratorHealth {
     pub client_errors: u64,
     /// True when the numbers describe the generator rather than the server.
     pub saturated: bool,
+    /// True when the generator ran short of its own resources (CPU, ports, descriptors),
+    /// whatever the server did; lateness alone may be a server holding every connection.
+    #[serde(default)]
+    pub resource_bound: bool,
     /// Plain sentences saying what went wrong, if anything.
     pub findings: Vec<String>,
 }
@@ -87,6 +91,7 @@ impl GeneratorHealth {
         };
 
         let mut findings = Vec::new();
+        let mut resource_bound = false;
         let completed_normally = run
             .end
             .as_ref()
@@ -122,6 +127,7 @@ impl GeneratorHealth {
             .filter(|(k, _)| k.0.side() == Side::Client)
         {
             if kind.0 != crate::sample::ErrorKind::Timeout {
+                resource_bound = true;
                 findings.push(format!(
                     "{n} request(s) failed on the generator's side: {}",
                     kind.0
@@ -134,6 +140,7 @@ impl GeneratorHealth {
             0.0
         };
         if cpu_share >= CPU_LIMIT {
+            resource_bound = true;
             findings.push(format!(
                 "the generator used {:.0} % of its {threads} core(s)",
                 100.0 * cpu_share
@@ -141,6 +148,7 @@ impl GeneratorHealth {
         }
         if let Some(limit) = run.meta.open_files_limit {
             if limit > 0 && peak_fds * 10 >= limit * 9 {
+                resource_bound = true;
                 findings.push(format!(
                     "{peak_fds} descriptors open of a limit of {limit} (ulimit -n)"
                 ));
@@ -167,6 +175,7 @@ impl GeneratorHealth {
             peak_rss_bytes: rss,
             client_errors,
             saturated: !findings.is_empty(),
+            resource_bound,
             findings,
         }
     }

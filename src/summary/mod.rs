@@ -11,7 +11,7 @@ pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
 pub use generator::GeneratorHealth;
 pub use server::ServerHealth;
-pub use slo::SloVerdict;
+pub use slo::{measure, SloVerdict};
 pub use stats::Stats;
 
 use crate::plan::Load;
@@ -36,6 +36,9 @@ pub struct Summary {
     pub started_at: String,
     /// Why the numbers cover less than the whole run, when they do.
     pub partial: Option<String>,
+    /// Why the run stopped itself before its last stage (a sweep passing its limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
     /// Counts and rates.
     pub requests: Requests,
     /// How long the run took.
@@ -230,6 +233,7 @@ impl Summary {
             protocol: run.meta.protocol.clone(),
             started_at: run.meta.started_at.clone(),
             partial,
+            stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
             requests: Requests {
                 total: completed,
                 sent: total.sent,
@@ -277,7 +281,14 @@ impl Summary {
             server: ServerHealth::of(&run.intervals),
             by_request,
             aggregated,
-            stages: by_stage::rows(&run.meta.stages, &run.stages, &run.intervals),
+            stages: by_stage::rows(&by_stage::StageInputs {
+                stages: &run.meta.stages,
+                load: run.meta.load,
+                threads: run.meta.threads,
+                by_interval: &run.stages,
+                digests: &run.intervals,
+                all: &run.all,
+            }),
             slo: slo::judge(
                 &run.meta.slo,
                 &run.meta.requests,

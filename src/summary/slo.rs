@@ -61,8 +61,27 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
     if scope.count == 0 && slo.metric != Metric::Rps {
         return verdict("no requests completed".into(), false);
     }
-    let h = scope.latency.inner();
-    let (value, measured) = match slo.metric {
+    let (value, measured) = measure(
+        slo.metric,
+        scope.count,
+        scope.failures,
+        &scope.latency,
+        secs,
+    );
+    verdict(measured, slo.op.holds(value, slo.bound))
+}
+
+/// The value of `metric` over `count` completions (`failures` of them failed) taking
+/// `secs`, and how it reads in the objective's unit.
+pub fn measure(
+    metric: Metric,
+    count: u64,
+    failures: u64,
+    latency: &crate::record::Histogram,
+    secs: f64,
+) -> (f64, String) {
+    let h = latency.inner();
+    match metric {
         Metric::Quantile(q) => {
             let v = h.value_at_quantile(q);
             (v as f64, fmt_us(v))
@@ -70,17 +89,16 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
         Metric::Mean => (h.mean(), fmt_us_f(h.mean())),
         Metric::Max => (h.max() as f64, fmt_us(h.max())),
         Metric::ErrorRate => {
-            let r = scope.failures as f64 / scope.count as f64;
-            (r, format!("{:.2}%", 100.0 * r))
-        }
-        Metric::Rps => {
-            let r = if secs > 0.0 {
-                scope.count as f64 / secs
+            let r = if count > 0 {
+                failures as f64 / count as f64
             } else {
                 0.0
             };
+            (r, format!("{:.2}%", 100.0 * r))
+        }
+        Metric::Rps => {
+            let r = if secs > 0.0 { count as f64 / secs } else { 0.0 };
             (r, format!("{r:.1} req/s"))
         }
-    };
-    verdict(measured, slo.op.holds(value, slo.bound))
+    }
 }

@@ -7,6 +7,8 @@
 //! configured default latency.
 
 mod routes;
+
+pub use routes::Routes;
 mod tls;
 
 use crate::engine::{shutdown_pair, Shutdown, ShutdownHandle};
@@ -36,6 +38,9 @@ pub struct TargetConfig {
     pub tls: Option<TargetTls>,
     /// Delay before answering routes without their own delay.
     pub latency: Duration,
+    /// Most requests answered per second, as by one worker serving a queue: beyond it the
+    /// queue (and the latency) grows, so its capacity is known exactly.
+    pub capacity: Option<f64>,
     /// Event-loop threads.
     pub threads: usize,
 }
@@ -107,12 +112,13 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
     let (handle, shutdown) = shutdown_pair();
+    let routes = routes::Routes::new(config.latency, config.capacity);
     let thread = std::thread::Builder::new()
         .name("headroom-target-main".into())
         .spawn(move || {
             rt.block_on(async move {
                 match tokio::net::TcpListener::from_std(std_listener) {
-                    Ok(listener) => serve(listener, acceptor, config.latency, shutdown).await,
+                    Ok(listener) => serve(listener, acceptor, routes, shutdown).await,
                     Err(e) => eprintln!("headroom target: {e}"),
                 }
             });
@@ -129,10 +135,10 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
-    latency: Duration,
+    routes: routes::Routes,
     mut shutdown: Shutdown,
 ) {
-    let routes = Arc::new(routes::Routes::new(latency));
+    let routes = Arc::new(routes);
     loop {
         let (tcp, _) = tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -11,13 +11,38 @@ const MAX_BYTES: usize = 64 * 1024 * 1024;
 /// Longest delay `/delay/{ms}` accepts.
 const MAX_DELAY_MS: u64 = 600_000;
 
-pub(super) struct Routes {
+/// What the target answers and how fast.
+pub struct Routes {
     latency: Duration,
+    queue: Option<Queue>,
+}
+
+/// One worker serving requests in arrival order, each taking `1 / capacity` seconds.
+struct Queue {
+    cost: Duration,
+    free_at: std::sync::Mutex<std::time::Instant>,
+}
+
+impl Queue {
+    /// When a request arriving now is done: after every request ahead of it.
+    fn done_at(&self) -> std::time::Instant {
+        let now = std::time::Instant::now();
+        let mut free_at = self.free_at.lock().unwrap_or_else(|p| p.into_inner());
+        *free_at = (*free_at).max(now) + self.cost;
+        *free_at
+    }
 }
 
 impl Routes {
-    pub(super) fn new(latency: Duration) -> Self {
-        Routes { latency }
+    /// Answers after `latency`, at most `capacity` requests per second when given.
+    pub fn new(latency: Duration, capacity: Option<f64>) -> Self {
+        Routes {
+            latency,
+            queue: capacity.filter(|c| *c > 0.0).map(|c| Queue {
+                cost: Duration::from_secs_f64(1.0 / c),
+                free_at: std::sync::Mutex::new(std::time::Instant::now()),
+            }),
+        }
     }
 
     pub(super) async fn answer(
@@ -42,6 +67,14 @@ impl Routes {
             }
             _ => (200, Bytes::from_static(b"ok\n"), self.latency),
         };
+        if let Some(queue) = &self.queue {
+            let wait = queue
+                .done_at()
+                .saturating_duration_since(std::time::Instant::now());
+            if !wait.is_zero() {
+                crate::timer::sleep_precise(wait).await;
+            }
+        }
         if !delay.is_zero() {
             crate::timer::sleep_precise(delay).await;
         }

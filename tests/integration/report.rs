@@ -24,6 +24,7 @@ fn sample(outcome: Outcome, latency_us: u64, lag_us: u64) -> Sample {
         bytes_out: 0,
         retried: false,
         request: 0,
+        stage: None,
         expected: outcome.is_success(),
     }
 }
@@ -85,6 +86,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
             },
             peak_open_fds: 12,
             peak_rss_bytes: Some(6 * 1024 * 1024),
+            reason: None,
         })
         .unwrap();
     }

@@ -17,6 +17,7 @@ fn start(tls: Option<TargetTls>, latency: Duration) -> RunningTarget {
         tls,
         latency,
         threads: 1,
+        capacity: None,
     })
     .unwrap()
 }

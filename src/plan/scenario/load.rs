@@ -76,6 +76,7 @@ impl Lowering<'_> {
                 to,
                 duration: file::duration(&s.duration).map_err(&here)?,
                 warmup: s.warmup,
+                requests: None,
             });
         }
         if out.is_empty() {

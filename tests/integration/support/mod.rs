@@ -58,6 +58,7 @@ pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
         tls: None,
         latency,
         threads: 1,
+        capacity: None,
     })
     .unwrap()
 }

@@ -1,0 +1,296 @@
+//! A capacity search run for real: each probe is a stored run (warm-up, then a steady
+//! window at one rate) judged against the objectives; the search's record is rewritten
+//! after every probe, so a killed search still says what it had found.
+//!
+//! ```text
+//! CAPACITY_DIR/capacity.json        the objectives, settings, probes and outcome
+//! CAPACITY_DIR/01-grow-1000rps/     one run directory per probe
+//! ```
+
+use super::search::{self, Finding, Outcome, Phase, SearchSettings};
+use crate::engine::Shutdown;
+use crate::monitor::TargetProbe;
+use crate::plan::{AttackPlan, Load, Rate, Slo, Stage, Stop};
+use crate::run::{Observer, RunError};
+use crate::store::{RunDir, StoreError};
+use crate::summary::{SloVerdict, Summary};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The name of the search's record in its directory.
+pub const RECORD: &str = "capacity.json";
+
+/// Why a search could not run or be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// A probe failed to run.
+    #[error("the probe at {rate} req/s failed: {source}")]
+    Probe {
+        /// Its rate.
+        rate: f64,
+        /// The cause.
+        source: RunError,
+    },
+    /// The record cannot be written or read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The settings cannot be used.
+    #[error(transparent)]
+    Settings(#[from] super::CapacityError),
+}
+
+/// One probe as stored in the record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// Requests per second offered.
+    pub rate: f64,
+    /// Where in the search it ran.
+    pub phase: Phase,
+    /// Its run directory, relative to the search's.
+    pub run: String,
+    /// Every objective held.
+    pub met: bool,
+    /// The generator, not the server, set its numbers.
+    pub generator_bound: bool,
+    /// Completions per second over the window.
+    pub throughput: f64,
+    /// Latency over the window, µs.
+    pub p50_us: u64,
+    /// See `p50_us`.
+    pub p95_us: u64,
+    /// See `p50_us`.
+    pub p99_us: u64,
+    /// See `p50_us`.
+    pub max_us: u64,
+    /// Failed completions as a share of completions.
+    pub failure_ratio: f64,
+    /// Each objective, measured.
+    pub verdicts: Vec<SloVerdict>,
+    /// What the generator reported about itself.
+    pub generator_findings: Vec<String>,
+    /// The generator's CPU use, % of one core.
+    pub generator_cpu_percent: f64,
+    /// The watched server's mean CPU use, % of one core, when one was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_percent: Option<f64>,
+}
+
+/// A capacity search: what was asked, every probe, and the answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityRecord {
+    /// The command line, secrets redacted.
+    pub command: Vec<String>,
+    /// The target's URL.
+    pub target: String,
+    /// The objectives, as written.
+    pub objectives: Vec<String>,
+    /// How the search proceeded.
+    pub settings: SearchSettings,
+    /// Steady-state window of each probe, seconds.
+    pub window_secs: f64,
+    /// Warm-up before each window, seconds.
+    pub warmup_secs: f64,
+    /// The probes in the order they ran.
+    pub probes: Vec<ProbeRecord>,
+    /// The answer; `None` while the search runs (or after it was killed).
+    pub outcome: Option<Outcome>,
+}
+
+impl CapacityRecord {
+    /// Reads the record in `dir`; `None` when `dir` holds no search.
+    pub fn load(dir: &Path) -> Result<Option<CapacityRecord>, StoreError> {
+        let path = dir.join(RECORD);
+        if !path.exists() {
+            return Ok(None);
+        }
+        crate::store::read_json(&path).map(Some)
+    }
+
+    fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        crate::store::write_json(&dir.join(RECORD), self)
+    }
+
+    /// The probe whose run is the capacity (the confirming one), if found.
+    pub fn capacity_probe(&self) -> Option<&ProbeRecord> {
+        let capacity = self.outcome?.capacity?;
+        self.probes
+            .iter()
+            .rev()
+            .find(|p| p.rate == capacity && p.met)
+    }
+}
+
+/// What the search needs besides the plan.
+pub struct StudySettings<'a> {
+    /// The objectives a probe must meet.
+    pub objectives: Vec<Slo>,
+    /// How the search proceeds.
+    pub search: SearchSettings,
+    /// Steady-state window of each probe.
+    pub window: Duration,
+    /// Warm-up before each window (its connections are opened then).
+    pub warmup: Duration,
+    /// The command line to store, secrets redacted.
+    pub command: Vec<String>,
+    /// Opens the server watch for a probe, when one is asked for.
+    pub server: &'a mut dyn FnMut() -> Option<TargetProbe>,
+}
+
+/// Runs the search on `plan`'s requests into `dir`; `observer` sees every probe's intervals
+/// and `on_probe` each probe as it ends.
+pub fn run(
+    plan: &AttackPlan,
+    settings: StudySettings<'_>,
+    dir: &Path,
+    shutdown: &Shutdown,
+    observer: &mut dyn Observer,
+    on_probe: &mut dyn FnMut(&ProbeRecord),
+) -> Result<CapacityRecord, StudyError> {
+    settings.search.validate()?;
+    std::fs::create_dir_all(dir).map_err(|reason| StoreError::Io {
+        path: dir.to_path_buf(),
+        reason,
+    })?;
+    if dir.join(RECORD).exists() {
+        return Err(StoreError::Io {
+            path: dir.join(RECORD),
+            reason: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "a search is already stored here; choose another --out",
+            ),
+        }
+        .into());
+    }
+    let mut record = CapacityRecord {
+        command: settings.command.clone(),
+        target: plan.target.url.clone(),
+        objectives: settings.objectives.iter().map(|o| o.text.clone()).collect(),
+        settings: settings.search,
+        window_secs: settings.window.as_secs_f64(),
+        warmup_secs: settings.warmup.as_secs_f64(),
+        probes: Vec::new(),
+        outcome: None,
+    };
+    record.save(dir)?;
+    let StudySettings {
+        objectives,
+        search: search_settings,
+        window,
+        warmup,
+        command,
+        server,
+    } = settings;
+    let outcome = search::search(&search_settings, |rate, phase| {
+        if shutdown.is_triggered() {
+            return Ok::<_, StudyError>(None);
+        }
+        let name = format!(
+            "{:02}-{}-{}rps",
+            record.probes.len() + 1,
+            phase_name(phase),
+            super::fmt_level(rate)
+        );
+        let probe_plan = probe_plan(plan, rate, &objectives, window, warmup);
+        let run_dir = RunDir::at(dir.join(&name));
+        let stored = crate::run::attack_watching(
+            &probe_plan,
+            &command,
+            &run_dir,
+            shutdown.clone(),
+            observer,
+            server(),
+        )
+        .map_err(|source| StudyError::Probe { rate, source })?;
+        let summary = Summary::of(&stored);
+        if summary.partial.is_some() {
+            return Ok(None);
+        }
+        let probe = ProbeRecord::of(rate, phase, name, &summary);
+        on_probe(&probe);
+        let finding = Finding {
+            met: probe.met,
+            generator_bound: probe.generator_bound,
+        };
+        record.probes.push(probe);
+        record.save(dir)?;
+        Ok(Some(finding))
+    })?;
+    record.outcome = Some(outcome);
+    record.save(dir)?;
+    Ok(record)
+}
+
+impl ProbeRecord {
+    fn of(rate: f64, phase: Phase, run: String, s: &Summary) -> ProbeRecord {
+        let met = s.slo_met();
+        let g = &s.generator;
+        ProbeRecord {
+            rate,
+            phase,
+            run,
+            met,
+            // A server holding every connection makes requests leave late too: only the
+            // generator's own shortages count against a probe that broke the objective.
+            generator_bound: if met { g.saturated } else { g.resource_bound },
+            throughput: s.requests.throughput,
+            p50_us: s.latency.p50_us,
+            p95_us: s.latency.p95_us,
+            p99_us: s.latency.p99_us,
+            max_us: s.latency.max_us,
+            failure_ratio: 1.0 - s.success_ratio,
+            verdicts: s.slo.clone(),
+            generator_findings: g.findings.clone(),
+            generator_cpu_percent: g.cpu_percent,
+            server_cpu_percent: s.server.as_ref().map(|h| h.cpu_mean_percent),
+        }
+    }
+}
+
+fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Grow => "grow",
+        Phase::Shrink => "shrink",
+        Phase::Bisect => "bisect",
+        Phase::Confirm => "confirm",
+    }
+}
+
+/// `plan`'s requests at `rate`: a warm-up stage, then the window the objectives judge.
+fn probe_plan(
+    plan: &AttackPlan,
+    rate: f64,
+    objectives: &[Slo],
+    window: Duration,
+    warmup: Duration,
+) -> AttackPlan {
+    let mut p = plan.clone();
+    p.load = Load::Open { rate: Rate(rate) };
+    p.slo = objectives.to_vec();
+    let stage = |name: &str, duration, warmup| Stage {
+        name: name.into(),
+        from: rate,
+        to: rate,
+        duration,
+        warmup,
+        requests: None,
+    };
+    p.stages = if warmup.is_zero() {
+        Vec::new()
+    } else {
+        vec![
+            stage("warm-up", warmup, true),
+            stage("window", window, false),
+        ]
+    };
+    p.stop = Stop {
+        duration: Some(warmup + window),
+        requests: None,
+    };
+    p
+}
+
+/// The directory of a probe's run.
+pub fn probe_dir(dir: &Path, probe: &ProbeRecord) -> PathBuf {
+    dir.join(&probe.run)
+}

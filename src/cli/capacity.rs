@@ -1,0 +1,109 @@
+//! `headroom capacity`: the search for the highest rate that meets an SLO.
+
+use super::attack::Output;
+use super::request::Subject;
+use anyhow::Context;
+use headroom::capacity::parse_objectives;
+use headroom::capacity::search::SearchSettings;
+use headroom::capacity::study::{self, StudySettings};
+use headroom::engine::Shutdown;
+use headroom::report::capacity as render;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Options of `headroom capacity`.
+#[derive(Debug, clap::Args)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub subject: Subject,
+    /// The objectives every probe must meet, e.g. "p99 < 250ms, errors < 0.1%".
+    #[arg(long, value_name = "OBJECTIVES")]
+    pub slo: String,
+    /// First rate tried, req/s.
+    #[arg(long, default_value_t = 100.0)]
+    pub start: f64,
+    /// Highest rate tried, req/s.
+    #[arg(long, default_value_t = 1_000_000.0)]
+    pub max: f64,
+    /// Factor between rates while growing.
+    #[arg(long, default_value_t = 2.0)]
+    pub growth: f64,
+    /// Stop narrowing once the tipping point is within this share of the capacity.
+    #[arg(long, default_value = "5%", value_parser = percent)]
+    pub precision: f64,
+    /// Steady-state window each probe is judged on.
+    #[arg(long, default_value = "10s", value_parser = super::positive_duration)]
+    pub window: Duration,
+    /// Warm-up before each window (connections open, caches fill), left out of the numbers.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub warmup: Duration,
+    /// Most probes in all.
+    #[arg(long, default_value_t = 20)]
+    pub max_probes: usize,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let v = match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => s.parse::<f64>(),
+    };
+    v.map_err(|_| format!("{s:?} is not a share; write 5% or 0.05"))
+}
+
+/// Runs `headroom capacity`.
+pub fn run(args: CapacityArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+    let objectives = parse_objectives(&args.slo)?;
+    if objectives.is_empty() {
+        anyhow::bail!("--slo needs at least one objective, e.g. \"p99 < 250ms, errors < 0.1%\"");
+    }
+    let plan = args.subject.plan()?;
+    let dir = args.output.dir("capacity");
+    let pid = args.output.monitor_pid;
+    if let Some(pid) = pid {
+        // One clear error before the first probe rather than a silent gap in every report.
+        headroom::monitor::TargetProbe::new(pid)?;
+    }
+    let mut server = || pid.and_then(|p| headroom::monitor::TargetProbe::new(p).ok());
+    let argv: Vec<String> = std::env::args().collect();
+    let quiet = args.output.quiet;
+    let mut progress = super::progress::Progress::new(&plan, true);
+    let record = study::run(
+        &plan,
+        StudySettings {
+            objectives,
+            search: SearchSettings {
+                start: args.start,
+                max: args.max,
+                growth: args.growth,
+                precision: args.precision,
+                max_probes: args.max_probes,
+            },
+            window: args.window,
+            warmup: args.warmup,
+            command: headroom::store::redact_args(&argv),
+            server: &mut server,
+        },
+        dir.path(),
+        &shutdown,
+        &mut progress,
+        &mut |probe| {
+            if !quiet {
+                eprintln!("{}", render::probe_line(probe));
+            }
+        },
+    )
+    .with_context(|| format!("capacity search on {} failed", plan.target.url))?;
+    print!("{}", render::render(&record, args.output.format));
+    eprintln!(
+        "search stored in {} (re-render: headroom report {})",
+        dir.path().display(),
+        dir.path().display()
+    );
+    Ok(match record.outcome.map(|o| o.verdict) {
+        Some(headroom::capacity::search::Verdict::Interrupted) | None => ExitCode::from(130),
+        _ => ExitCode::SUCCESS,
+    })
+}

@@ -1,0 +1,167 @@
+//! The flags that say what to send and how to connect, shared by `attack`, `sweep` and
+//! `capacity`.
+
+use anyhow::Context;
+use clap::Args;
+use headroom::plan::{
+    AttackPlan, ClientIdentity, ConnectionOptions, HttpVersion, Load, NamedRequest, RequestSpec,
+    Stop, Target, TlsOptions,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to send to the URL and how to connect to it.
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// HTTP method.
+    #[arg(short = 'X', long, default_value = "GET")]
+    pub method: String,
+    /// A request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// Speak HTTP/1.1 only.
+    #[arg(long, conflicts_with = "http2")]
+    pub http1: bool,
+    /// Speak HTTP/2 only (ALPN h2 over TLS, prior knowledge over cleartext).
+    #[arg(long)]
+    pub http2: bool,
+    /// Open a new connection (and TLS handshake) for every request.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Most connections open at once.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: u32,
+    /// Most concurrent streams per HTTP/2 connection.
+    #[arg(long, default_value_t = 100)]
+    pub max_streams: u32,
+    /// Deadline for a whole request.
+    #[arg(long, default_value = "30s", value_parser = super::positive_duration)]
+    pub timeout: Duration,
+    /// Deadline for opening a connection (TCP and TLS).
+    #[arg(long, default_value = "10s", value_parser = super::positive_duration)]
+    pub connect_timeout: Duration,
+    /// PEM bundle of CAs to trust instead of the system's.
+    #[arg(long)]
+    pub cacert: Option<PathBuf>,
+    /// PEM client certificate (with chain) for mutual TLS.
+    #[arg(long, requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// PEM private key of the client certificate.
+    #[arg(long, requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Do not verify the server's certificate.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// Do not resume TLS sessions on new connections.
+    #[arg(long)]
+    pub no_session_resumption: bool,
+    /// TLS server name to send and verify, when it differs from the URL's host.
+    #[arg(long)]
+    pub server_name: Option<String>,
+    /// Send requests falling due within this window of a pacer wake-up together: early, never
+    /// late, so latency is never inflated; fewer wake-ups cost less CPU (0 = exact spacing).
+    #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
+    pub coalesce: Duration,
+    /// Send HTTP/1.1 from tokio event loops instead of direct workers (slower; for comparison).
+    #[arg(long, hide = true)]
+    pub event_loop: bool,
+    /// Engine threads (default: the cores this process may use).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl RequestArgs {
+    /// A plan sending this request to `url` with `load` until `stop` (not yet validated).
+    pub fn plan(&self, url: &str, load: Load, stop: Stop) -> anyhow::Result<AttackPlan> {
+        let target = Target::parse(url)?;
+        let body = match (&self.body, &self.body_file) {
+            (Some(b), _) => bytes::Bytes::from(b.clone()),
+            (None, Some(path)) => bytes::Bytes::from(
+                std::fs::read(path)
+                    .with_context(|| format!("cannot read --body-file {}", path.display()))?,
+            ),
+            (None, None) => bytes::Bytes::new(),
+        };
+        let request = NamedRequest::single(
+            RequestSpec::parse(&self.method, &self.headers, body)?,
+            &target,
+        );
+        Ok(AttackPlan {
+            connection: ConnectionOptions {
+                http: match (self.http1, self.http2) {
+                    (true, _) => HttpVersion::Http1,
+                    (_, true) => HttpVersion::Http2,
+                    _ => HttpVersion::Auto,
+                },
+                keepalive: !self.no_keepalive,
+                max_connections: self.max_connections,
+                max_streams: self.max_streams.max(1),
+                timeout: self.timeout,
+                connect_timeout: self.connect_timeout,
+                coalesce: self.coalesce,
+                event_loop: self.event_loop,
+                ..ConnectionOptions::default()
+            },
+            tls: TlsOptions {
+                ca: self.cacert.clone(),
+                identity: match (&self.cert, &self.key) {
+                    (Some(cert), Some(key)) => Some(ClientIdentity {
+                        cert: cert.clone(),
+                        key: key.clone(),
+                    }),
+                    _ => None,
+                },
+                insecure: self.insecure,
+                session_resumption: !self.no_session_resumption,
+                server_name: self.server_name.clone(),
+            },
+            threads: self.threads.unwrap_or_else(super::available_cores),
+            ..AttackPlan::new(target, vec![request], load, stop)
+        })
+    }
+}
+
+/// What a sweep or a search loads: a URL with the request flags, or a scenario file.
+#[derive(Debug, Args)]
+pub struct Subject {
+    /// The URL to load (http:// or https://); or give --scenario.
+    #[arg(required_unless_present = "scenario", conflicts_with = "scenario")]
+    pub url: Option<String>,
+    /// A scenario file whose requests, mix, data and connection settings are used (its own
+    /// load and stages are replaced).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    #[command(flatten)]
+    pub request: RequestArgs,
+}
+
+impl Subject {
+    /// The plan to sweep or search, with a placeholder load the caller replaces.
+    pub fn plan(&self) -> anyhow::Result<AttackPlan> {
+        let load = Load::Open {
+            rate: headroom::plan::Rate(1.0),
+        };
+        let stop = Stop {
+            duration: Some(Duration::from_secs(1)),
+            requests: None,
+        };
+        match (&self.url, &self.scenario) {
+            (_, Some(path)) => {
+                let mut plan = headroom::plan::scenario::load(path, super::available_cores())
+                    .with_context(|| format!("scenario {}", path.display()))?;
+                plan.load = load;
+                plan.stop = stop;
+                plan.stages.clear();
+                Ok(plan)
+            }
+            (Some(url), None) => self.request.plan(url, load, stop),
+            (None, None) => anyhow::bail!("give a URL or --scenario FILE"),
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! `headroom sweep`: one run stepping the rate or the concurrency on warm connections.
+
+use super::attack::Output;
+use super::request::Subject;
+use anyhow::bail;
+use headroom::capacity::{parse_limits, Axis, Ladder, StepLength, Sweep, DEFAULT_LIMITS};
+use headroom::engine::Shutdown;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Options of `headroom sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub subject: Subject,
+    /// Rates to step through (open model): "1000..20000" with --step, or "1000,2000,3200".
+    #[arg(long, value_name = "LADDER", conflicts_with = "concurrency")]
+    pub rate: Option<String>,
+    /// Users to step through (closed model): "1..120" with --step, or "1,2,4,8".
+    #[arg(short = 'c', long, value_name = "LADDER")]
+    pub concurrency: Option<String>,
+    /// Distance between steps of a range: a number to add, or "x2" to multiply (default:
+    /// ten equal steps).
+    #[arg(long, allow_hyphen_values = true)]
+    pub step: Option<String>,
+    /// How long each step is measured (whole seconds).
+    #[arg(long, default_value = "10s", value_parser = super::positive_duration, conflicts_with = "step_requests")]
+    pub step_duration: Duration,
+    /// Requests per step instead of a duration (concurrency sweeps, as "500 requests per
+    /// step").
+    #[arg(long, value_name = "N")]
+    pub step_requests: Option<u64>,
+    /// Warm-up at each step's load before it is measured (whole seconds).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub warmup: Duration,
+    /// Stop the sweep at the first step meeting one of these, e.g. "errors > 10%, p99 > 2s"
+    /// ("none" never stops early).
+    #[arg(long, value_name = "LIMITS", default_value = DEFAULT_LIMITS)]
+    pub stop_when: String,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// Runs `headroom sweep`.
+pub fn run(args: SweepArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+    let (axis, levels) = match (&args.rate, &args.concurrency) {
+        (Some(r), None) => (Axis::Rate, r),
+        (None, Some(c)) => (Axis::Concurrency, c),
+        _ => bail!("give the loads to step through: --rate 1000..20000 --step 1000, or --concurrency 1..120 --step 1"),
+    };
+    let sweep = Sweep {
+        axis,
+        ladder: Ladder::parse(levels, args.step.as_deref())?,
+        length: match args.step_requests {
+            Some(0) => bail!("--step-requests must be at least 1"),
+            Some(n) if args.warmup.is_zero() => StepLength::Requests(n),
+            Some(_) => bail!("--warmup goes with timed steps, not with --step-requests"),
+            None => StepLength::Time {
+                duration: args.step_duration,
+                warmup: args.warmup,
+            },
+        },
+    };
+    let limits = parse_limits(&args.stop_when)?;
+    let mut plan = args.subject.plan()?;
+    sweep.apply(&mut plan)?;
+    args.output.execute_until(&plan, "sweep", shutdown, limits)
+}

@@ -1,0 +1,197 @@
+//! The report of a capacity search: the answer, the tipping point, and the probes as
+//! evidence, in text, markdown or JSON.
+
+use super::table::{aligned, markdown};
+use super::{fmt_us, Format};
+use crate::capacity::fmt_level;
+use crate::capacity::search::{Outcome, Verdict};
+use crate::capacity::study::{CapacityRecord, ProbeRecord};
+use std::fmt::Write as _;
+
+/// Renders the search in `format`.
+pub fn render(record: &CapacityRecord, format: Format) -> String {
+    match format {
+        Format::Json => {
+            serde_json::to_string_pretty(record).expect("a capacity record serializes") + "\n"
+        }
+        Format::Markdown => render_markdown(record),
+        Format::Text => render_text(record),
+    }
+}
+
+/// One line per probe, for the progress on stderr.
+pub fn probe_line(p: &ProbeRecord) -> String {
+    format!(
+        "probe {:<28} {:>9} req/s: {}  p99 {}  errors {:.2}%  {:.1} req/s{}",
+        p.run,
+        fmt_level(p.rate),
+        if p.met { "met   " } else { "broken" },
+        fmt_us(p.p99_us),
+        100.0 * p.failure_ratio,
+        p.throughput,
+        if p.generator_bound {
+            "  (generator-bound)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The answer in one paragraph: capacity, tipping point, and how sure.
+pub fn answer(record: &CapacityRecord) -> Vec<String> {
+    let objectives = record.objectives.join(", ");
+    let Some(Outcome {
+        verdict,
+        capacity,
+        tipping,
+    }) = record.outcome
+    else {
+        return vec![format!(
+            "The search did not finish ({} probes recorded); the bracket so far is in the table.",
+            record.probes.len()
+        )];
+    };
+    let rate = |r: Option<f64>| r.map_or("-".into(), |r| format!("{} req/s", fmt_level(r)));
+    let broke = tipping.and_then(|t| {
+        record
+            .probes
+            .iter()
+            .find(|p| p.rate == t && !p.met)
+            .map(|p| {
+                let missed: Vec<String> = p
+                    .verdicts
+                    .iter()
+                    .filter(|v| !v.met)
+                    .map(|v| format!("{} measured {}", v.objective, v.measured))
+                    .collect();
+                missed.join("; ")
+            })
+    });
+    let mut out = Vec::new();
+    match verdict {
+        Verdict::Found => {
+            out.push(format!(
+                "Sustainable capacity: {} (meets {objectives}; confirmed by a repeated run).",
+                rate(capacity)
+            ));
+            out.push(format!(
+                "Tipping point: {}{}.",
+                rate(tipping),
+                broke.map(|b| format!(" ({b})")).unwrap_or_default()
+            ));
+        }
+        Verdict::AboveMax => out.push(format!(
+            "Capacity is above the highest rate tried: {} met {objectives}. Raise --max to search further.",
+            rate(capacity)
+        )),
+        Verdict::BelowMin => out.push(format!(
+            "Not even the lowest rate tried met {objectives} (tipping point at or below {}).",
+            rate(tipping)
+        )),
+        Verdict::GeneratorBound => {
+            let bound = record.probes.iter().rev().find(|p| p.generator_bound);
+            out.push(format!(
+                "The generator, not the server, was the limit{}: it could not offer that load ({}). The server's capacity is at least {}; run headroom from a stronger machine or several to find more.",
+                bound.map(|p| format!(" at {} req/s", fmt_level(p.rate))).unwrap_or_default(),
+                bound.map(|p| p.generator_findings.join("; ")).unwrap_or_default(),
+                rate(capacity)
+            ));
+        }
+        Verdict::Unconfirmed => out.push(format!(
+            "No rate held on repetition: the boundary is unstable below {}. Lengthen --window or look at the server's variance.",
+            rate(tipping)
+        )),
+        Verdict::OutOfProbes => out.push(format!(
+            "The search ran out of probes (--max-probes): capacity between {} and {}.",
+            rate(capacity),
+            rate(tipping)
+        )),
+        Verdict::Interrupted => out.push(format!(
+            "Interrupted: capacity at least {}, tipping point at most {}.",
+            rate(capacity),
+            rate(tipping)
+        )),
+    }
+    out
+}
+
+/// The probes as table rows (header first).
+pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
+    let mut rows = vec![[
+        "#",
+        "phase",
+        "rate",
+        "throughput",
+        "50%",
+        "95%",
+        "99%",
+        "max",
+        "errors",
+        "SLO",
+        "generator",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    for (i, p) in record.probes.iter().enumerate() {
+        rows.push(vec![
+            (i + 1).to_string(),
+            format!("{:?}", p.phase).to_lowercase(),
+            fmt_level(p.rate),
+            format!("{:.1}", p.throughput),
+            fmt_us(p.p50_us),
+            fmt_us(p.p95_us),
+            fmt_us(p.p99_us),
+            fmt_us(p.max_us),
+            format!("{:.2}%", 100.0 * p.failure_ratio),
+            if p.met { "met" } else { "broken" }.into(),
+            if p.generator_bound {
+                "bound".into()
+            } else {
+                format!("ok ({:.0}% cpu)", p.generator_cpu_percent)
+            },
+        ]);
+    }
+    rows
+}
+
+fn render_text(record: &CapacityRecord) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Capacity search on {} against {}",
+        record.target,
+        record.objectives.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "Each probe: {}s warm-up, then a {}s window judged against the objectives.\n",
+        record.warmup_secs, record.window_secs
+    );
+    for line in answer(record) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out);
+    out.push_str(&aligned(&rows(record)));
+    out
+}
+
+fn render_markdown(record: &CapacityRecord) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## Capacity of {} against `{}`\n",
+        record.target,
+        record.objectives.join(", ")
+    );
+    for line in answer(record) {
+        let _ = writeln!(out, "**{line}**\n");
+    }
+    let _ = writeln!(
+        out,
+        "Each probe ran {}s of warm-up, then a {}s window judged against the objectives.\n",
+        record.warmup_secs, record.window_secs
+    );
+    out.push_str(&markdown(&rows(record)));
+    out
+}

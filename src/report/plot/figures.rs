@@ -1,0 +1,237 @@
+//! Which figures a run (or a comparison of runs) gets, built from the stored intervals and
+//! the summary: latency and throughput over time, latency by percentile, the headroom plot.
+
+use super::figure::{Axis, Figure, Mark, Scale, Series};
+use crate::record::Histogram;
+use crate::store::{IntervalDigest, StoredRun};
+use crate::summary::{StageRow, Summary};
+
+/// One run as figures see it.
+pub struct RunView<'a> {
+    /// Its name in legends.
+    pub label: String,
+    /// What was stored.
+    pub run: &'a StoredRun,
+    /// Its summary.
+    pub summary: &'a Summary,
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1e3
+}
+
+/// The latency curve by percentile, to six nines or the resolution of `count` samples.
+fn percentile_points(h: &Histogram) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let finest = 1.0 / h.len() as f64;
+    (0..=60)
+        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 10.0))
+        .take_while(|&q| 1.0 - q >= finest || q == 0.0)
+        .map(|q| (100.0 * q, h.quantile(q).as_micros() as f64 / 1e3))
+        .collect()
+}
+
+fn over_time(
+    digests: &[IntervalDigest],
+    value: impl Fn(&IntervalDigest) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    digests
+        .iter()
+        .filter_map(|d| value(d).map(|v| (d.index as f64, v)))
+        .collect()
+}
+
+fn series(name: &str, points: Vec<(f64, f64)>, mark: Mark) -> Series {
+    Series {
+        name: name.into(),
+        points,
+        mark,
+        secondary: false,
+    }
+}
+
+/// The steps a headroom plot shows: measured, and with answers.
+fn steps(s: &Summary) -> impl Iterator<Item = &StageRow> {
+    s.stages.iter().filter(|r| !r.warmup && r.count > 0)
+}
+
+/// The figures of one run; the headroom plot only for staged runs (sweeps).
+pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
+    let d = &view.run.intervals;
+    let mut figures = vec![
+        Figure {
+            name: "latency-over-time".into(),
+            title: "Latency over time (per second)".into(),
+            x: Axis::linear("seconds since start"),
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: vec![
+                series(
+                    "p50",
+                    over_time(d, |d| Some(ms(d.p50_us)).filter(|_| d.completed > 0)),
+                    Mark::Line,
+                ),
+                series(
+                    "p90",
+                    over_time(d, |d| Some(ms(d.p90_us)).filter(|_| d.completed > 0)),
+                    Mark::Line,
+                ),
+                series(
+                    "p99",
+                    over_time(d, |d| Some(ms(d.p99_us)).filter(|_| d.completed > 0)),
+                    Mark::Line,
+                ),
+                series(
+                    "max",
+                    over_time(d, |d| Some(ms(d.max_us)).filter(|_| d.completed > 0)),
+                    Mark::Line,
+                ),
+            ],
+        },
+        throughput_over_time(view),
+        Figure {
+            name: "latency-by-percentile".into(),
+            title: "Latency by percentile".into(),
+            x: Axis {
+                label: "percentile".into(),
+                scale: Scale::Nines,
+            },
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: vec![series(
+                &view.label,
+                percentile_points(&view.run.total.latency_all()),
+                Mark::LinePoints,
+            )],
+        },
+    ];
+    if steps(view.summary).next().is_some() {
+        let curve = |q: fn(&StageRow) -> u64| -> Vec<(f64, f64)> {
+            steps(view.summary).map(|r| (r.rps, ms(q(r)))).collect()
+        };
+        figures.push(Figure {
+            name: "headroom".into(),
+            title: "Headroom: latency against achieved throughput (one point per step)".into(),
+            x: Axis::linear("throughput (req/s)"),
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: vec![
+                series("p50", curve(|r| r.latency.p50_us), Mark::LinePoints),
+                series("p95", curve(|r| r.latency.p95_us), Mark::LinePoints),
+                series("p99", curve(|r| r.latency.p99_us), Mark::LinePoints),
+            ],
+        });
+    }
+    figures
+}
+
+fn throughput_over_time(view: &RunView<'_>) -> Figure {
+    let d = &view.run.intervals;
+    let cpu = over_time(d, |d| d.server.map(|s| s.cpu_percent));
+    let mut series_list = vec![
+        series("sent/s", over_time(d, |d| Some(d.sent as f64)), Mark::Line),
+        series(
+            "completed/s",
+            over_time(d, |d| Some(d.completed as f64)),
+            Mark::Line,
+        ),
+        series(
+            "failed/s",
+            over_time(d, |d| Some(d.failed as f64)),
+            Mark::Line,
+        ),
+    ];
+    let y2 = (!cpu.is_empty()).then(|| Axis::linear("server CPU (% of a core)"));
+    if !cpu.is_empty() {
+        series_list.push(Series {
+            name: "server CPU".into(),
+            points: cpu,
+            mark: Mark::Dashed,
+            secondary: true,
+        });
+    }
+    Figure {
+        name: "throughput-over-time".into(),
+        title: "Throughput and errors over time".into(),
+        x: Axis::linear("seconds since start"),
+        y: Axis::linear("requests per second"),
+        y2,
+        series: series_list,
+    }
+}
+
+/// The runs overlaid: latency by percentile, p99 over time, throughput over time, and the
+/// headroom plot of those that are sweeps.
+pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
+    let each = |f: &dyn Fn(&RunView<'_>) -> Vec<(f64, f64)>, mark| -> Vec<Series> {
+        views
+            .iter()
+            .map(|v| series(&v.label, f(v), mark))
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let mut figures = vec![
+        Figure {
+            name: "compare-latency-by-percentile".into(),
+            title: "Latency by percentile".into(),
+            x: Axis {
+                label: "percentile".into(),
+                scale: Scale::Nines,
+            },
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: each(
+                &|v| percentile_points(&v.run.total.latency_all()),
+                Mark::LinePoints,
+            ),
+        },
+        Figure {
+            name: "compare-p99-over-time".into(),
+            title: "p99 latency over time (per second)".into(),
+            x: Axis::linear("seconds since start"),
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: each(
+                &|v| {
+                    over_time(&v.run.intervals, |d| {
+                        Some(ms(d.p99_us)).filter(|_| d.completed > 0)
+                    })
+                },
+                Mark::Line,
+            ),
+        },
+        Figure {
+            name: "compare-throughput-over-time".into(),
+            title: "Completed requests per second".into(),
+            x: Axis::linear("seconds since start"),
+            y: Axis::linear("requests per second"),
+            y2: None,
+            series: each(
+                &|v| over_time(&v.run.intervals, |d| Some(d.completed as f64)),
+                Mark::Line,
+            ),
+        },
+    ];
+    let headroom = each(
+        &|v| {
+            steps(v.summary)
+                .map(|r| (r.rps, ms(r.latency.p99_us)))
+                .collect()
+        },
+        Mark::LinePoints,
+    );
+    if !headroom.is_empty() {
+        figures.push(Figure {
+            name: "compare-headroom".into(),
+            title: "Headroom: p99 latency against achieved throughput".into(),
+            x: Axis::linear("throughput (req/s)"),
+            y: Axis::log("p99 latency (ms)"),
+            y2: None,
+            series: headroom,
+        });
+    }
+    figures.retain(|f| !f.is_empty());
+    figures
+}
