@@ -3,7 +3,7 @@
 //! so the end-of-run report and `headroom report` are one path.
 
 use crate::engine::{self, EngineError, Shutdown};
-use crate::monitor::{peak_rss_bytes, ProcessProbe, TargetProbe};
+use crate::monitor::{peak_rss_bytes, ProcessProbe, ServerWatch};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
 use crate::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta, StoreError, StoredRun};
@@ -45,14 +45,14 @@ pub fn attack(
     attack_watching(plan, command, dir, shutdown, observer, None)
 }
 
-/// Like [`attack`], sampling the `server` process every second into the run log too.
+/// Like [`attack`], sampling the `server` every second into the run log too.
 pub fn attack_watching(
     plan: &AttackPlan,
     command: &[String],
     dir: &RunDir,
     shutdown: Shutdown,
     observer: &mut dyn Observer,
-    mut server: Option<TargetProbe>,
+    mut server: Option<ServerWatch>,
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
     let prepared = engine::prepare(plan)?;
@@ -76,7 +76,7 @@ pub fn attack_watching(
             record,
             health,
             stage,
-            server: server.as_mut().and_then(TargetProbe::sample),
+            server: server.as_mut().and_then(ServerWatch::sample),
         };
         if write_error.is_none() {
             if let Err(e) = writer.append(&line) {

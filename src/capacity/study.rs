@@ -9,7 +9,7 @@
 
 use super::search::{self, Finding, Outcome, Phase, SearchSettings};
 use crate::engine::Shutdown;
-use crate::monitor::TargetProbe;
+use crate::monitor::ServerWatch;
 use crate::plan::{AttackPlan, Load, Rate, Slo, Stage, Stop};
 use crate::run::{Observer, RunError};
 use crate::store::{RunDir, StoreError};
@@ -134,7 +134,7 @@ pub struct StudySettings<'a> {
     /// The command line to store, secrets redacted.
     pub command: Vec<String>,
     /// Opens the server watch for a probe, when one is asked for.
-    pub server: &'a mut dyn FnMut() -> Option<TargetProbe>,
+    pub server: &'a mut dyn FnMut() -> Option<ServerWatch>,
 }
 
 /// Runs the search on `plan`'s requests into `dir`; `observer` sees every probe's intervals

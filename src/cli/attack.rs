@@ -4,6 +4,7 @@ use super::progress::Progress;
 use anyhow::{bail, Context};
 use clap::Args;
 use headroom::engine::Shutdown;
+use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
 use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
 use headroom::report::{self, Format};
 use headroom::store::RunDir;
@@ -53,8 +54,12 @@ pub struct Output {
     pub quiet: bool,
     /// Sample a local server process every second (CPU, memory, threads, descriptors) into the
     /// run and its reports.
-    #[arg(long, value_name = "PID")]
+    #[arg(long, value_name = "PID", conflicts_with = "monitor_prometheus")]
     pub monitor_pid: Option<u32>,
+    /// Scrape a Prometheus endpoint every second for the server's CPU and memory:
+    /// node_exporter's machine metrics, or an exporter's own process metrics.
+    #[arg(long, value_name = "URL")]
+    pub monitor_prometheus: Option<String>,
 }
 
 impl Output {
@@ -79,10 +84,7 @@ impl Output {
     ) -> anyhow::Result<ExitCode> {
         let dir = self.dir(command);
         let argv: Vec<String> = std::env::args().collect();
-        let server = self
-            .monitor_pid
-            .map(headroom::monitor::TargetProbe::new)
-            .transpose()?;
+        let server = self.server_watch()?;
         let watching = Watching {
             format: self.format,
             quiet: self.quiet,
@@ -90,6 +92,15 @@ impl Output {
             limits,
         };
         execute(plan, &argv, &dir, shutdown, watching)
+    }
+
+    /// The server watch asked for, started now so a wrong PID or URL fails before any load.
+    pub fn server_watch(&self) -> anyhow::Result<Option<ServerWatch>> {
+        Ok(match (self.monitor_pid, &self.monitor_prometheus) {
+            (Some(pid), _) => Some(ServerWatch::Process(TargetProbe::new(pid)?)),
+            (None, Some(url)) => Some(ServerWatch::Prometheus(PrometheusProbe::new(url)?)),
+            (None, None) => None,
+        })
     }
 
     /// The run directory asked for, or a new one named after `command`.
@@ -150,7 +161,7 @@ pub struct Watching {
     /// No live progress.
     pub quiet: bool,
     /// The server process to sample.
-    pub server: Option<headroom::monitor::TargetProbe>,
+    pub server: Option<ServerWatch>,
     /// A stage meeting one of these ends the run early.
     pub limits: Vec<Slo>,
 }
@@ -177,7 +188,10 @@ pub fn execute(
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);
-    print!("{}", report::render(&summary, format));
+    print!("{}", report::render(&stored, &summary, format)?);
+    if !plan.stages.is_empty() {
+        super::report::write_plots_and_page(&stored, &summary, dir.path())?;
+    }
     eprintln!(
         "run stored in {} (re-render: headroom report {})",
         dir.path().display(),

@@ -61,12 +61,9 @@ pub fn run(args: CapacityArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
     }
     let plan = args.subject.plan()?;
     let dir = args.output.dir("capacity");
-    let pid = args.output.monitor_pid;
-    if let Some(pid) = pid {
-        // One clear error before the first probe rather than a silent gap in every report.
-        headroom::monitor::TargetProbe::new(pid)?;
-    }
-    let mut server = || pid.and_then(|p| headroom::monitor::TargetProbe::new(p).ok());
+    // One clear error before the first probe rather than a silent gap in every report.
+    args.output.server_watch()?;
+    let mut server = || args.output.server_watch().ok().flatten();
     let argv: Vec<String> = std::env::args().collect();
     let quiet = args.output.quiet;
     let mut progress = super::progress::Progress::new(&plan, true);
@@ -96,7 +93,8 @@ pub fn run(args: CapacityArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
         },
     )
     .with_context(|| format!("capacity search on {} failed", plan.target.url))?;
-    print!("{}", render::render(&record, args.output.format));
+    print!("{}", render::render(&record, args.output.format)?);
+    super::report::write_capacity_plots_and_page(&record, dir.path())?;
     eprintln!(
         "search stored in {} (re-render: headroom report {})",
         dir.path().display(),

@@ -2,6 +2,7 @@
 
 mod attack;
 mod capacity;
+mod compare;
 mod demo;
 mod progress;
 mod report;
@@ -34,7 +35,9 @@ enum Command {
     Capacity(Box<capacity::CapacityArgs>),
     /// Print the JSON Schema of scenario files (for editor completion).
     Schema,
-    /// Re-render a stored run.
+    /// Stored runs side by side: a table and overlaid plots.
+    Compare(compare::CompareArgs),
+    /// Re-render a stored run or search (text, markdown, JSON, HTML) and its plots.
     Report(report::ReportArgs),
     /// Run the built-in test server.
     Target(target::TargetArgs),
@@ -54,6 +57,7 @@ pub fn dispatch(cli: Cli, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
     }

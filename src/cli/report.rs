@@ -1,11 +1,12 @@
-//! `headroom report`: re-renders a stored run.
+//! `headroom report`: re-renders a stored run or capacity search, with its plots.
 
 use anyhow::Context;
 use clap::Args;
-use headroom::report::{self, Format};
-use headroom::store::RunDir;
+use headroom::capacity::study::CapacityRecord;
+use headroom::report::{self, plot, Format};
+use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Options of `headroom report`.
@@ -16,19 +17,100 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Write the report to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the figures as PNG and SVG into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }
 
 /// Runs `headroom report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    if let Some(record) = headroom::capacity::study::CapacityRecord::load(&args.run)
+    let text = match CapacityRecord::load(&args.run)
         .with_context(|| format!("cannot read the search in {}", args.run.display()))?
     {
-        print!("{}", report::capacity::render(&record, args.format));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let stored = RunDir::at(&args.run)
-        .load()
-        .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
-    print!("{}", report::render(&Summary::of(&stored), args.format));
+        Some(record) => {
+            if let Some(dir) = &args.plots {
+                announce(plot::write_all(&plot::for_capacity(&record), dir)?);
+            }
+            report::capacity::render(&record, args.format)?
+        }
+        None => {
+            let stored = RunDir::at(&args.run)
+                .load()
+                .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
+            let summary = Summary::of(&stored);
+            if let Some(dir) = &args.plots {
+                announce(plot::write_all(&figures(&stored, &summary), dir)?);
+            }
+            report::render(&stored, &summary, args.format)?
+        }
+    };
+    emit(&text, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn figures(stored: &StoredRun, summary: &Summary) -> Vec<plot::Figure> {
+    plot::for_run(&plot::RunView {
+        label: "all requests".into(),
+        run: stored,
+        summary,
+    })
+}
+
+/// Writes `text` to `output`, or to standard output.
+pub fn emit(text: &str, output: Option<&Path>) -> anyhow::Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn announce(files: Vec<PathBuf>) {
+    if let Some(first) = files.first() {
+        eprintln!(
+            "wrote {} plot files in {}",
+            files.len(),
+            first.parent().unwrap_or(Path::new(".")).display()
+        );
+    }
+}
+
+/// Writes a staged run's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
+pub fn write_plots_and_page(
+    stored: &StoredRun,
+    summary: &Summary,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let written = plot::write_all(&figures(stored, summary), &dir.join("plots"))?;
+    let page = report::render(stored, summary, Format::Html)?;
+    let path = dir.join("report.html");
+    std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "plots in {} ({} files), HTML report in {}",
+        dir.join("plots").display(),
+        written.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
+pub fn write_capacity_plots_and_page(record: &CapacityRecord, dir: &Path) -> anyhow::Result<()> {
+    plot::write_all(&plot::for_capacity(record), &dir.join("plots"))?;
+    let path = dir.join("report.html");
+    std::fs::write(&path, report::capacity::render(record, Format::Html)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "plots in {}, HTML report in {}",
+        dir.join("plots").display(),
+        path.display()
+    );
+    Ok(())
 }

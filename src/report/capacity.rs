@@ -9,14 +9,15 @@ use crate::capacity::study::{CapacityRecord, ProbeRecord};
 use std::fmt::Write as _;
 
 /// Renders the search in `format`.
-pub fn render(record: &CapacityRecord, format: Format) -> String {
-    match format {
+pub fn render(record: &CapacityRecord, format: Format) -> Result<String, super::plot::PlotError> {
+    Ok(match format {
         Format::Json => {
             serde_json::to_string_pretty(record).expect("a capacity record serializes") + "\n"
         }
         Format::Markdown => render_markdown(record),
         Format::Text => render_text(record),
-    }
+        Format::Html => super::html::capacity_page(record)?,
+    })
 }
 
 /// One line per probe, for the progress on stderr.

@@ -113,7 +113,7 @@ pub fn render_markdown(s: &Summary) -> String {
     if let Some(sv) = &s.server {
         let _ = writeln!(
             out,
-            "\n### Server\n\nCPU {:.1} % of a core on average, {:.1} % in its busiest second; up to {} resident, {} threads ({} seconds sampled).",
+            "\n### Server\n\nCPU {:.1} % of a core on average, {:.1} % in its busiest second; up to {} of memory, {} threads ({} seconds sampled).",
             sv.cpu_mean_percent,
             sv.cpu_max_percent,
             fmt_bytes(sv.rss_max_bytes as f64),

@@ -3,6 +3,8 @@
 mod by_request;
 mod by_stage;
 pub mod capacity;
+pub mod compare;
+pub mod html;
 mod json;
 mod markdown;
 pub mod plot;
@@ -22,15 +24,26 @@ pub enum Format {
     Json,
     /// Markdown tables, ready to paste into a performance report.
     Markdown,
+    /// One self-contained HTML page with the tables and the figures.
+    Html,
 }
 
-/// Renders `summary` in `format`.
-pub fn render(summary: &crate::summary::Summary, format: Format) -> String {
-    match format {
+/// Renders the stored `run` (summarised as `summary`) in `format`.
+pub fn render(
+    run: &crate::store::StoredRun,
+    summary: &crate::summary::Summary,
+    format: Format,
+) -> Result<String, plot::PlotError> {
+    Ok(match format {
         Format::Text => render_text(summary),
         Format::Json => render_json(summary),
         Format::Markdown => render_markdown(summary),
-    }
+        Format::Html => html::run_page(&plot::RunView {
+            label: "all requests".into(),
+            run,
+            summary,
+        })?,
+    })
 }
 
 /// A microsecond count as a short human duration ("850µs", "12.3ms", "1.204s").

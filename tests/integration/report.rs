@@ -4,7 +4,7 @@
 use crate::support::open_plan;
 use headroom::monitor::{CpuTime, Health};
 use headroom::record::IntervalRecord;
-use headroom::report::{render, Format};
+use headroom::report::{render_json, render_text};
 use headroom::sample::{ErrorKind, Outcome, Sample};
 use headroom::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta};
 use headroom::summary::Summary;
@@ -113,7 +113,7 @@ fn the_text_report_matches_its_golden_file() {
     let dir = tempfile::tempdir().unwrap();
     let run = stored_run(dir.path(), true);
     let summary = Summary::of(&run.load().unwrap());
-    check_golden("attack-report.txt", &render(&summary, Format::Text));
+    check_golden("attack-report.txt", &render_text(&summary));
 }
 
 #[test]
@@ -121,8 +121,8 @@ fn a_partial_run_says_so_in_text_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let run = stored_run(dir.path(), false);
     let summary = Summary::of(&run.load().unwrap());
-    check_golden("partial-report.txt", &render(&summary, Format::Text));
-    let json: serde_json::Value = serde_json::from_str(&render(&summary, Format::Json)).unwrap();
+    check_golden("partial-report.txt", &render_text(&summary));
+    let json: serde_json::Value = serde_json::from_str(&render_json(&summary)).unwrap();
     assert_eq!(json["requests"]["total"], 200);
     assert!(json["partial"].as_str().unwrap().contains("did not finish"));
     assert_eq!(json["status_codes"]["503"], 14);

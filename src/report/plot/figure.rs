@@ -35,8 +35,10 @@ impl Scale {
             Scale::Linear => short_number(at),
             Scale::Log => short_number(10f64.powf(at)),
             Scale::Nines => {
-                let p = 100.0 * (1.0 - 10f64.powf(-at));
-                format!("{}%", short_number(p))
+                // Ticks sit on whole nines: 0 %, 90 %, 99 %, 99.9 % …
+                let nines = at.round().max(0.0);
+                let p = 100.0 * (1.0 - 10f64.powf(-nines));
+                format!("{p:.*}%", (nines as usize).saturating_sub(2))
             }
         }
     }
@@ -238,9 +240,17 @@ impl Figure {
         let yr = self.range(&self.y, |s, p| (!s.secondary).then_some(p.1));
         let y2 = self.y2.clone().unwrap_or_else(|| Axis::linear(""));
         let y2r = self.range(&y2, |s, p| s.secondary.then_some(p.1));
+        // Log and percentile axes get one tick per decade (or nine), so every label is round.
+        let ticks = |axis: &Axis, r: &std::ops::Range<f64>| match axis.scale {
+            Scale::Linear => 10,
+            Scale::Log | Scale::Nines => (r.end - r.start).round().max(1.0) as usize + 1,
+        };
+        let (x_ticks, y_ticks, y2_ticks) =
+            (ticks(&self.x, &xr), ticks(&self.y, &yr), ticks(&y2, &y2r));
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 22))
             .margin(12)
+            .margin_right(32)
             .x_label_area_size(48)
             .y_label_area_size(64)
             .right_y_label_area_size(if self.y2.is_some() { 64 } else { 8 })
@@ -256,6 +266,8 @@ impl Figure {
             .y_desc(self.y.label.as_str())
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
+            .x_labels(x_ticks)
+            .y_labels(y_ticks)
             .light_line_style(RGBColor(235, 235, 235))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
@@ -265,6 +277,7 @@ impl Figure {
                 .configure_secondary_axes()
                 .y_desc(y2.label.as_str())
                 .y_label_formatter(&y2_fmt)
+                .y_labels(y2_ticks)
                 .label_style(("sans-serif", 14))
                 .axis_desc_style(("sans-serif", 15))
                 .draw()?;
@@ -337,6 +350,8 @@ mod tests {
         assert!((n.to_axis(90.0) - 1.0).abs() < 1e-9);
         assert!((n.to_axis(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(n.label(2.0), "99%");
+        assert_eq!(n.label(4.0), "99.99%");
+        assert_eq!(n.label(0.0), "0%");
         assert_eq!(Scale::Log.label(2.0), "100");
         assert_eq!(short_number(12_500.0), "12.5k");
         assert_eq!(short_number(0.25), "0.25");

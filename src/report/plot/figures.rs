@@ -235,3 +235,60 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
     figures.retain(|f| !f.is_empty());
     figures
 }
+
+/// A capacity search's probes: latency and throughput against the offered rate, with the
+/// latency objectives drawn as the lines they must stay under.
+pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figure> {
+    let mut probes: Vec<&crate::capacity::study::ProbeRecord> = record.probes.iter().collect();
+    probes.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let curve = |q: fn(&crate::capacity::study::ProbeRecord) -> f64| -> Vec<(f64, f64)> {
+        probes.iter().map(|p| (p.rate, q(p))).collect()
+    };
+    let (lo, hi) = (
+        probes.first().map_or(0.0, |p| p.rate),
+        probes.last().map_or(1.0, |p| p.rate),
+    );
+    let mut latency = vec![
+        series("p50", curve(|p| ms(p.p50_us)), Mark::LinePoints),
+        series("p95", curve(|p| ms(p.p95_us)), Mark::LinePoints),
+        series("p99", curve(|p| ms(p.p99_us)), Mark::LinePoints),
+    ];
+    for text in &record.objectives {
+        if let Ok(slo) = text.parse::<crate::plan::Slo>() {
+            if matches!(
+                slo.metric,
+                crate::plan::Metric::Quantile(_)
+                    | crate::plan::Metric::Mean
+                    | crate::plan::Metric::Max
+            ) {
+                let y = slo.bound / 1e3;
+                latency.push(series(
+                    &format!("objective {text}"),
+                    vec![(lo, y), (hi, y)],
+                    Mark::Dashed,
+                ));
+            }
+        }
+    }
+    vec![
+        Figure {
+            name: "capacity-latency".into(),
+            title: "Latency against offered rate (one point per probe)".into(),
+            x: Axis::linear("offered rate (req/s)"),
+            y: Axis::log("latency (ms)"),
+            y2: None,
+            series: latency,
+        },
+        Figure {
+            name: "capacity-throughput".into(),
+            title: "Achieved throughput against offered rate".into(),
+            x: Axis::linear("offered rate (req/s)"),
+            y: Axis::linear("throughput (req/s)"),
+            y2: None,
+            series: vec![
+                series("achieved", curve(|p| p.throughput), Mark::LinePoints),
+                series("offered", curve(|p| p.rate), Mark::Dashed),
+            ],
+        },
+    ]
+}

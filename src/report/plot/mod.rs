@@ -4,7 +4,7 @@ mod figure;
 mod figures;
 
 pub use figure::{short_number, Axis, Figure, Mark, PlotError, Scale, Series, SIZE};
-pub use figures::{for_comparison, for_run, RunView};
+pub use figures::{for_capacity, for_comparison, for_run, RunView};
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,112 @@
+//! Runs side by side (TLS at the balancer vs on the instance vs with client certificates):
+//! one row per measure, one column per run.
+
+use super::plot::RunView;
+use super::table::{aligned, markdown};
+use super::{fmt_us, Format};
+use crate::summary::Stats;
+
+/// The comparison table: header (measure, then each run's label), then one row per measure.
+pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut header = vec!["".to_string()];
+    header.extend(views.iter().map(|v| v.label.clone()));
+    rows.push(header);
+    let mut add = |name: &str, cell: &dyn Fn(&RunView<'_>) -> String| {
+        let mut r = vec![name.to_string()];
+        r.extend(views.iter().map(cell));
+        rows.push(r);
+    };
+    add("load", &|v| super::text::load_words(v.summary));
+    add("protocol", &|v| v.summary.protocol.clone());
+    add("requests", &|v| v.summary.requests.total.to_string());
+    add("throughput", &|v| {
+        format!("{:.1}/s", v.summary.requests.throughput)
+    });
+    add("success", &|v| {
+        format!("{:.2}%", 100.0 * v.summary.success_ratio)
+    });
+    type Pick = fn(&Stats) -> u64;
+    let latency: [(&str, Pick); 7] = [
+        ("latency min", |s| s.min_us),
+        ("latency 50%", |s| s.p50_us),
+        ("latency 90%", |s| s.p90_us),
+        ("latency 95%", |s| s.p95_us),
+        ("latency 99%", |s| s.p99_us),
+        ("latency 99.9%", |s| s.p999_us),
+        ("latency max", |s| s.max_us),
+    ];
+    for (name, pick) in latency {
+        add(name, &|v| fmt_us(pick(&v.summary.latency)));
+    }
+    add("latency mean", &|v| {
+        super::fmt_us_f(v.summary.latency.mean_us)
+    });
+    add("TLS handshake mean", &|v| {
+        v.summary
+            .tls_handshake
+            .as_ref()
+            .map_or("-".into(), |s| super::fmt_us_f(s.mean_us))
+    });
+    add("errors", &|v| {
+        let e: Vec<String> = v
+            .summary
+            .errors
+            .iter()
+            .map(|e| format!("{} {}", e.key, e.count))
+            .collect();
+        if e.is_empty() {
+            "-".into()
+        } else {
+            e.join(", ")
+        }
+    });
+    add("objectives", &|v| match v.summary.slo.len() {
+        0 => "-".into(),
+        n => format!(
+            "{} of {n} met",
+            v.summary.slo.iter().filter(|s| s.met).count()
+        ),
+    });
+    add("generator CPU/req", &|v| {
+        format!("{:.1}µs", v.summary.generator.cpu_us_per_request)
+    });
+    add("generator", &|v| {
+        if v.summary.generator.saturated {
+            "fell behind".into()
+        } else {
+            "ok".into()
+        }
+    });
+    if views.iter().any(|v| v.summary.server.is_some()) {
+        add("server CPU mean", &|v| {
+            v.summary
+                .server
+                .as_ref()
+                .map_or("-".into(), |s| format!("{:.0}%", s.cpu_mean_percent))
+        });
+        add("server CPU max", &|v| {
+            v.summary
+                .server
+                .as_ref()
+                .map_or("-".into(), |s| format!("{:.0}%", s.cpu_max_percent))
+        });
+    }
+    rows
+}
+
+/// The comparison in `format`.
+pub fn render(views: &[RunView<'_>], format: Format) -> Result<String, super::plot::PlotError> {
+    Ok(match format {
+        Format::Html => super::html::compare_page(views, &rows(views))?,
+        Format::Json => {
+            let all: Vec<serde_json::Value> = views
+                .iter()
+                .map(|v| serde_json::json!({"label": v.label, "summary": v.summary}))
+                .collect();
+            serde_json::to_string_pretty(&all).expect("summaries serialize") + "\n"
+        }
+        Format::Markdown => markdown(&rows(views)),
+        Format::Text => aligned(&rows(views)),
+    })
+}

@@ -1,0 +1,373 @@
+//! Sweeps, the capacity search, plots, HTML reports and comparisons, through the binary as
+//! a user runs them, against servers whose capacity is known.
+
+use crate::support::etcd::Etcd;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The built-in target answering at most `capacity` requests per second.
+fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
+    headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency: std::time::Duration::ZERO,
+        threads: 1,
+        capacity: Some(capacity),
+    })
+    .unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
+    let target = limited_target(1000.0);
+    let url = format!("http://{}/", target.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let o = headroom(&[
+        "sweep",
+        &url,
+        "--rate",
+        "250..8000",
+        "--step",
+        "x2",
+        "--step-duration",
+        "1s",
+        "--stop-when",
+        "p99 > 100ms",
+        "--threads",
+        "1",
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    let stages = report["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 6, "250, 500, 1000, 2000, 4000, 8000");
+    let counts: Vec<u64> = stages
+        .iter()
+        .map(|s| s["count"].as_u64().unwrap())
+        .collect();
+    // 2000 req/s against a 1000 req/s server queues half a second within the step.
+    assert!(counts[..3].iter().all(|&c| c > 200), "{counts:?}");
+    assert!(counts[3] > 0, "the step past the limit ran: {counts:?}");
+    // The step is judged when its second is handed over: the next one has barely begun.
+    assert!(
+        counts[4] < 200,
+        "the sweep went on past its limit: {counts:?}"
+    );
+    assert_eq!(counts[5], 0, "the sweep went on past its limit: {counts:?}");
+    let why = report["stopped_early"].as_str().unwrap();
+    assert!(
+        why.contains("2000 req/s") && why.contains("p99 > 100ms"),
+        "{why}"
+    );
+    assert!(stages[2]["latency"]["p99_us"].as_u64().unwrap() < 100_000);
+    let end = json(&out.join("end.json"));
+    assert_eq!(end["status"], "stopped");
+    // The sweep leaves its plots and an HTML page beside the run.
+    for f in [
+        "headroom.svg",
+        "headroom.png",
+        "latency-over-time.png",
+        "throughput-over-time.svg",
+    ] {
+        assert!(
+            out.join("plots").join(f).metadata().unwrap().len() > 1000,
+            "{f}"
+        );
+    }
+    let text = ok(headroom(&["report", out.to_str().unwrap()]));
+    assert!(
+        text.contains("not run") && text.contains("stopped early"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_concurrency_sweep_counts_its_steps_in_requests() {
+    let target = limited_target(2000.0);
+    let url = format!("http://{}/", target.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let o = headroom(&[
+        "sweep",
+        &url,
+        "--concurrency",
+        "1..4",
+        "--step",
+        "1",
+        "--step-requests",
+        "200",
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    let stages = report["stages"].as_array().unwrap();
+    assert_eq!(report["requests"]["total"], 800);
+    for (i, s) in stages.iter().enumerate() {
+        assert_eq!(s["count"], 200, "step {i}");
+        // One worker at 2000 req/s: each user adds half a millisecond of queue (Little).
+        let p50 = s["latency"]["p50_us"].as_u64().unwrap();
+        let expected = 500 * (i as u64 + 1);
+        assert!(
+            p50 + 300 >= expected && p50 <= expected + 2000,
+            "step {i}: {p50}µs"
+        );
+    }
+}
+
+#[test]
+fn the_search_finds_a_known_capacity_and_names_the_tipping_point() {
+    let capacity = 1500.0;
+    let target = limited_target(capacity);
+    let url = format!("http://{}/", target.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let o = headroom(&[
+        "capacity",
+        &url,
+        "--slo",
+        "p99 < 20ms, errors < 1%",
+        "--start",
+        "200",
+        "--window",
+        "1s",
+        "--warmup",
+        "1s",
+        "--precision",
+        "10%",
+        "--threads",
+        "1",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = ok(o);
+    let record = json(&out.join("capacity.json"));
+    let outcome = &record["outcome"];
+    assert_eq!(outcome["verdict"], "found", "{text}");
+    let found = outcome["capacity"].as_f64().unwrap();
+    let tipping = outcome["tipping"].as_f64().unwrap();
+    assert!(
+        found <= capacity && found >= capacity / 1.1 / 1.1,
+        "{found}\n{text}"
+    );
+    assert!(tipping > capacity * 0.98, "{tipping}\n{text}");
+    assert!(text.contains("Sustainable capacity") && text.contains("Tipping point"));
+    let probes = record["probes"].as_array().unwrap();
+    assert_eq!(probes.last().unwrap()["phase"], "confirm");
+    // Every probe is a run of its own that `headroom report` renders.
+    let first = out.join(probes[0]["run"].as_str().unwrap());
+    assert!(ok(headroom(&["report", first.to_str().unwrap()])).contains("Latencies"));
+    assert!(ok(headroom(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "markdown"
+    ]))
+    .contains("| # | phase |"));
+}
+
+#[test]
+fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
+    let target = limited_target(5000.0);
+    let url = format!("http://{}/", target.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    ok(headroom(&[
+        "sweep",
+        &url,
+        "--rate",
+        "100,200",
+        "--step-duration",
+        "1s",
+        "-q",
+        "--out",
+        run.to_str().unwrap(),
+        "-H",
+        "Authorization: Bearer s3cr3t-token",
+    ]));
+    let page = dir.path().join("report.html");
+    ok(headroom(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("s3cr3t-token"),
+        "a secret reached the report"
+    );
+    for needed in [
+        "<svg",
+        "Headroom",
+        "Latency by percentile",
+        "Stages",
+        "Options",
+    ] {
+        assert!(html.contains(needed), "missing {needed}");
+    }
+    // Self-contained: nothing is fetched when it is opened.
+    for remote in ["http://", "https://", "src=\"", "<link"] {
+        let outside = html
+            .match_indices(remote)
+            .filter(|(i, _)| !html[i.saturating_sub(40)..*i].contains("xmlns"))
+            .filter(|(i, _)| !html[*i..].starts_with(&format!("http://{}", target.addr())))
+            .count();
+        assert_eq!(outside, 0, "the page refers to {remote}");
+    }
+    // Chromium lays it out: the DOM it built holds the figures and tables.
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok())
+        .expect("chromium is needed for this test (.ci/run installs Debian's chromium)");
+    let profile = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let rendered = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1200,3000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&rendered.stdout);
+    assert!(
+        dom.matches("<svg").count() >= 4,
+        "chromium did not render the figures:\n{}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    assert!(dom.contains("<table") && dom.contains("</html>"));
+}
+
+#[test]
+fn compare_puts_runs_side_by_side_with_overlaid_plots() {
+    let fast = limited_target(100_000.0);
+    let slow = crate::support::start_target(std::time::Duration::from_millis(5));
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (name, addr) in [("fast", fast.addr()), ("slow", slow.addr())] {
+        let out = dir.path().join(name);
+        ok(headroom(&[
+            "attack",
+            &format!("http://{addr}/"),
+            "--rate",
+            "200",
+            "-d",
+            "1s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        runs.push(out);
+    }
+    let plots = dir.path().join("plots");
+    let table = ok(headroom(&[
+        "compare",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+        "--plots",
+        plots.to_str().unwrap(),
+    ]));
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("fast") && header.contains("slow"),
+        "{table}"
+    );
+    let p50 = table
+        .lines()
+        .find(|l| l.starts_with("latency 50%"))
+        .unwrap();
+    assert!(p50.contains("µs") && p50.contains("5."), "{p50}");
+    let svg = std::fs::read_to_string(plots.join("compare-latency-by-percentile.svg")).unwrap();
+    assert!(svg.contains("fast") && svg.contains("slow"));
+    assert!(plots.join("compare-p99-over-time.png").exists());
+    let bad = headroom(&["compare", runs[0].to_str().unwrap(), "--labels", "a"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn a_prometheus_endpoint_feeds_the_server_columns() {
+    let etcd = Etcd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let metrics = format!("{}/metrics", etcd.url());
+    let o = headroom(&[
+        "attack",
+        &format!("{}/version", etcd.url()),
+        "--rate",
+        "300",
+        "-d",
+        "3s",
+        "-q",
+        "--format",
+        "json",
+        "--monitor-prometheus",
+        &metrics,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    let server = &report["server"];
+    assert!(server["samples"].as_u64().unwrap() >= 2, "{server}");
+    assert!(
+        server["rss_max_bytes"].as_u64().unwrap() > 1_000_000,
+        "{server}"
+    );
+    assert!(
+        server["cpu_max_percent"].as_f64().unwrap() > 0.0,
+        "{server}"
+    );
+    let bad = headroom(&[
+        "attack",
+        &etcd.url(),
+        "--rate",
+        "1",
+        "-d",
+        "1s",
+        "--monitor-prometheus",
+        &format!("{}/nothing-here", etcd.url()),
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("metrics path"),
+        "{err}"
+    );
+}
