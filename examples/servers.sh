@@ -5,6 +5,10 @@
 #          https://127.0.0.1:18445…18447  three more such "instances" (seed 003); one nginx
 #                                   serves them all, so they show round-robin, not scaling
 #          http://127.0.0.1:18081   a bearer-token gate in front of etcd (seed 000)
+#          http://127.0.0.1:18080   plain HTTP: TLS ended before it, at a balancer (seed 001)
+#          https://127.0.0.1:18448, 18449  TLS + client certificate, each port an "instance"
+#                                   answering at most 2,000 req/s (limit_req queues the rest),
+#                                   standing in for a service with its own capacity (seed 003)
 #   etcd   http://127.0.0.1:23790   its v3 JSON gateway     (seed 000, 002)
 # Certificates (a test CA, server and client) are made here with openssl.
 # Usage: examples/servers.sh start|stop     (state in examples/.run; stops only what it started)
@@ -16,7 +20,8 @@ need() { command -v "$1" >/dev/null || { echo "servers.sh: $1 is needed (apt-get
 
 start() {
   need nginx nginx; need etcd etcd-server; need openssl openssl; need curl curl
-  mkdir -p "$RUN/certs" "$RUN/logs" "$RUN/tmp"
+  mkdir -p "$RUN/certs" "$RUN/logs" "$RUN/tmp" "$RUN/www"
+  printf 'ok\n' > "$RUN/www/ok.txt"
   if [ -f "$RUN/nginx.pid" ] || [ -f "$RUN/etcd.pid" ]; then
     echo "servers.sh: already started (run stop first)" >&2; exit 1
   fi
@@ -40,6 +45,12 @@ http {
   client_body_temp_path $RUN/tmp/body; proxy_temp_path $RUN/tmp/proxy;
   fastcgi_temp_path $RUN/tmp/fcgi; uwsgi_temp_path $RUN/tmp/uwsgi; scgi_temp_path $RUN/tmp/scgi;
   upstream etcd { server 127.0.0.1:23790; keepalive 32; }
+  limit_req_zone \$server_port zone=instance:1m rate=2000r/s;
+  server { listen 127.0.0.1:18080; location / { return 200 "ok\n"; } }
+  server { listen 127.0.0.1:18448 ssl; listen 127.0.0.1:18449 ssl;
+           ssl_certificate $c/server.pem; ssl_certificate_key $c/server.key;
+           ssl_verify_client on; ssl_client_certificate $c/ca.pem;
+           location / { limit_req zone=instance burst=1000000; root $RUN/www; } }
   server { listen 127.0.0.1:18443 ssl; ssl_certificate $c/server.pem; ssl_certificate_key $c/server.key;
            location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:18444 ssl; listen 127.0.0.1:18445 ssl; listen 127.0.0.1:18446 ssl;

@@ -100,93 +100,129 @@ pub struct Outcome {
     pub capacity: Option<f64>,
     /// Lowest rate that broke it: the tipping point.
     pub tipping: Option<f64>,
+    /// Lowest rate the generator could not offer, when it ran short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<f64>,
+}
+
+/// What a probe says about the bracket.
+enum Step {
+    Met,
+    Broken,
+    Bound,
+}
+
+/// The bracket so far: the highest rate met, the lowest broken, the lowest the generator
+/// could not offer.
+#[derive(Default)]
+struct Bracket {
+    lo: Option<f64>,
+    hi: Option<f64>,
+    ceiling: Option<f64>,
+}
+
+impl Bracket {
+    fn take(&mut self, rate: f64, step: &Step) {
+        match step {
+            Step::Met => self.lo = Some(rate),
+            Step::Broken => self.hi = Some(rate),
+            Step::Bound => self.ceiling = Some(rate),
+        }
+    }
+
+    /// The lowest rate known not to be sustainable (by the server or by the generator).
+    fn upper(&self) -> Option<f64> {
+        match (self.hi, self.ceiling) {
+            (Some(h), Some(c)) => Some(h.min(c)),
+            (h, c) => h.or(c),
+        }
+    }
+
+    fn outcome(&self, verdict: Verdict) -> Outcome {
+        Outcome {
+            verdict,
+            capacity: self.lo,
+            tipping: self.hi,
+            ceiling: self.ceiling,
+        }
+    }
 }
 
 /// Runs the search, calling `probe` with each rate to try and its phase; `None` from
 /// `probe` means it was interrupted.
+///
+/// A probe the generator could not drive caps the bracket like a broken one, so the search
+/// still narrows to the highest rate it can measure; the verdict then says that the
+/// generator, not the server, was the limit.
 pub fn search<E>(
     settings: &SearchSettings,
     mut probe: impl FnMut(f64, Phase) -> Result<Option<Finding>, E>,
 ) -> Result<Outcome, E> {
-    let mut lo: Option<f64> = None;
-    let mut hi: Option<f64> = None;
+    let mut b = Bracket::default();
     let mut probes = 0;
-    let end = |verdict, lo, hi| {
-        Ok(Outcome {
-            verdict,
-            capacity: lo,
-            tipping: hi,
-        })
-    };
     macro_rules! try_rate {
         ($rate:expr, $phase:expr) => {{
             if probes >= settings.max_probes {
-                return end(Verdict::OutOfProbes, lo, hi);
+                return Ok(b.outcome(Verdict::OutOfProbes));
             }
             probes += 1;
-            match probe($rate, $phase)? {
-                None => return end(Verdict::Interrupted, lo, hi),
-                Some(f) if f.generator_bound => return end(Verdict::GeneratorBound, lo, hi),
-                Some(f) => f.met,
-            }
+            let step = match probe($rate, $phase)? {
+                None => return Ok(b.outcome(Verdict::Interrupted)),
+                Some(f) if f.generator_bound => Step::Bound,
+                Some(f) if f.met => Step::Met,
+                Some(_) => Step::Broken,
+            };
+            b.take($rate, &step);
+            step
         }};
     }
 
     let mut rate = settings.start;
     loop {
-        let phase = if hi.is_some() && lo.is_none() {
+        let phase = if b.upper().is_some() && b.lo.is_none() {
             Phase::Shrink
         } else {
             Phase::Grow
         };
-        if try_rate!(rate, phase) {
-            lo = Some(rate);
-            if hi.is_some() {
-                break;
-            }
-            if rate >= settings.max {
-                return end(Verdict::AboveMax, lo, hi);
-            }
-            rate = round(rate * settings.growth).min(settings.max);
-        } else {
-            hi = Some(rate);
-            if lo.is_some() {
-                break;
-            }
-            if rate <= MIN_RATE {
-                return end(Verdict::BelowMin, lo, hi);
-            }
-            rate = round(rate / settings.growth).max(MIN_RATE);
+        match try_rate!(rate, phase) {
+            Step::Met if b.upper().is_some() => break,
+            Step::Met if rate >= settings.max => return Ok(b.outcome(Verdict::AboveMax)),
+            Step::Met => rate = round(rate * settings.growth).min(settings.max),
+            _ if b.lo.is_some() => break,
+            _ if rate <= MIN_RATE => return Ok(b.outcome(Verdict::BelowMin)),
+            _ => rate = round(rate / settings.growth).max(MIN_RATE),
         }
     }
 
-    let (mut low, mut high) = (lo.unwrap_or(MIN_RATE), hi.unwrap_or(settings.max));
-    while high > low * (1.0 + settings.precision) {
+    let mut low = b.lo.unwrap_or(MIN_RATE);
+    while let Some(high) = b.upper().filter(|&h| h > low * (1.0 + settings.precision)) {
         let mid = round((low * high).sqrt());
         if mid <= low || mid >= high {
             break;
         }
-        if try_rate!(mid, Phase::Bisect) {
+        if let Step::Met = try_rate!(mid, Phase::Bisect) {
             low = mid;
-            lo = Some(mid);
-        } else {
-            high = mid;
-            hi = Some(mid);
         }
     }
 
     // A boundary found once may be luck: repeat it, and step down while it does not hold.
     for _ in 0..3 {
-        if try_rate!(low, Phase::Confirm) {
-            return end(Verdict::Found, Some(low), hi);
+        if let Step::Met = try_rate!(low, Phase::Confirm) {
+            let server_broke = b.hi.is_some_and(|h| b.ceiling.is_none_or(|c| h <= c));
+            let verdict = if server_broke {
+                Verdict::Found
+            } else {
+                Verdict::GeneratorBound
+            };
+            return Ok(b.outcome(verdict));
         }
-        hi = Some(low);
         low = round(low / (1.0 + settings.precision));
         if low < MIN_RATE {
             break;
         }
     }
-    end(Verdict::Unconfirmed, None, hi)
+    b.lo = None;
+    Ok(b.outcome(Verdict::Unconfirmed))
 }
 
 /// A rate rounded to three significant digits, so steps read as 2830, not 2828.43.
@@ -253,9 +289,15 @@ mod tests {
 
     #[test]
     fn says_when_the_generator_and_not_the_server_is_the_limit() {
-        let (o, _) = run(&settings(), 1e9, 3000.0);
+        let (o, tried) = run(&settings(), 1e9, 3000.0);
         assert_eq!(o.verdict, Verdict::GeneratorBound);
-        assert_eq!(o.capacity, Some(1600.0));
+        // Narrowed to the highest rate the generator could drive, and confirmed there.
+        let found = o.capacity.unwrap();
+        assert!((3000.0 / 1.05 / 1.01..=3000.0).contains(&found), "{found}");
+        assert!(o.ceiling.unwrap() > 3000.0 && o.tipping.is_none());
+        assert_eq!(tried.last().unwrap().1, Phase::Confirm);
+        // A server that breaks below the generator's reach is found as usual.
+        assert_eq!(run(&settings(), 2000.0, 3000.0).0.verdict, Verdict::Found);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `headroom compare`: stored runs side by side, as a table and overlaid plots.
 
 use anyhow::{bail, Context};
-use headroom::report::{compare, plot, Format};
+use headroom::report::{compare, plot};
 use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::path::PathBuf;
@@ -16,15 +16,8 @@ pub struct CompareArgs {
     /// Their names in the table and legends, comma-separated (default: directory names).
     #[arg(long)]
     pub labels: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    /// Write the comparison to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the overlaid figures as PNG and SVG into this directory.
-    #[arg(long, value_name = "DIR")]
-    pub plots: Option<PathBuf>,
+    #[command(flatten)]
+    pub rendering: super::report::Rendering,
 }
 
 /// Runs `headroom compare`.
@@ -67,11 +60,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             summary,
         })
         .collect();
-    if let Some(dir) = &args.plots {
-        let files = plot::write_all(&plot::for_comparison(&views), dir)?;
-        eprintln!("wrote {} plot files in {}", files.len(), dir.display());
+    let r = &args.rendering;
+    if let Some(dir) = &r.plots {
+        super::report::announce(plot::write_all(&plot::for_comparison(&views), dir)?);
     }
-    let text = compare::render(&views, args.format)?;
-    super::report::emit(&text, args.output.as_deref())?;
+    let text = compare::render(&views, r.format)?;
+    super::report::emit(&text, r.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,13 @@ use std::process::ExitCode;
 pub struct ReportArgs {
     /// A run directory (attack, run, sweep) or a capacity search's directory.
     pub run: PathBuf,
+    #[command(flatten)]
+    pub rendering: Rendering,
+}
+
+/// How a report is rendered and where it goes (`report` and `compare` alike).
+#[derive(Debug, Args)]
+pub struct Rendering {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -27,27 +34,32 @@ pub struct ReportArgs {
 
 /// Runs `headroom report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let Rendering {
+        format,
+        output,
+        plots,
+    } = &args.rendering;
     let text = match CapacityRecord::load(&args.run)
         .with_context(|| format!("cannot read the search in {}", args.run.display()))?
     {
         Some(record) => {
-            if let Some(dir) = &args.plots {
+            if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_capacity(&record), dir)?);
             }
-            report::capacity::render(&record, args.format)?
+            report::capacity::render(&record, *format)?
         }
         None => {
             let stored = RunDir::at(&args.run)
                 .load()
                 .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
             let summary = Summary::of(&stored);
-            if let Some(dir) = &args.plots {
+            if let Some(dir) = plots {
                 announce(plot::write_all(&figures(&stored, &summary), dir)?);
             }
-            report::render(&stored, &summary, args.format)?
+            report::render(&stored, &summary, *format)?
         }
     };
-    emit(&text, args.output.as_deref())?;
+    emit(&text, output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -72,7 +84,8 @@ pub fn emit(text: &str, output: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn announce(files: Vec<PathBuf>) {
+/// Says where the plot files went.
+pub fn announce(files: Vec<PathBuf>) {
     if let Some(first) = files.first() {
         eprintln!(
             "wrote {} plot files in {}",

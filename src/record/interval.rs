@@ -128,6 +128,9 @@ pub struct StepStats {
     pub first_us: u64,
     /// Latest completion, µs after the start of the run.
     pub last_us: u64,
+    /// Earliest completion, µs after the start of the run.
+    #[serde(default)]
+    pub first_done_us: u64,
 }
 
 impl StepStats {
@@ -136,10 +139,13 @@ impl StepStats {
         if other.count == 0 {
             return;
         }
-        self.first_us = if self.count == 0 {
-            other.first_us
+        (self.first_us, self.first_done_us) = if self.count == 0 {
+            (other.first_us, other.first_done_us)
         } else {
-            self.first_us.min(other.first_us)
+            (
+                self.first_us.min(other.first_us),
+                self.first_done_us.min(other.first_done_us),
+            )
         };
         self.last_us = self.last_us.max(other.last_us);
         self.count += other.count;
@@ -151,6 +157,17 @@ impl StepStats {
     /// Seconds from the first intended send to the last completion.
     pub fn span_secs(&self) -> f64 {
         self.last_us.saturating_sub(self.first_us) as f64 / 1e6
+    }
+
+    /// Completions per second between the first and the last: a closed-model step's
+    /// throughput, not stretched by the latency of its first answer.
+    pub fn completion_rate(&self) -> f64 {
+        let secs = self.last_us.saturating_sub(self.first_done_us) as f64 / 1e6;
+        if self.count > 1 && secs > 0.0 {
+            (self.count - 1) as f64 / secs
+        } else {
+            0.0
+        }
     }
 }
 
@@ -221,10 +238,10 @@ impl IntervalRecord {
         let done_us = u64::try_from(done.as_micros()).unwrap_or(u64::MAX);
         let start_us = done_us.saturating_sub(u64::try_from(s.latency.as_micros()).unwrap_or(0));
         let step = self.steps.entry(stage).or_default();
-        step.first_us = if step.count == 0 {
-            start_us
+        (step.first_us, step.first_done_us) = if step.count == 0 {
+            (start_us, done_us)
         } else {
-            step.first_us.min(start_us)
+            (step.first_us.min(start_us), step.first_done_us.min(done_us))
         };
         step.last_us = step.last_us.max(done_us);
         step.count += 1;

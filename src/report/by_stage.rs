@@ -20,7 +20,12 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         "errors",
         "generator",
     ];
-    let mut rows = vec![header.iter().map(|h| h.to_string()).collect()];
+    let watched = s.stages.iter().any(|st| st.server_cpu_percent.is_some());
+    let mut head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    if watched {
+        head.insert(header.len() - 1, "server CPU".into());
+    }
+    let mut rows = vec![head];
     let reached = s
         .stages
         .iter()
@@ -35,7 +40,10 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         let mut row = vec![name, stage_level(s, st.from, st.to)];
         if i >= reached && s.stopped_early.is_some() {
             row.push("not run".into());
-            row.extend(std::iter::repeat_n(String::new(), header.len() - 3));
+            row.extend(std::iter::repeat_n(
+                String::new(),
+                header.len() - 3 + usize::from(watched),
+            ));
             rows.push(row);
             continue;
         }
@@ -48,12 +56,16 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
             fmt_us(st.latency.p99_us),
             fmt_us(st.latency.max_us),
             format!("{:.2}%", 100.0 * st.failure_ratio()),
-            if st.generator_findings.is_empty() {
-                "ok".into()
-            } else {
-                st.generator_findings.join("; ")
-            },
         ]);
+        if watched {
+            let cpu = st.server_cpu_percent;
+            row.push(cpu.map_or("-".into(), |c| format!("{c:.0}%")));
+        }
+        row.push(if st.generator_findings.is_empty() {
+            "ok".into()
+        } else {
+            st.generator_findings.join("; ")
+        });
         rows.push(row);
     }
     rows

@@ -45,6 +45,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
         verdict,
         capacity,
         tipping,
+        ceiling,
     }) = record.outcome
     else {
         return vec![format!(
@@ -92,9 +93,14 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
         Verdict::GeneratorBound => {
             let bound = record.probes.iter().rev().find(|p| p.generator_bound);
             out.push(format!(
-                "The generator, not the server, was the limit{}: it could not offer that load ({}). The server's capacity is at least {}; run headroom from a stronger machine or several to find more.",
-                bound.map(|p| format!(" at {} req/s", fmt_level(p.rate))).unwrap_or_default(),
-                bound.map(|p| p.generator_findings.join("; ")).unwrap_or_default(),
+                "The generator, not the server, was the limit: it could not offer {}{}.",
+                rate(ceiling),
+                bound
+                    .map(|p| format!(" ({})", p.generator_findings.join("; ")))
+                    .unwrap_or_default(),
+            ));
+            out.push(format!(
+                "The server met {objectives} at {} (confirmed), the most this generator could offer: its capacity is at least that. Run headroom from a stronger machine, or several, to find more.",
                 rate(capacity)
             ));
         }
@@ -118,7 +124,8 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
 
 /// The probes as table rows (header first).
 pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
-    let mut rows = vec![[
+    let watched = record.probes.iter().any(|p| p.server_cpu_percent.is_some());
+    let mut header: Vec<String> = [
         "#",
         "phase",
         "rate",
@@ -133,9 +140,13 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
     ]
     .iter()
     .map(|s| s.to_string())
-    .collect()];
+    .collect();
+    if watched {
+        header.push("server CPU".into());
+    }
+    let mut rows = vec![header];
     for (i, p) in record.probes.iter().enumerate() {
-        rows.push(vec![
+        let mut row = vec![
             (i + 1).to_string(),
             format!("{:?}", p.phase).to_lowercase(),
             fmt_level(p.rate),
@@ -151,7 +162,14 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
             } else {
                 format!("ok ({:.0}% cpu)", p.generator_cpu_percent)
             },
-        ]);
+        ];
+        if watched {
+            row.push(
+                p.server_cpu_percent
+                    .map_or("-".into(), |c| format!("{c:.0}%")),
+            );
+        }
+        rows.push(row);
     }
     rows
 }

@@ -264,7 +264,7 @@ pub fn render_text(s: &Summary) -> String {
         row(
             &mut out,
             "Server",
-            "[cpu mean, cpu max, memory max, threads, fds]",
+            "[cpu mean, max, memory, threads, fds]",
             &format!(
                 "{:.1}%, {:.1}% of a core, {}, {}, {}",
                 sv.cpu_mean_percent,

@@ -48,6 +48,9 @@ pub struct StageRow {
     /// kept up.
     #[serde(default)]
     pub generator_findings: Vec<String>,
+    /// The watched server's mean CPU over the step, % of one core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_percent: Option<f64>,
 }
 
 impl StageRow {
@@ -104,9 +107,8 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
             let secs = seconds.len() as f64;
             let counted = s.requests.is_some();
             let (duration_secs, rps, sent_rps) = if counted {
-                let span = step.span_secs();
-                let per_sec = |n: u64| if span > 0.0 { n as f64 / span } else { 0.0 };
-                (span, per_sec(step.count), per_sec(step.count))
+                let rate = step.completion_rate();
+                (step.span_secs(), rate, rate)
             } else {
                 let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
                 (
@@ -144,9 +146,20 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 lag_p99_us,
                 cpu_share,
                 generator_findings: findings(asked, sent_rps, lag_p99_us, cpu_share, r),
+                server_cpu_percent: mean(
+                    seconds
+                        .iter()
+                        .filter_map(|d| d.server)
+                        .map(|s| s.cpu_percent),
+                ),
             }
         })
         .collect()
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
 }
 
 /// Plain sentences on why a step's numbers may describe the generator.

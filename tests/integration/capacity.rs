@@ -2,16 +2,9 @@
 //! a user runs them, against servers whose capacity is known.
 
 use crate::support::etcd::Etcd;
+use crate::support::headroom;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn headroom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
+use std::process::{Command, Output};
 
 fn ok(o: Output) -> String {
     assert!(

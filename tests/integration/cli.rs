@@ -1,15 +1,8 @@
 //! The `headroom` binary as a user runs it: bad input, secrets, a killed run.
 
+use crate::support::headroom;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn headroom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
 
 /// A 60 s attack on `url` stored in `out`, to be stopped by the test.
 fn spawn_long_attack(url: &str, rate: u32, out: &std::path::Path) -> std::process::Child {

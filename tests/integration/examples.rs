@@ -265,3 +265,96 @@ fn seed_004_key_lifecycle_flows_on_etcd() {
         versions.mean_bytes
     );
 }
+
+#[test]
+fn the_capacity_study_scenarios_sweep_against_their_servers() {
+    use headroom::capacity::{Axis, Ladder, StepLength, Sweep};
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let plain = Nginx::start(Tls::None);
+    let tls = Nginx::start(Tls::Server(&c));
+    let mtls = Nginx::start(Tls::ClientCert(&c));
+    let rate = Sweep {
+        axis: Axis::Rate,
+        ladder: Ladder(vec![200.0, 400.0]),
+        length: StepLength::Time {
+            duration: std::time::Duration::from_secs(1),
+            warmup: std::time::Duration::ZERO,
+        },
+    };
+    let users = Sweep {
+        axis: Axis::Concurrency,
+        ladder: Ladder(vec![1.0, 2.0]),
+        length: StepLength::Requests(50),
+    };
+    let cases: [(&str, &Nginx, &[&str], &Sweep); 5] = [
+        (
+            "001-capacity-balancer.yaml",
+            &plain,
+            &["http://127.0.0.1:18080/"],
+            &rate,
+        ),
+        (
+            "001-capacity-tls.yaml",
+            &tls,
+            &["https://127.0.0.1:18443/"],
+            &rate,
+        ),
+        (
+            "001-capacity-mtls.yaml",
+            &mtls,
+            &["https://127.0.0.1:18444/"],
+            &rate,
+        ),
+        (
+            "003-capacity-1-instance.yaml",
+            &mtls,
+            &["https://127.0.0.1:18448/"],
+            &users,
+        ),
+        (
+            "003-capacity-2-instances.yaml",
+            &mtls,
+            &["https://127.0.0.1:18448/", "https://127.0.0.1:18449/"],
+            &users,
+        ),
+    ];
+    for (name, nginx, urls, sweep) in cases {
+        let scheme = if urls[0].starts_with("https") {
+            "https"
+        } else {
+            "http"
+        };
+        let mut replace: Vec<(String, String)> = tls_paths(&c);
+        replace.retain(|(from, _)| {
+            name.contains("mtls") || name.starts_with("003") || from.ends_with("ca.pem")
+        });
+        if scheme == "http" {
+            replace.clear();
+        }
+        for url in urls {
+            replace.push((url.to_string(), nginx.url(scheme, "/")));
+        }
+        let replace: Vec<(&str, &str)> = replace
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let mut plan = example(name, &replace);
+        sweep.apply(&mut plan).unwrap();
+        let before = nginx.access_log().len();
+        let (summary, _, _d) = attack(&plan);
+        assert_clean(name, &summary);
+        let counts: Vec<u64> = summary.stages.iter().map(|s| s.count).collect();
+        match sweep.length {
+            StepLength::Requests(n) => assert_eq!(counts, [n, n], "{name}"),
+            StepLength::Time { .. } => {
+                assert!(counts.iter().all(|&n| n >= 150), "{name}: {counts:?}")
+            }
+        }
+        assert_eq!(
+            (nginx.access_log().len() - before) as u64,
+            summary.requests.total,
+            "{name}"
+        );
+    }
+}

@@ -317,14 +317,16 @@ impl Figure {
                         .legend(legend);
                 }
                 (Mark::LinePoints, false) => {
+                    // Thin: a wide line doubling back between close points draws miter spikes.
+                    let thin = ShapeStyle::from(color).stroke_width(1);
                     chart
-                        .draw_series(LineSeries::new(points.clone(), style))?
+                        .draw_series(LineSeries::new(points.clone(), thin))?
                         .label(s.name.as_str())
                         .legend(legend);
                     chart.draw_series(
                         points
                             .into_iter()
-                            .map(|p| Circle::new(p, 4, ShapeStyle::from(color).filled())),
+                            .map(|p| Circle::new(p, 3, ShapeStyle::from(color).filled())),
                     )?;
                 }
             }

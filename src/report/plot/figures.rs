@@ -43,6 +43,29 @@ fn over_time(
         .collect()
 }
 
+/// The latency-by-percentile figure (the seed 004 graph) of `series`.
+fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
+    Figure {
+        name: name.into(),
+        title: "Latency by percentile".into(),
+        x: Axis {
+            label: "percentile".into(),
+            scale: Scale::Nines,
+        },
+        y: Axis::log("latency (ms)"),
+        y2: None,
+        series,
+    }
+}
+
+/// A latency of each second that had answers, in ms.
+fn latency_over_time(
+    digests: &[IntervalDigest],
+    pick: fn(&IntervalDigest) -> u64,
+) -> Vec<(f64, f64)> {
+    over_time(digests, |d| (d.completed > 0).then(|| ms(pick(d))))
+}
+
 fn series(name: &str, points: Vec<(f64, f64)>, mark: Mark) -> Series {
     Series {
         name: name.into(),
@@ -67,45 +90,25 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
             x: Axis::linear("seconds since start"),
             y: Axis::log("latency (ms)"),
             y2: None,
-            series: vec![
-                series(
-                    "p50",
-                    over_time(d, |d| Some(ms(d.p50_us)).filter(|_| d.completed > 0)),
-                    Mark::Line,
-                ),
-                series(
-                    "p90",
-                    over_time(d, |d| Some(ms(d.p90_us)).filter(|_| d.completed > 0)),
-                    Mark::Line,
-                ),
-                series(
-                    "p99",
-                    over_time(d, |d| Some(ms(d.p99_us)).filter(|_| d.completed > 0)),
-                    Mark::Line,
-                ),
-                series(
-                    "max",
-                    over_time(d, |d| Some(ms(d.max_us)).filter(|_| d.completed > 0)),
-                    Mark::Line,
-                ),
-            ],
+            series: [
+                ("p50", (|d| d.p50_us) as fn(&IntervalDigest) -> u64),
+                ("p90", |d| d.p90_us),
+                ("p99", |d| d.p99_us),
+                ("max", |d| d.max_us),
+            ]
+            .into_iter()
+            .map(|(name, pick)| series(name, latency_over_time(d, pick), Mark::Line))
+            .collect(),
         },
         throughput_over_time(view),
-        Figure {
-            name: "latency-by-percentile".into(),
-            title: "Latency by percentile".into(),
-            x: Axis {
-                label: "percentile".into(),
-                scale: Scale::Nines,
-            },
-            y: Axis::log("latency (ms)"),
-            y2: None,
-            series: vec![series(
+        by_percentile(
+            "latency-by-percentile",
+            vec![series(
                 &view.label,
                 percentile_points(&view.run.total.latency_all()),
                 Mark::LinePoints,
             )],
-        },
+        ),
     ];
     if steps(view.summary).next().is_some() {
         let curve = |q: fn(&StageRow) -> u64| -> Vec<(f64, f64)> {
@@ -173,20 +176,13 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             .collect()
     };
     let mut figures = vec![
-        Figure {
-            name: "compare-latency-by-percentile".into(),
-            title: "Latency by percentile".into(),
-            x: Axis {
-                label: "percentile".into(),
-                scale: Scale::Nines,
-            },
-            y: Axis::log("latency (ms)"),
-            y2: None,
-            series: each(
+        by_percentile(
+            "compare-latency-by-percentile",
+            each(
                 &|v| percentile_points(&v.run.total.latency_all()),
                 Mark::LinePoints,
             ),
-        },
+        ),
         Figure {
             name: "compare-p99-over-time".into(),
             title: "p99 latency over time (per second)".into(),
@@ -194,11 +190,7 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             y: Axis::log("latency (ms)"),
             y2: None,
             series: each(
-                &|v| {
-                    over_time(&v.run.intervals, |d| {
-                        Some(ms(d.p99_us)).filter(|_| d.completed > 0)
-                    })
-                },
+                &|v| latency_over_time(&v.run.intervals, |d| d.p99_us),
                 Mark::Line,
             ),
         },

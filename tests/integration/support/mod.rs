@@ -63,6 +63,15 @@ pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
+/// The `headroom` binary run with `args`, as a user runs it.
+pub fn headroom(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
 /// A free loopback port (bound and released; the race is acceptable in tests).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

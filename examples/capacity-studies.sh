@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The capacity studies of seeds 001 and 003, run against the servers of servers.sh; their
+# reports (markdown and self-contained HTML) and plots (PNG, SVG) are written to docs/.
+#   001: TLS ended at the balancer (plain HTTP to the instance), on the instance, and on the
+#        instance with client-certificate verification: a rate ladder and a capacity search
+#        for each, the ladders compared side by side.
+#   003: mutual TLS, users stepped 1..120 with 500 requests per step, against one and two
+#        instances of 2,000 req/s each: the headroom plots compared.
+# nginx is pinned to core 0 and headroom to core 1 (as bench/ does), so neither takes the
+# other's CPU. Usage: examples/capacity-studies.sh [001|003|all]
+#        examples/capacity-studies.sh render .run/studies/STAMP   (the docs again, from stored runs)
+set -euo pipefail
+CALLER="$PWD"
+cd "$(dirname "$0")"
+HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
+[ -x "$HEADROOM" ] || (cd .. && cargo build --release)
+RUNS="$PWD/.run/studies/$(date -u +%Y%m%dT%H%M%SZ)"
+DOCS="$PWD/../docs"
+if [ "${1:-}" = render ]; then RUNS="$(cd "$CALLER" && cd "${2:?give the studies directory}" && pwd)"; fi
+mkdir -p "$RUNS"
+
+PIN=()
+hr() { "${PIN[@]}" "$HEADROOM" "$@"; }
+servers() {
+  started=0
+  if [ ! -f .run/nginx.pid ]; then ./servers.sh start; started=1; fi
+  cleanup() { if [ "$started" = 1 ]; then ./servers.sh stop; fi; }
+  trap cleanup EXIT
+  NGINX="$(cat .run/nginx.pid)"
+  if [ "$(nproc)" -ge 2 ]; then
+    taskset -pc 0 "$NGINX" >/dev/null
+    PIN=(taskset -c 1)
+  fi
+}
+
+# Reports and plots of stored runs: a run's page and markdown, or a search's.
+page() { hr report "$1" --format html -o "$2.html" && hr report "$1" --format markdown > "$2.md"; }
+
+study_003() {
+  for n in 1-instance 2-instances; do
+    echo "== 003: $n, 1..120 users, 500 requests per step" >&2
+    hr sweep --scenario "003-capacity-$n.yaml" --concurrency 1..120 --step 1 --step-requests 500 \
+      --monitor-pid "$NGINX" -q --out "$RUNS/003-$n" > /dev/null
+  done
+}
+
+render_003() {
+  local out="$DOCS/003-credential-service"
+  mkdir -p "$out"
+  for n in 1-instance 2-instances; do page "$RUNS/003-$n" "$out/$n"; done
+  hr compare "$RUNS/003-1-instance" "$RUNS/003-2-instances" --labels "1 instance,2 instances" \
+    --format html -o "$out/compare.html" --plots "$out/plots"
+  hr compare "$RUNS/003-1-instance" "$RUNS/003-2-instances" --labels "1 instance,2 instances" \
+    --format markdown > "$out/compare.md"
+}
+
+study_001() {
+  for v in balancer tls mtls; do
+    echo "== 001: $v, rate ladder" >&2
+    hr sweep --scenario "001-capacity-$v.yaml" --rate 2500..50000 --step 2500 --step-duration 3s \
+      --warmup 1s --stop-when "errors > 5%, p99 > 1s" --monitor-pid "$NGINX" -q \
+      --out "$RUNS/001-$v-sweep" > /dev/null
+    echo "== 001: $v, capacity search" >&2
+    hr capacity --scenario "001-capacity-$v.yaml" --slo "p99 < 10ms, errors < 0.1%" --start 2000 \
+      --window 5s --warmup 2s --monitor-pid "$NGINX" -q --out "$RUNS/001-$v-capacity" > /dev/null
+  done
+}
+
+render_001() {
+  local out="$DOCS/001-tls-termination"
+  mkdir -p "$out"
+  for v in balancer tls mtls; do
+    page "$RUNS/001-$v-sweep" "$out/$v-sweep"
+    page "$RUNS/001-$v-capacity" "$out/$v-capacity"
+  done
+  local runs=("$RUNS/001-balancer-sweep" "$RUNS/001-tls-sweep" "$RUNS/001-mtls-sweep")
+  hr compare "${runs[@]}" --labels "TLS at the balancer,TLS on the instance,mutual TLS on the instance" \
+    --format html -o "$out/compare.html" --plots "$out/plots"
+  hr compare "${runs[@]}" --labels "TLS at the balancer,TLS on the instance,mutual TLS on the instance" \
+    --format markdown > "$out/compare.md"
+}
+
+case "${1:-all}" in
+  001) servers; study_001; render_001 ;;
+  003) servers; study_003; render_003 ;;
+  all) servers; study_003; study_001; render_003; render_001 ;;
+  render) [ -d "$RUNS/003-1-instance" ] && render_003; [ -d "$RUNS/001-tls-sweep" ] && render_001 ;;
+  *) echo "usage: $0 [001|003|all] | render STUDIES_DIR" >&2; exit 2 ;;
+esac
+echo "runs in $RUNS, reports in $DOCS" >&2
