@@ -73,8 +73,8 @@ impl Ladder {
     /// Checks the levels are whole numbers (users of a concurrency sweep).
     pub fn whole(&self) -> Result<(), CapacityError> {
         match self.0.iter().find(|v| v.fract() != 0.0) {
-            Some(v) => Err(CapacityError::Ladder(format!(
-                "{v} is not a whole number of users"
+            Some(v) => Err(CapacityError::Step(format!(
+                "--concurrency {v} is not a whole number of users"
             ))),
             None => Ok(()),
         }

@@ -25,7 +25,7 @@ pub const RECORD: &str = "capacity.json";
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     /// A probe failed to run.
-    #[error("the probe at {rate} req/s failed: {source}")]
+    #[error("the probe at {rate} req/s failed")]
     Probe {
         /// Its rate.
         rate: f64,

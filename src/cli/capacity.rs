@@ -16,9 +16,10 @@ use std::time::Duration;
 pub struct CapacityArgs {
     #[command(flatten)]
     pub subject: Subject,
-    /// The objectives every probe must meet, e.g. "p99 < 250ms, errors < 0.1%".
+    /// The objectives every probe must meet, e.g. "p99 < 250ms, errors < 0.1%" (default: the
+    /// scenario's `slo`).
     #[arg(long, value_name = "OBJECTIVES")]
-    pub slo: String,
+    pub slo: Option<String>,
     /// First rate tried, req/s.
     #[arg(long, default_value_t = 100.0)]
     pub start: f64,
@@ -55,11 +56,14 @@ fn percent(s: &str) -> Result<f64, String> {
 
 /// Runs `headroom capacity`.
 pub fn run(args: CapacityArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
-    let objectives = parse_objectives(&args.slo)?;
-    if objectives.is_empty() {
-        anyhow::bail!("--slo needs at least one objective, e.g. \"p99 < 250ms, errors < 0.1%\"");
-    }
     let plan = args.subject.plan()?;
+    let objectives = match &args.slo {
+        Some(text) => parse_objectives(text)?,
+        None => plan.slo.clone(),
+    };
+    if objectives.is_empty() {
+        anyhow::bail!("give the objectives to meet: --slo \"p99 < 250ms, errors < 0.1%\" (or a scenario with slo:)");
+    }
     let dir = args.output.dir("capacity");
     // One clear error before the first probe rather than a silent gap in every report.
     args.output.server_watch()?;

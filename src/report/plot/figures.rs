@@ -43,6 +43,20 @@ fn over_time(
         .collect()
 }
 
+/// Adds the watched server's CPU on a second axis, when there is any; returns that axis.
+fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>) -> Option<Axis> {
+    if cpu.is_empty() {
+        return None;
+    }
+    series.push(Series {
+        name: "server CPU".into(),
+        points: cpu,
+        mark: Mark::Dashed,
+        secondary: true,
+    });
+    Some(Axis::linear("server CPU (% of a core)"))
+}
+
 /// The latency-by-percentile figure (the seed 004 graph) of `series`.
 fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
     Figure {
@@ -114,17 +128,23 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
         let curve = |q: fn(&StageRow) -> u64| -> Vec<(f64, f64)> {
             steps(view.summary).map(|r| (r.rps, ms(q(r)))).collect()
         };
+        let mut lines = vec![
+            series("p50", curve(|r| r.latency.p50_us), Mark::LinePoints),
+            series("p95", curve(|r| r.latency.p95_us), Mark::LinePoints),
+            series("p99", curve(|r| r.latency.p99_us), Mark::LinePoints),
+        ];
+        // The server's CPU at each step: did it run out of CPU, or of something else?
+        let cpu: Vec<(f64, f64)> = steps(view.summary)
+            .filter_map(|r| r.server_cpu_percent.map(|c| (r.rps, c)))
+            .collect();
+        let y2 = server_cpu(&mut lines, cpu);
         figures.push(Figure {
             name: "headroom".into(),
             title: "Headroom: latency against achieved throughput (one point per step)".into(),
             x: Axis::linear("throughput (req/s)"),
             y: Axis::log("latency (ms)"),
-            y2: None,
-            series: vec![
-                series("p50", curve(|r| r.latency.p50_us), Mark::LinePoints),
-                series("p95", curve(|r| r.latency.p95_us), Mark::LinePoints),
-                series("p99", curve(|r| r.latency.p99_us), Mark::LinePoints),
-            ],
+            y2,
+            series: lines,
         });
     }
     figures
@@ -146,15 +166,7 @@ fn throughput_over_time(view: &RunView<'_>) -> Figure {
             Mark::Line,
         ),
     ];
-    let y2 = (!cpu.is_empty()).then(|| Axis::linear("server CPU (% of a core)"));
-    if !cpu.is_empty() {
-        series_list.push(Series {
-            name: "server CPU".into(),
-            points: cpu,
-            mark: Mark::Dashed,
-            secondary: true,
-        });
-    }
+    let y2 = server_cpu(&mut series_list, cpu);
     Figure {
         name: "throughput-over-time".into(),
         title: "Throughput and errors over time".into(),
