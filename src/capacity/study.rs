@@ -15,7 +15,7 @@ use crate::run::{Observer, RunError};
 use crate::store::{RunDir, StoreError};
 use crate::summary::{SloVerdict, Summary};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The name of the search's record in its directory.
@@ -109,15 +109,6 @@ impl CapacityRecord {
 
     fn save(&self, dir: &Path) -> Result<(), StoreError> {
         crate::store::write_json(&dir.join(RECORD), self)
-    }
-
-    /// The probe whose run is the capacity (the confirming one), if found.
-    pub fn capacity_probe(&self) -> Option<&ProbeRecord> {
-        let capacity = self.outcome?.capacity?;
-        self.probes
-            .iter()
-            .rev()
-            .find(|p| p.rate == capacity && p.met)
     }
 }
 
@@ -288,9 +279,4 @@ fn probe_plan(
         requests: None,
     };
     p
-}
-
-/// The directory of a probe's run.
-pub fn probe_dir(dir: &Path, probe: &ProbeRecord) -> PathBuf {
-    dir.join(&probe.run)
 }

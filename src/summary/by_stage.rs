@@ -62,11 +62,6 @@ impl StageRow {
             self.failures as f64 / self.count as f64
         }
     }
-
-    /// The load the stage asked for at its end (req/s or users).
-    pub fn level(&self) -> f64 {
-        self.to
-    }
 }
 
 /// What a row is read from.
