@@ -90,6 +90,8 @@ impl Output {
             quiet: self.quiet,
             server,
             limits,
+            // A staged run (a sweep) is read from its figures.
+            pages: !plan.stages.is_empty(),
         };
         execute(plan, &argv, &dir, shutdown, watching)
     }
@@ -164,6 +166,8 @@ pub struct Watching {
     pub server: Option<ServerWatch>,
     /// A stage meeting one of these ends the run early.
     pub limits: Vec<Slo>,
+    /// Write the figures (`plots/`) and `report.html` beside the run.
+    pub pages: bool,
 }
 
 /// Runs a plan, prints the report and says where the run is stored.
@@ -179,6 +183,7 @@ pub fn execute(
         quiet,
         server,
         limits,
+        pages,
     } = watching;
     let mut progress = Progress::new(plan, quiet);
     let (handle, shutdown) = shutdown.with_own_stop();
@@ -189,7 +194,7 @@ pub fn execute(
     progress.finish();
     let summary = Summary::of(&stored);
     print!("{}", report::render(&stored, &summary, format)?);
-    if !plan.stages.is_empty() {
+    if pages {
         super::report::write_plots_and_page(&stored, &summary, dir.path())?;
     }
     eprintln!(

@@ -75,6 +75,7 @@ pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
             quiet: false,
             server: None,
             limits: Vec::new(),
+            pages: true,
         },
     );
     running.stop();

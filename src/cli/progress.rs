@@ -10,6 +10,8 @@ use std::io::{IsTerminal, Write};
 pub struct Progress {
     enabled: bool,
     total_secs: Option<u64>,
+    /// Stage names, shown beside the second they run in (a sweep's current step).
+    stages: Vec<String>,
     errors: u64,
     shown: bool,
 }
@@ -20,6 +22,7 @@ impl Progress {
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
             total_secs: plan.stop.duration.map(|d| d.as_secs()),
+            stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
             errors: 0,
             shown: false,
         }
@@ -47,10 +50,15 @@ impl Observer for Progress {
             .total_secs
             .map(|t| format!("/{t}s"))
             .unwrap_or_default();
+        let stage = line
+            .stage
+            .and_then(|i| self.stages.get(usize::from(i)))
+            .map(|name| format!("  [{name}]"))
+            .unwrap_or_default();
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[2K[{elapsed:>4}s{of}] sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}  cpu {:.0}%",
+            "\r\x1b[2K[{elapsed:>4}s{of}] sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}  cpu {:.0}%{stage}",
             r.sent,
             r.completed(),
             fmt_us(latency.quantile(0.5).as_micros() as u64),

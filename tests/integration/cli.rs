@@ -271,6 +271,9 @@ fn the_demo_runs_and_stores_its_report() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("200:200"), "{text}");
     assert!(out.join("end.json").exists());
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<svg") && page.contains("Latency by percentile"));
+    assert!(out.join("plots/latency-over-time.png").exists());
 }
 
 #[test]
