@@ -66,12 +66,10 @@ pub fn attack_watching(
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
-        let stage = match bounds {
-            // Counted steps can be shorter than a second: the latest the interval served.
-            crate::plan::StageBounds::Counted(_) => record.steps.keys().next_back().copied(),
-            _ => crate::plan::stage_at(&plan.stages, std::time::Duration::from_secs(record.index))
-                .map(|(i, _)| i as u16),
-        };
+        let stage = bounds.interval_stage(
+            std::time::Duration::from_secs(record.index),
+            record.steps.keys().next_back().copied(),
+        );
         let line = IntervalLine {
             record,
             health,

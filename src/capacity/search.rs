@@ -61,6 +61,18 @@ pub enum Phase {
     Confirm,
 }
 
+impl Phase {
+    /// Its name, as in probe directories and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Grow => "grow",
+            Phase::Shrink => "shrink",
+            Phase::Bisect => "bisect",
+            Phase::Confirm => "confirm",
+        }
+    }
+}
+
 /// What a probe at one rate found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Finding {

@@ -8,9 +8,10 @@
 //! ```
 
 use super::search::{self, Finding, Outcome, Phase, SearchSettings};
+use super::{Axis, Ladder, StepLength, Sweep};
 use crate::engine::Shutdown;
 use crate::monitor::ServerWatch;
-use crate::plan::{AttackPlan, Load, Rate, Slo, Stage, Stop};
+use crate::plan::{AttackPlan, Slo};
 use crate::run::{Observer, RunError};
 use crate::store::{RunDir, StoreError};
 use crate::summary::{SloVerdict, Summary};
@@ -139,6 +140,14 @@ pub fn run(
     on_probe: &mut dyn FnMut(&ProbeRecord),
 ) -> Result<CapacityRecord, StudyError> {
     settings.search.validate()?;
+    // Steps the probes cannot take are refused before anything is stored.
+    probe_plan(
+        plan,
+        settings.search.start,
+        &settings.objectives,
+        settings.window,
+        settings.warmup,
+    )?;
     std::fs::create_dir_all(dir).map_err(|reason| StoreError::Io {
         path: dir.to_path_buf(),
         reason,
@@ -179,10 +188,10 @@ pub fn run(
         let name = format!(
             "{:02}-{}-{}rps",
             record.probes.len() + 1,
-            phase_name(phase),
+            phase.name(),
             super::fmt_level(rate)
         );
-        let probe_plan = probe_plan(plan, rate, &objectives, window, warmup);
+        let probe_plan = probe_plan(plan, rate, &objectives, window, warmup)?;
         let run_dir = RunDir::at(dir.join(&name));
         let stored = crate::run::attack_watching(
             &probe_plan,
@@ -229,7 +238,13 @@ impl ProbeRecord {
             p95_us: s.latency.p95_us,
             p99_us: s.latency.p99_us,
             max_us: s.latency.max_us,
-            failure_ratio: 1.0 - s.success_ratio,
+            failure_ratio: s.aggregated.as_ref().map_or(0.0, |a| {
+                if a.count > 0 {
+                    a.failures as f64 / a.count as f64
+                } else {
+                    0.0
+                }
+            }),
             verdicts: s.slo.clone(),
             generator_findings: g.findings.clone(),
             generator_cpu_percent: g.cpu_percent,
@@ -238,45 +253,25 @@ impl ProbeRecord {
     }
 }
 
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Grow => "grow",
-        Phase::Shrink => "shrink",
-        Phase::Bisect => "bisect",
-        Phase::Confirm => "confirm",
-    }
-}
-
-/// `plan`'s requests at `rate`: a warm-up stage, then the window the objectives judge.
+/// `plan`'s requests at `rate`: a sweep of one step, its warm-up left out of the window the
+/// objectives judge.
 fn probe_plan(
     plan: &AttackPlan,
     rate: f64,
     objectives: &[Slo],
     window: Duration,
     warmup: Duration,
-) -> AttackPlan {
+) -> Result<AttackPlan, super::CapacityError> {
     let mut p = plan.clone();
-    p.load = Load::Open { rate: Rate(rate) };
+    Sweep {
+        axis: Axis::Rate,
+        ladder: Ladder(vec![rate]),
+        length: StepLength::Time {
+            duration: window,
+            warmup,
+        },
+    }
+    .apply(&mut p)?;
     p.slo = objectives.to_vec();
-    let stage = |name: &str, duration, warmup| Stage {
-        name: name.into(),
-        from: rate,
-        to: rate,
-        duration,
-        warmup,
-        requests: None,
-    };
-    p.stages = if warmup.is_zero() {
-        Vec::new()
-    } else {
-        vec![
-            stage("warm-up", warmup, true),
-            stage("window", window, false),
-        ]
-    };
-    p.stop = Stop {
-        duration: Some(warmup + window),
-        requests: None,
-    };
-    p
+    Ok(p)
 }

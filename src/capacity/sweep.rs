@@ -82,22 +82,11 @@ impl Sweep {
                     let name = format!("{} {unit}", fmt_level(level));
                     if !warmup.is_zero() {
                         stages.push(Stage {
-                            name: format!("{name} warm-up"),
-                            from: level,
-                            to: level,
-                            duration: warmup,
                             warmup: true,
-                            requests: None,
+                            ..Stage::constant(format!("{name} warm-up"), level, warmup)
                         });
                     }
-                    stages.push(Stage {
-                        name,
-                        from: level,
-                        to: level,
-                        duration,
-                        warmup: false,
-                        requests: None,
-                    });
+                    stages.push(Stage::constant(name, level, duration));
                 }
                 plan.stop = Stop {
                     duration: Some(stages.iter().map(|s| s.duration).sum()),
@@ -112,12 +101,12 @@ impl Sweep {
                 }
                 for &level in &self.ladder.0 {
                     stages.push(Stage {
-                        name: format!("{} {unit}", fmt_level(level)),
-                        from: level,
-                        to: level,
-                        duration: Duration::ZERO,
-                        warmup: false,
                         requests: Some(n),
+                        ..Stage::constant(
+                            format!("{} {unit}", fmt_level(level)),
+                            level,
+                            Duration::ZERO,
+                        )
                     });
                 }
                 plan.stop = Stop {
@@ -223,11 +212,11 @@ impl<'a> StopWatch<'a> {
 impl Observer for StopWatch<'_> {
     fn interval(&mut self, line: &IntervalLine) {
         self.inner.interval(line);
-        for (stage, step) in &line.record.steps {
-            self.steps.entry(*stage).or_default().add(step);
-        }
         if self.stopped.is_some() || self.limits.is_empty() {
             return;
+        }
+        for (stage, step) in &line.record.steps {
+            self.steps.entry(*stage).or_default().add(step);
         }
         let current = line
             .stage

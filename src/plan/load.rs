@@ -74,6 +74,18 @@ pub struct Stage {
 }
 
 impl Stage {
+    /// A stage holding `level` for `duration`.
+    pub fn constant(name: impl Into<String>, level: f64, duration: Duration) -> Stage {
+        Stage {
+            name: name.into(),
+            from: level,
+            to: level,
+            duration,
+            warmup: false,
+            requests: None,
+        }
+    }
+
     /// The load `at` from the start of the stage.
     pub fn level_at(&self, at: Duration) -> f64 {
         let secs = self.duration.as_secs_f64();
@@ -136,6 +148,21 @@ impl StageBounds {
         u16::try_from(i.min(last)).ok()
     }
 
+    /// The stage an interval starting `start` after the run's start is filed under: the one
+    /// running then, or for counted stages the latest `last_step` it saw a request of; `None`
+    /// after the last stage (the run's drain).
+    pub fn interval_stage(&self, start: Duration, last_step: Option<u16>) -> Option<u16> {
+        match self {
+            StageBounds::None => None,
+            StageBounds::Timed(ends) => {
+                let i = ends.partition_point(|&end| end <= start);
+                (i < ends.len()).then_some(u16::try_from(i).ok()?)
+            }
+            // Counted steps can be shorter than a second.
+            StageBounds::Counted(_) => last_step,
+        }
+    }
+
     /// Number of stages.
     pub fn len(&self) -> usize {
         match self {
@@ -182,19 +209,14 @@ mod stage_tests {
     use super::*;
 
     fn stage(secs: u64) -> Stage {
-        Stage {
-            name: String::new(),
-            from: 1.0,
-            to: 1.0,
-            duration: Duration::from_secs(secs),
-            warmup: false,
-            requests: None,
-        }
+        Stage::constant("", 1.0, Duration::from_secs(secs))
     }
 
     #[test]
     fn timed_bounds_place_a_request_by_its_intended_time() {
         let bounds = StageBounds::of(&[stage(2), stage(3)]);
+        assert_eq!(bounds.interval_stage(Duration::from_secs(4), None), Some(1));
+        assert_eq!(bounds.interval_stage(Duration::from_secs(5), None), None);
         assert_eq!(bounds.stage_of(Duration::from_millis(1999), 0), Some(0));
         assert_eq!(bounds.stage_of(Duration::from_secs(2), 0), Some(1));
         // A request due exactly at the end of the run is the last stage's.

@@ -40,10 +40,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         let mut row = vec![name, stage_level(s, st.from, st.to)];
         if i >= reached && s.stopped_early.is_some() {
             row.push("not run".into());
-            row.extend(std::iter::repeat_n(
-                String::new(),
-                header.len() - 3 + usize::from(watched),
-            ));
+            row.resize(rows[0].len(), String::new());
             rows.push(row);
             continue;
         }

@@ -148,7 +148,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
     for (i, p) in record.probes.iter().enumerate() {
         let mut row = vec![
             (i + 1).to_string(),
-            format!("{:?}", p.phase).to_lowercase(),
+            p.phase.name().into(),
             fmt_level(p.rate),
             format!("{:.1}", p.throughput),
             fmt_us(p.p50_us),

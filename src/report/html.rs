@@ -66,12 +66,6 @@ fn page(title: &str, body: &str) -> String {
 fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
     for f in figures.iter().filter(|f| !f.is_empty()) {
         let svg = f.svg()?;
-        // The SVG's own XML prologue has no place inside HTML.
-        let svg = svg.trim_start_matches(|c| c != '<');
-        let svg = match svg.strip_prefix("<?xml") {
-            Some(rest) => &rest[rest.find("?>").map_or(0, |i| i + 2)..],
-            None => svg,
-        };
         let _ = writeln!(
             out,
             "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>",

@@ -180,14 +180,9 @@ fn findings(
     if cpu_share >= CPU_LIMIT {
         out.push(format!("generator CPU at {:.0} %", cpu_share * 100.0));
     }
-    let client: u64 = r
-        .errors
-        .iter()
-        .filter(|(k, _)| k.0.side() == crate::sample::Side::Client)
-        .map(|(_, n)| n)
-        .sum();
-    if client > 0 {
-        out.push(format!("{client} client-side errors"));
+    let own: u64 = super::generator::own_failures(r).map(|(_, n)| n).sum();
+    if own > 0 {
+        out.push(format!("{own} failed on the generator's side"));
     }
     out
 }

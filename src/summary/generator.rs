@@ -50,6 +50,17 @@ pub struct GeneratorHealth {
     pub findings: Vec<String>,
 }
 
+/// Failures that are the generator's own shortage (ports, descriptors, backlog): client-side
+/// errors other than timeouts, which a slow server causes.
+pub(super) fn own_failures(
+    r: &IntervalRecord,
+) -> impl Iterator<Item = (crate::sample::ErrorKind, u64)> + '_ {
+    r.errors
+        .iter()
+        .filter(|(k, _)| k.0.side() == Side::Client && k.0 != crate::sample::ErrorKind::Timeout)
+        .map(|(k, n)| (k.0, *n))
+}
+
 impl GeneratorHealth {
     pub(super) fn assess(
         run: &StoredRun,
@@ -121,18 +132,11 @@ impl GeneratorHealth {
                 crate::report::fmt_us(lag.max_us)
             ));
         }
-        for (kind, n) in total
-            .errors
-            .iter()
-            .filter(|(k, _)| k.0.side() == Side::Client)
-        {
-            if kind.0 != crate::sample::ErrorKind::Timeout {
-                resource_bound = true;
-                findings.push(format!(
-                    "{n} request(s) failed on the generator's side: {}",
-                    kind.0
-                ));
-            }
+        for (kind, n) in own_failures(total) {
+            resource_bound = true;
+            findings.push(format!(
+                "{n} request(s) failed on the generator's side: {kind}"
+            ));
         }
         let cpu_share = if total_secs > 0.0 {
             cpu_secs / total_secs / threads.max(1) as f64
