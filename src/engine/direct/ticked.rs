@@ -1,12 +1,12 @@
 //! The open model: requests leave on the pacer's tick, replies are read on the next one.
 //!
-//! The loop sleeps only until the next request is due (or a millisecond while replies are
-//! outstanding), on an epoll that holds nothing but connections being opened: at 5,000 req/s
-//! that is about one wake-up per millisecond instead of one per reply. Arrival times come
-//! from the kernel, so reading a reply up to a tick late loses no precision.
+//! The loop sleeps only until the next request is due (or at most [`READ_WITHIN`] while
+//! replies are outstanding), on an epoll that holds nothing but connections being opened: at
+//! 5,000 req/s that is one wake-up per coalescing window instead of one per reply. Arrival
+//! times come from the kernel, so reading a reply a tick late loses no precision.
 
 use super::conns::{Conns, Listen};
-use super::{Chores, Seconds, SHUTDOWN_POLL, TICK};
+use super::{Chores, Seconds, READ_WITHIN, SHUTDOWN_POLL, TICK};
 use crate::engine::shutdown::Shutdown;
 use crate::schedule::{within, Pacer, Stride};
 use std::time::Instant;
@@ -62,7 +62,10 @@ pub(super) fn pace(
             .unwrap_or(now + SHUTDOWN_POLL)
             .min(now + SHUTDOWN_POLL)
             .min(seconds.next());
-        if conns.awaiting() || conns.writing() {
+        if conns.awaiting() {
+            wake = wake.min(now + READ_WITHIN);
+        }
+        if conns.writing() {
             wake = wake.min(now + TICK);
         }
         if let Some(step) = conns.next_delayed() {

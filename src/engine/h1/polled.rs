@@ -46,14 +46,16 @@ pub enum Harvest {
     },
 }
 
-/// Converts kernel (realtime) timestamps to `Instant`s, from one reading of both clocks.
-struct Clock {
+/// Converts kernel (realtime) timestamps to `Instant`s, from one reading of both clocks:
+/// taken once per wake-up and shared by every reply read in it.
+pub struct Clock {
     instant: Instant,
     real: SystemTime,
 }
 
 impl Clock {
-    fn now() -> Clock {
+    /// Reads both clocks now.
+    pub fn now() -> Clock {
         Clock {
             instant: Instant::now(),
             real: SystemTime::now(),
@@ -179,9 +181,10 @@ impl Polled {
         result
     }
 
-    /// Reads what has arrived and completes the response if it is whole.
-    pub fn harvest(&mut self) -> Harvest {
-        match self.harvest_inner() {
+    /// Reads what has arrived and completes the response if it is whole; `clock` was read
+    /// after the wake-up that found the data.
+    pub fn harvest(&mut self, clock: &Clock) -> Harvest {
+        match self.harvest_inner(clock) {
             Ok(Some(reply)) => {
                 self.answered += 1;
                 self.reader = None;
@@ -199,20 +202,19 @@ impl Polled {
         }
     }
 
-    fn harvest_inner(&mut self) -> Result<Option<Reply>, ErrorKind> {
-        let clock = Clock::now();
+    fn harvest_inner(&mut self, clock: &Clock) -> Result<Option<Reply>, ErrorKind> {
         let mut budget = HARVEST_BUDGET;
         loop {
             // Whatever is buffered may already complete the response.
-            if let Some(reply) = self.feed(&clock)? {
+            if let Some(reply) = self.feed(clock)? {
                 return Ok(Some(reply));
             }
             if budget == 0 {
                 return Ok(None);
             }
-            match self.read_more(&clock)? {
+            match self.read_more(clock)? {
                 None => return Ok(None),
-                Some(0) => return self.eof(&clock),
+                Some(0) => return self.eof(clock),
                 Some(n) => budget = budget.saturating_sub(n),
             }
         }

@@ -11,7 +11,7 @@ mod outcome;
 
 use crate::engine::connect::ConnectTimings;
 use crate::engine::h1::dial::{Dial, DialTarget, Step, Wait};
-use crate::engine::h1::polled::{Harvest, Polled};
+use crate::engine::h1::polled::{Clock, Harvest, Polled};
 use crate::engine::transport::Scratch;
 use crate::engine::worker::{Worker, BACKLOG_LIMIT};
 use crate::sample::ErrorKind;
@@ -532,6 +532,10 @@ impl<'a> Conns<'a> {
                 // A signal cut the sleep short; the loop comes round again anyway.
                 Err(_) => return,
             };
+            if n == 0 {
+                return;
+            }
+            let clock = Clock::now();
             for i in 0..n {
                 let token = self.events[i].data.u64();
                 if token == DIALS {
@@ -540,7 +544,7 @@ impl<'a> Conns<'a> {
                 }
                 let index = token as usize;
                 match self.slots.get(index) {
-                    Some(Some(Slot::Open(_))) => self.harvest_one(index),
+                    Some(Some(Slot::Open(_))) => self.harvest_one(index, &clock),
                     Some(Some(Slot::Dialing(..))) => {
                         if let Some(Slot::Dialing(dial, wait)) = self.slots[index].take() {
                             self.step_dial(index, dial, Some(wait));
@@ -559,7 +563,7 @@ impl<'a> Conns<'a> {
         }
     }
 
-    fn harvest_one(&mut self, index: usize) {
+    fn harvest_one(&mut self, index: usize, clock: &Clock) {
         let Some(Slot::Open(open)) = self.slots.get_mut(index).and_then(Option::as_mut) else {
             return;
         };
@@ -568,7 +572,7 @@ impl<'a> Conns<'a> {
             self.close(index);
             return;
         };
-        let outcome = match open.conn.harvest() {
+        let outcome = match open.conn.harvest(clock) {
             Harvest::Pending => {
                 open.inflight = Some(inflight);
                 return;
