@@ -101,28 +101,24 @@ pub fn write_plots_and_page(
     summary: &Summary,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let written = plot::write_all(&figures(stored, summary), &dir.join("plots"))?;
     let page = report::render(stored, summary, Format::Html)?;
+    write_page(&figures(stored, summary), &page, dir)
+}
+
+/// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
+pub fn write_capacity_plots_and_page(record: &CapacityRecord, dir: &Path) -> anyhow::Result<()> {
+    let page = report::capacity::render(record, Format::Html)?;
+    write_page(&plot::for_capacity(record), &page, dir)
+}
+
+fn write_page(figures: &[plot::Figure], page: &str, dir: &Path) -> anyhow::Result<()> {
+    let written = plot::write_all(figures, &dir.join("plots"))?;
     let path = dir.join("report.html");
     std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!(
         "plots in {} ({} files), HTML report in {}",
         dir.join("plots").display(),
         written.len(),
-        path.display()
-    );
-    Ok(())
-}
-
-/// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
-pub fn write_capacity_plots_and_page(record: &CapacityRecord, dir: &Path) -> anyhow::Result<()> {
-    plot::write_all(&plot::for_capacity(record), &dir.join("plots"))?;
-    let path = dir.join("report.html");
-    std::fs::write(&path, report::capacity::render(record, Format::Html)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!(
-        "plots in {}, HTML report in {}",
-        dir.join("plots").display(),
         path.display()
     );
     Ok(())

@@ -139,9 +139,6 @@ impl RunShared {
     /// The stage the run's `n`-th request, due at `intended`, was sent for.
     #[inline]
     pub fn stage_of(&self, intended: std::time::Instant, n: u64) -> Option<u16> {
-        if self.stage_bounds.is_empty() {
-            return None;
-        }
         self.stage_bounds
             .stage_of(intended.saturating_duration_since(self.start), n)
     }

@@ -57,9 +57,9 @@ pub fn read(text: &str, at: Instant) -> Option<Reading> {
         };
         match name {
             "node_cpu_seconds_total" => {
-                let idle = ["idle", "iowait", "steal"]
+                let idle = [r#"mode="idle""#, r#"mode="iowait""#, r#"mode="steal""#]
                     .iter()
-                    .any(|m| labels.contains(&format!("mode=\"{m}\"")));
+                    .any(|m| labels.contains(m));
                 if !idle {
                     *node_cpu.get_or_insert(0.0) += value;
                 }
@@ -105,13 +105,11 @@ fn split_sample(line: &str) -> Option<(&str, &str, f64)> {
 
 /// The change between two readings, as one interval of the server.
 pub fn health(from: &Reading, to: &Reading) -> TargetHealth {
-    let wall = to.at.duration_since(from.at).as_secs_f64();
     TargetHealth {
-        cpu_percent: if wall > 0.0 {
-            (100.0 * (to.cpu_secs - from.cpu_secs) / wall).max(0.0)
-        } else {
-            0.0
-        },
+        cpu_percent: super::target::cpu_percent(
+            to.cpu_secs - from.cpu_secs,
+            to.at.duration_since(from.at),
+        ),
         rss_bytes: to.memory_bytes.unwrap_or(0),
         threads: to.threads.unwrap_or(0),
         open_fds: to.open_fds,

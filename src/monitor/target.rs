@@ -57,7 +57,6 @@ impl TargetProbe {
         let cpu = cpu_ticks(self.pid).ok()?;
         let now = Instant::now();
         let (last_cpu, last_at) = std::mem::replace(&mut self.last, (cpu, now));
-        let wall = now.duration_since(last_at).as_secs_f64();
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
         let field = |name: &str| {
             status
@@ -67,17 +66,26 @@ impl TargetProbe {
                 .and_then(|v| v.parse::<u64>().ok())
         };
         Some(TargetHealth {
-            cpu_percent: if wall > 0.0 {
-                100.0 * (cpu - last_cpu) / self.ticks_per_sec / wall
-            } else {
-                0.0
-            },
+            cpu_percent: cpu_percent(
+                (cpu - last_cpu) / self.ticks_per_sec,
+                now.duration_since(last_at),
+            ),
             rss_bytes: field("VmRSS:").unwrap_or(0) * 1024,
             threads: field("Threads:").unwrap_or(0),
             open_fds: std::fs::read_dir(format!("/proc/{}/fd", self.pid))
                 .ok()
                 .map(|d| d.count() as u64),
         })
+    }
+}
+
+/// `used` CPU seconds over `wall` as a share of one core (100 = one core busy).
+pub(super) fn cpu_percent(used: f64, wall: std::time::Duration) -> f64 {
+    let wall = wall.as_secs_f64();
+    if wall > 0.0 {
+        (100.0 * used / wall).max(0.0)
+    } else {
+        0.0
     }
 }
 

@@ -139,19 +139,23 @@ impl StepStats {
         if other.count == 0 {
             return;
         }
-        (self.first_us, self.first_done_us) = if self.count == 0 {
-            (other.first_us, other.first_done_us)
-        } else {
-            (
-                self.first_us.min(other.first_us),
-                self.first_done_us.min(other.first_done_us),
-            )
-        };
-        self.last_us = self.last_us.max(other.last_us);
+        self.widen(other.first_us, other.first_done_us, other.last_us);
         self.count += other.count;
         self.failures += other.failures;
         self.errors += other.errors;
         self.latency.add(&other.latency);
+    }
+
+    /// Stretches the span to take in requests first sent at `first_us` and completed from
+    /// `first_done_us` to `last_us`; before the first count, the span is theirs.
+    fn widen(&mut self, first_us: u64, first_done_us: u64, last_us: u64) {
+        if self.count == 0 {
+            (self.first_us, self.first_done_us) = (first_us, first_done_us);
+        } else {
+            self.first_us = self.first_us.min(first_us);
+            self.first_done_us = self.first_done_us.min(first_done_us);
+        }
+        self.last_us = self.last_us.max(last_us);
     }
 
     /// Seconds from the first intended send to the last completion.
@@ -238,12 +242,7 @@ impl IntervalRecord {
         let done_us = u64::try_from(done.as_micros()).unwrap_or(u64::MAX);
         let start_us = done_us.saturating_sub(u64::try_from(s.latency.as_micros()).unwrap_or(0));
         let step = self.steps.entry(stage).or_default();
-        (step.first_us, step.first_done_us) = if step.count == 0 {
-            (start_us, done_us)
-        } else {
-            (step.first_us.min(start_us), step.first_done_us.min(done_us))
-        };
-        step.last_us = step.last_us.max(done_us);
+        step.widen(start_us, done_us, done_us);
         step.count += 1;
         step.failures += u64::from(!s.expected);
         step.errors += u64::from(matches!(s.outcome, Outcome::Error(_)));

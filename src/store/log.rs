@@ -17,7 +17,7 @@ pub struct IntervalLine {
     /// The stage of the load the interval began in (staged runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<u16>,
-    /// The server process, when one was watched (`--monitor-pid`).
+    /// The server, when one was watched (`--monitor-pid` or `--monitor-prometheus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::monitor::TargetHealth>,
 }

@@ -97,7 +97,7 @@ pub struct IntervalDigest {
     /// The stage it began in (staged runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<u16>,
-    /// The watched server process.
+    /// The watched server (`--monitor-pid` or `--monitor-prometheus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::monitor::TargetHealth>,
 }

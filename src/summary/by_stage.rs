@@ -141,7 +141,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 lag_p99_us,
                 cpu_share,
                 generator_findings: findings(asked, sent_rps, lag_p99_us, cpu_share, r),
-                server_cpu_percent: mean(
+                server_cpu_percent: super::mean(
                     seconds
                         .iter()
                         .filter_map(|d| d.server)
@@ -150,11 +150,6 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
             }
         })
         .collect()
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
 }
 
 /// Plain sentences on why a step's numbers may describe the generator.

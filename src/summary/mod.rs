@@ -14,6 +14,12 @@ pub use server::ServerHealth;
 pub use slo::{measure, SloVerdict};
 pub use stats::Stats;
 
+/// The mean of `values`; `None` when there are none.
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
 use crate::plan::Load;
 use crate::record::StatusClass;
 use crate::sample::Side;
@@ -65,7 +71,7 @@ pub struct Summary {
     pub errors: Vec<ErrorEntry>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
-    /// The watched server process (`--monitor-pid`), if one was.
+    /// The watched server (`--monitor-pid` or `--monitor-prometheus`), if one was.
     #[serde(default)]
     pub server: Option<ServerHealth>,
     /// One row per named request, in plan order.

@@ -27,10 +27,9 @@ impl ServerHealth {
         if samples.is_empty() {
             return None;
         }
-        let n = samples.len() as f64;
         Some(ServerHealth {
             samples: samples.len() as u64,
-            cpu_mean_percent: samples.iter().map(|s| s.cpu_percent).sum::<f64>() / n,
+            cpu_mean_percent: super::mean(samples.iter().map(|s| s.cpu_percent))?,
             cpu_max_percent: samples.iter().map(|s| s.cpu_percent).fold(0.0, f64::max),
             rss_max_bytes: samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
             threads_max: samples.iter().map(|s| s.threads).max().unwrap_or(0),

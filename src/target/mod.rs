@@ -7,9 +7,9 @@
 //! configured default latency.
 
 mod routes;
+mod tls;
 
 pub use routes::Routes;
-mod tls;
 
 use crate::engine::{shutdown_pair, Shutdown, ShutdownHandle};
 use hyper_util::rt::{TokioExecutor, TokioIo};

@@ -23,7 +23,7 @@ const TICK: Duration = Duration::from_millis(1);
 /// While replies are outstanding, the longest the open model's loop sleeps before reading
 /// them. Replies carry their kernel arrival stamps, so reading later costs no precision; at
 /// this bound, from 500 req/s up the next send wakes the loop first and reading costs no
-/// wake-up of its own (a wake-up costs more CPU than a request on a virtual machine).
+/// wake-up of its own (on the benchmark VM a wake-up costs more CPU than a request).
 const READ_WITHIN: Duration = Duration::from_millis(2);
 /// How often timeouts are checked: a scan of every connection, so not on every wake-up.
 const EXPIRE_EVERY: Duration = Duration::from_millis(10);

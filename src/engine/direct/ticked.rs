@@ -3,7 +3,7 @@
 //! The loop sleeps only until the next request is due (or at most [`READ_WITHIN`] while
 //! replies are outstanding), on an epoll that holds nothing but connections being opened: at
 //! 5,000 req/s that is one wake-up per coalescing window instead of one per reply. Arrival
-//! times come from the kernel, so reading a reply a tick late loses no precision.
+//! times come from the kernel, so reading a reply late loses no precision.
 
 use super::conns::{Conns, Listen};
 use super::{Chores, Seconds, READ_WITHIN, SHUTDOWN_POLL, TICK};
@@ -58,10 +58,8 @@ pub(super) fn pace(
         if chores.gave_up(now) {
             return true;
         }
-        let mut wake = next_due
-            .unwrap_or(now + SHUTDOWN_POLL)
-            .min(now + SHUTDOWN_POLL)
-            .min(seconds.next());
+        let poll = now + SHUTDOWN_POLL;
+        let mut wake = next_due.map_or(poll, |d| d.min(poll)).min(seconds.next());
         if conns.awaiting() {
             wake = wake.min(now + READ_WITHIN);
         }
