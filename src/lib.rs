@@ -17,6 +17,7 @@
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
 //! - [`target`]: a built-in HTTP server for demos and self-tests.
 //! - [`timer`]: microsecond-precise sleeping on tokio (timerfd), for the pacer and the target.
+//! - [`units`]: human-readable durations and byte counts, shared by the summary and the reports.
 //!
 //! `schedule`, `record`, `summary` and `report` never touch the network.
 #![forbid(unsafe_code)]
@@ -35,3 +36,4 @@ pub mod store;
 pub mod summary;
 pub mod target;
 pub mod timer;
+pub mod units;

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let (handle, shutdown) = headroom::engine::shutdown_pair();
+    let shutdown = headroom::engine::CancellationToken::new();
+    let handle = shutdown.clone();
     listen_for_ctrl_c(handle);
     match cli::dispatch(cli, shutdown) {
         Ok(code) => code,
@@ -20,7 +21,7 @@ fn main() -> ExitCode {
 
 /// First Ctrl-C stops the run gracefully (its results are kept); a second one exits at once,
 /// which still leaves every interval already written readable.
-fn listen_for_ctrl_c(handle: headroom::engine::ShutdownHandle) {
+fn listen_for_ctrl_c(handle: headroom::engine::CancellationToken) {
     let _ = std::thread::Builder::new()
         .name("headroom-signals".into())
         .spawn(move || {
@@ -33,7 +34,7 @@ fn listen_for_ctrl_c(handle: headroom::engine::ShutdownHandle) {
             rt.block_on(async {
                 if tokio::signal::ctrl_c().await.is_ok() {
                     eprintln!("\nheadroom: stopping (Ctrl-C again to quit at once)");
-                    handle.trigger();
+                    handle.cancel();
                 }
                 if tokio::signal::ctrl_c().await.is_ok() {
                     std::process::exit(130);

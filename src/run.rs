@@ -2,7 +2,7 @@
 //! with the generator's health beside each; the summary is then read back from the store,
 //! so the end-of-run report and `headroom report` are one path.
 
-use crate::engine::{self, EngineError, Shutdown};
+use crate::engine::{self, CancellationToken, EngineError};
 use crate::monitor::{peak_rss_bytes, ProcessProbe, ServerWatch};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
@@ -24,6 +24,9 @@ pub trait Observer {
     /// Called once per interval, in order.
     fn interval(&mut self, line: &IntervalLine);
 
+    /// Something the preflight noticed, before the run starts.
+    fn notice(&mut self, _notice: &crate::sample::Notice) {}
+
     /// Why the observer stopped the run itself, if it did.
     fn stopped_early(&self) -> Option<String> {
         None
@@ -39,7 +42,7 @@ pub fn attack(
     plan: &AttackPlan,
     command: &[String],
     dir: &RunDir,
-    shutdown: Shutdown,
+    shutdown: CancellationToken,
     observer: &mut dyn Observer,
 ) -> Result<StoredRun, RunError> {
     attack_watching(plan, command, dir, shutdown, observer, None)
@@ -50,13 +53,22 @@ pub fn attack_watching(
     plan: &AttackPlan,
     command: &[String],
     dir: &RunDir,
-    shutdown: Shutdown,
+    shutdown: CancellationToken,
     observer: &mut dyn Observer,
     mut server: Option<ServerWatch>,
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
     let prepared = engine::prepare(plan)?;
-    let meta = RunMeta::describe(plan, command, open_files, prepared.protocol());
+    let meta = RunMeta::describe(
+        plan,
+        command,
+        open_files,
+        prepared.protocol(),
+        prepared.notices(),
+    );
+    for notice in prepared.notices() {
+        observer.notice(notice);
+    }
     let mut writer = dir.create(&meta)?;
     let mut probe = ProcessProbe::new();
     let cpu_at_start = probe.cpu_time();

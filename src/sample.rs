@@ -1,7 +1,8 @@
-//! The one type that crosses from the engine to the recorder: what happened to one request.
+//! What crosses from the engine to the recorder: what happened to one request (and what the
+//! preflight noticed about the server, for the run's description).
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What happened to one request. Small and `Copy`: recorded on the hot path without allocating.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +33,146 @@ pub struct Sample {
     pub stage: Option<u16>,
     /// True when the answer is one the request expects; never for an error.
     pub expected: bool,
+}
+
+/// When one request was due, left and ended: every time a [`Sample`] holds comes from these.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// When the schedule wanted it sent (its arrival, in the open model).
+    pub intended: Instant,
+    /// When it was handed to the socket: stamped before the write, so no time is short of it.
+    pub sent: Instant,
+    /// When its answer (or failure) was complete.
+    pub end: Instant,
+}
+
+impl Timing {
+    /// The stamps of one request. An end stamped before the send (a kernel stamp converted
+    /// to the process clock) is taken as the send: a time is never negative.
+    pub fn new(intended: Instant, sent: Instant, end: Instant) -> Timing {
+        Timing {
+            intended,
+            sent,
+            end: end.max(sent),
+        }
+    }
+
+    /// From the intended send time to the end, or from the actual send when it left early
+    /// (coalescing): a stalled server is not hidden, and sending early never flatters.
+    pub fn latency(&self) -> Duration {
+        self.end - self.intended.min(self.sent)
+    }
+
+    /// From the actual send to the end.
+    pub fn service(&self) -> Duration {
+        self.end - self.sent
+    }
+
+    /// How late it left.
+    pub fn lag(&self) -> Duration {
+        self.sent.saturating_duration_since(self.intended)
+    }
+}
+
+/// How long opening the connection a request went out on took, for the request that opened it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opened {
+    /// TCP connect.
+    pub tcp: Duration,
+    /// TLS handshake, for https.
+    pub tls: Option<Duration>,
+}
+
+/// Which request a sample is of, and how it went out.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin {
+    /// Which of the run's requests (its index in the plan).
+    pub request: u16,
+    /// The stage (sweep step) it was sent for, in a staged run.
+    pub stage: Option<u16>,
+    /// True for a second attempt after the server provably did not process the first.
+    pub retried: bool,
+    /// The connection it opened, if it opened one.
+    pub opened: Option<Opened>,
+}
+
+/// What came back to a request that got an answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// True when the request expects this answer (status, body, captures).
+    pub expected: bool,
+    /// When the head arrived.
+    pub head_at: Instant,
+    /// Response body bytes.
+    pub bytes_in: u64,
+    /// Request body bytes.
+    pub bytes_out: u64,
+}
+
+impl Sample {
+    /// A request that got an answer.
+    pub fn answered(origin: Origin, at: Timing, answer: Answer) -> Sample {
+        Sample {
+            outcome: Outcome::Status(answer.status),
+            first_byte: Some(answer.head_at.max(at.sent) - at.sent),
+            bytes_in: answer.bytes_in,
+            bytes_out: answer.bytes_out,
+            expected: answer.expected,
+            ..Sample::of(origin, at, Outcome::Status(answer.status))
+        }
+    }
+
+    /// A request that got no usable answer.
+    pub fn failed(origin: Origin, at: Timing, kind: ErrorKind) -> Sample {
+        Sample::of(origin, at, Outcome::Error(kind))
+    }
+
+    fn of(origin: Origin, at: Timing, outcome: Outcome) -> Sample {
+        Sample {
+            outcome,
+            latency: at.latency(),
+            service: at.service(),
+            lag: at.lag(),
+            connect: origin.opened.map(|o| o.tcp),
+            tls_handshake: origin.opened.and_then(|o| o.tls),
+            first_byte: None,
+            bytes_in: 0,
+            bytes_out: 0,
+            retried: origin.retried,
+            request: origin.request,
+            stage: origin.stage,
+            expected: false,
+        }
+    }
+
+    /// The same answer, failed as `kind` (a value it must carry was not in it).
+    pub fn failing(self, kind: ErrorKind) -> Sample {
+        Sample {
+            outcome: Outcome::Error(kind),
+            expected: false,
+            ..self
+        }
+    }
+}
+
+/// Something the preflight noticed that does not stop a run but may explain its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notice {
+    /// The server asked for a client certificate and none was given.
+    ClientCertificateAsked,
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::ClientCertificateAsked => f.write_str(
+                "the server asked for a client certificate and none was given (--cert and --key): it may refuse every request",
+            ),
+        }
+    }
 }
 
 /// The result of a request: a status code or a classified error.
@@ -125,12 +266,26 @@ error_kinds! {
     Closed => ("closed", Server, "connection closed before the response was complete"),
     /// The network could not reach the host.
     Unreachable => ("unreachable", Server, "network or host unreachable"),
-    /// The server sent a TLS alert (e.g. certificate required) during the handshake or later.
-    TlsAlert => ("tls_alert", Server, "TLS alert from the server (e.g. a client certificate is required)"),
-    /// The server's certificate failed verification.
-    TlsCertificate => ("tls_certificate", Server, "server certificate not trusted (use --cacert, or --insecure)"),
+    /// The server's certificate is signed by a CA the generator does not trust.
+    TlsUnknownIssuer => ("tls_unknown_issuer", Server, "server certificate signed by an unknown CA (give that CA with --cacert, or use --insecure)"),
+    /// The server's certificate has expired, or is not valid yet.
+    TlsExpired => ("tls_expired", Server, "server certificate expired or not yet valid (renew it, or check both machines' clocks)"),
+    /// The server's certificate is not valid for the name the generator asked for.
+    TlsNameMismatch => ("tls_name_mismatch", Server, "server certificate not valid for the host name (give the name it was issued for with --server-name)"),
+    /// The server's certificate failed verification for another reason.
+    TlsCertificate => ("tls_certificate", Server, "server certificate invalid (bad signature, wrong key usage or revoked)"),
+    /// The server refused the handshake for want of a client certificate.
+    TlsClientCertRequired => ("tls_client_cert_required", Server, "the server requires a client certificate (give one with --cert and --key)"),
+    /// The server refused the client certificate it was given.
+    TlsClientCertRejected => ("tls_client_cert_rejected", Server, "the server refused the client certificate, or its absence (is it signed by a CA the server trusts, and still valid?)"),
+    /// Client and server have no application protocol (HTTP version) in common.
+    TlsNoAlpn => ("tls_no_alpn", Server, "no HTTP version in common (ALPN): the server does not speak the one asked (--http1, --http2)"),
+    /// The handshake failed: no protocol version or cipher suite in common.
+    TlsHandshake => ("tls_handshake", Server, "TLS handshake failure (no protocol version or cipher suite in common)"),
+    /// The server sent another TLS alert.
+    TlsAlert => ("tls_alert", Server, "TLS alert from the server"),
     /// Any other TLS failure.
-    Tls => ("tls", Server, "TLS handshake or record error"),
+    Tls => ("tls", Server, "TLS record error"),
     /// HTTP/2 GOAWAY: the server stopped accepting streams on the connection.
     GoAway => ("h2_goaway", Server, "HTTP/2 GOAWAY from the server"),
     /// HTTP/2 stream reset by the server (RST_STREAM).

@@ -9,7 +9,7 @@
 
 use super::search::{self, Finding, Outcome, Phase, SearchSettings};
 use super::{Axis, Ladder, StepLength, Sweep};
-use crate::engine::Shutdown;
+use crate::engine::CancellationToken;
 use crate::monitor::ServerWatch;
 use crate::plan::{AttackPlan, Slo};
 use crate::run::{Observer, RunError};
@@ -135,7 +135,7 @@ pub fn run(
     plan: &AttackPlan,
     settings: StudySettings<'_>,
     dir: &Path,
-    shutdown: &Shutdown,
+    shutdown: &CancellationToken,
     observer: &mut dyn Observer,
     on_probe: &mut dyn FnMut(&ProbeRecord),
 ) -> Result<CapacityRecord, StudyError> {
@@ -182,7 +182,7 @@ pub fn run(
         server,
     } = settings;
     let outcome = search::search(&search_settings, |rate, phase| {
-        if shutdown.is_triggered() {
+        if shutdown.is_cancelled() {
             return Ok::<_, StudyError>(None);
         }
         let name = format!(

@@ -2,7 +2,7 @@
 //! connections, stopping itself once a step passes a limit.
 
 use super::{CapacityError, Ladder};
-use crate::engine::ShutdownHandle;
+use crate::engine::CancellationToken;
 use crate::plan::{AttackPlan, Load, Metric, Rate, Slo, Stage, Stop};
 use crate::record::StepStats;
 use crate::run::Observer;
@@ -161,7 +161,7 @@ pub fn parse_objectives(text: &str) -> Result<Vec<Slo>, CapacityError> {
 pub struct StopWatch<'a> {
     limits: Vec<Slo>,
     stages: Vec<Stage>,
-    handle: ShutdownHandle,
+    handle: CancellationToken,
     steps: BTreeMap<u16, StepStats>,
     judged: usize,
     stopped: Option<String>,
@@ -173,7 +173,7 @@ impl<'a> StopWatch<'a> {
     pub fn new(
         plan: &AttackPlan,
         limits: Vec<Slo>,
-        handle: ShutdownHandle,
+        handle: CancellationToken,
         inner: &'a mut dyn Observer,
     ) -> Self {
         StopWatch {
@@ -233,8 +233,12 @@ impl Observer for StopWatch<'_> {
         let verdict = verdict.or_else(|| self.broken(current, MIN_PARTIAL));
         if let Some(why) = verdict {
             self.stopped = Some(why);
-            self.handle.trigger();
+            self.handle.cancel();
         }
+    }
+
+    fn notice(&mut self, notice: &crate::sample::Notice) {
+        self.inner.notice(notice);
     }
 
     fn stopped_early(&self) -> Option<String> {

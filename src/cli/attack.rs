@@ -3,7 +3,7 @@
 use super::progress::Progress;
 use anyhow::{bail, Context};
 use clap::Args;
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
 use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
 use headroom::report::{self, Format};
@@ -69,7 +69,7 @@ impl Output {
         &self,
         plan: &AttackPlan,
         command: &str,
-        shutdown: Shutdown,
+        shutdown: CancellationToken,
     ) -> anyhow::Result<ExitCode> {
         self.execute_until(plan, command, shutdown, Vec::new())
     }
@@ -79,7 +79,7 @@ impl Output {
         &self,
         plan: &AttackPlan,
         command: &str,
-        shutdown: Shutdown,
+        shutdown: CancellationToken,
         limits: Vec<Slo>,
     ) -> anyhow::Result<ExitCode> {
         let dir = self.dir(command);
@@ -148,7 +148,7 @@ impl AttackArgs {
 }
 
 /// Runs `headroom attack`.
-pub fn run(args: AttackArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     args.output.execute(&plan, "attack", shutdown)
 }
@@ -175,7 +175,7 @@ pub fn execute(
     plan: &AttackPlan,
     command: &[String],
     dir: &RunDir,
-    shutdown: Shutdown,
+    shutdown: CancellationToken,
     watching: Watching,
 ) -> anyhow::Result<ExitCode> {
     let Watching {
@@ -186,7 +186,9 @@ pub fn execute(
         pages,
     } = watching;
     let mut progress = Progress::new(plan, quiet);
-    let (handle, shutdown) = shutdown.with_own_stop();
+    // The run stops on Ctrl-C and when a sweep's limit says so; the latter stops only this run.
+    let shutdown = shutdown.child_token();
+    let handle = shutdown.clone();
     let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
     let stored = headroom::run::attack_watching(plan, command, dir, shutdown, &mut watch, server)
         .with_context(|| format!("attack on {} failed", plan.target.url))?;

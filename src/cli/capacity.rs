@@ -6,7 +6,7 @@ use anyhow::Context;
 use headroom::capacity::parse_objectives;
 use headroom::capacity::search::SearchSettings;
 use headroom::capacity::study::{self, StudySettings};
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use headroom::report::capacity as render;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -55,7 +55,7 @@ fn percent(s: &str) -> Result<f64, String> {
 }
 
 /// Runs `headroom capacity`.
-pub fn run(args: CapacityArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let plan = args.subject.plan()?;
     let objectives = match &args.slo {
         Some(text) => parse_objectives(text)?,

@@ -1,7 +1,7 @@
 //! `headroom demo`: the built-in target and a short attack on it, in one process.
 
 use clap::Args;
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
 use headroom::report::Format;
 use headroom::store::RunDir;
@@ -28,7 +28,7 @@ pub struct DemoArgs {
 }
 
 /// Runs `headroom demo`.
-pub fn run(args: DemoArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let running = target::spawn(TargetConfig {
         listen: "127.0.0.1:0".parse().expect("a valid address"),
         tls: None,

@@ -12,7 +12,7 @@ mod sweep;
 mod target;
 
 use clap::{Parser, Subcommand};
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use std::process::ExitCode;
 
 /// headroom: exact, cheap HTTP load generation and capacity reports.
@@ -46,7 +46,7 @@ enum Command {
 }
 
 /// Runs the parsed command; errors carry context for the user.
-pub fn dispatch(cli: Cli, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Attack(args) => attack::run(*args, shutdown),
         Command::Run(args) => run::run(args, shutdown),

@@ -1,9 +1,9 @@
 //! The live progress line on stderr, shown only when stderr is a terminal.
 
 use headroom::plan::AttackPlan;
-use headroom::report::fmt_us;
 use headroom::run::Observer;
 use headroom::store::IntervalLine;
+use headroom::units::fmt_us;
 use std::io::{IsTerminal, Write};
 
 /// Prints one line per interval: sent and completed rate, p50/p99, errors, elapsed/remaining.
@@ -37,6 +37,11 @@ impl Progress {
 }
 
 impl Observer for Progress {
+    fn notice(&mut self, notice: &headroom::sample::Notice) {
+        // Shown whatever the progress setting: it may explain every number that follows.
+        eprintln!("headroom: note: {notice}");
+    }
+
     fn interval(&mut self, line: &IntervalLine) {
         let r = &line.record;
         self.errors +=

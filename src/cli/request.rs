@@ -68,9 +68,6 @@ pub struct RequestArgs {
     /// late, so latency is never inflated; fewer wake-ups cost less CPU (0 = exact spacing).
     #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
     pub coalesce: Duration,
-    /// Send HTTP/1.1 from tokio event loops instead of direct workers (slower; for comparison).
-    #[arg(long, hide = true)]
-    pub event_loop: bool,
     /// Engine threads (default: the cores this process may use).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -105,7 +102,6 @@ impl RequestArgs {
                 timeout: self.timeout,
                 connect_timeout: self.connect_timeout,
                 coalesce: self.coalesce,
-                event_loop: self.event_loop,
                 ..ConnectionOptions::default()
             },
             tls: TlsOptions {

@@ -1,7 +1,7 @@
 //! `headroom run`: a scenario file lowered to a plan, then run like an attack.
 
 use anyhow::Context;
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,7 +18,7 @@ pub struct RunArgs {
 }
 
 /// Runs `headroom run`.
-pub fn run(args: RunArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let plan = headroom::plan::scenario::load(&args.scenario, super::available_cores())?;
     if args.check {
         println!("{}: ok", args.scenario.display());

@@ -4,7 +4,7 @@ use super::attack::Output;
 use super::request::Subject;
 use anyhow::bail;
 use headroom::capacity::{parse_limits, Axis, Ladder, StepLength, Sweep, DEFAULT_LIMITS};
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,7 +42,7 @@ pub struct SweepArgs {
 }
 
 /// Runs `headroom sweep`.
-pub fn run(args: SweepArgs, shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: SweepArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let (axis, levels) = match (&args.rate, &args.concurrency) {
         (Some(r), None) => (Axis::Rate, r),
         (None, Some(c)) => (Axis::Concurrency, c),

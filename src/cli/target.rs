@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use headroom::target::{self, TargetConfig, TargetTls};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub struct TargetArgs {
 }
 
 /// Runs `headroom target`.
-pub fn run(args: TargetArgs, mut shutdown: Shutdown) -> anyhow::Result<ExitCode> {
+pub fn run(args: TargetArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let tls = match (args.tls, args.cert, args.key) {
         (true, Some(cert), Some(key)) => Some(TargetTls {
             cert,
@@ -63,7 +63,7 @@ pub fn run(args: TargetArgs, mut shutdown: Shutdown) -> anyhow::Result<ExitCode>
         running.addr()
     );
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
-    rt.block_on(shutdown.wait());
+    rt.block_on(shutdown.cancelled());
     running.stop();
     Ok(ExitCode::SUCCESS)
 }

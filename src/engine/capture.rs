@@ -1,12 +1,15 @@
 //! Taking values out of a kept response for the flow steps after it.
 
-use super::h1::reader::Kept;
+use super::reply::Kept;
 use crate::plan::{Capture, CaptureFrom, JsonStep};
 
 /// The value `capture` finds in `kept`, or `None` when it is not there.
 pub fn extract(capture: &Capture, kept: &Kept) -> Option<Vec<u8>> {
     match &capture.from {
-        CaptureFrom::Header(name) => header(&kept.head, name),
+        CaptureFrom::Header(name) => kept
+            .headers
+            .get(name)
+            .map(|v| v.as_bytes().trim_ascii().to_vec()),
         CaptureFrom::Regex(re) => {
             let found = re.captures(&kept.body)?;
             let m = found.get(1).or_else(|| found.get(0))?;
@@ -30,24 +33,15 @@ pub fn extract(capture: &Capture, kept: &Kept) -> Option<Vec<u8>> {
     }
 }
 
-fn header(head: &[u8], name: &http::HeaderName) -> Option<Vec<u8>> {
-    let mut headers = [httparse::EMPTY_HEADER; 128];
-    let mut response = httparse::Response::new(&mut headers);
-    response.parse(head).ok()?;
-    response
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case(name.as_str()))
-        .map(|h| h.value.trim_ascii().to_vec())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn kept(body: &str) -> Kept {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::ETAG, http::HeaderValue::from_static("\"v7\""));
         Kept {
-            head: b"HTTP/1.1 201 Created\r\nETag: \"v7\"\r\nContent-Length: 0\r\n\r\n".to_vec(),
+            headers,
             body: body.as_bytes().to_vec(),
             truncated: false,
         }

@@ -1,7 +1,9 @@
-//! Maps what the network stack, rustls, hyper and h2 report to a classified [`ErrorKind`].
+//! Maps what the network stack, rustls, hyper and h2 report to a classified [`ErrorKind`]:
+//! one mapping for both drivers, so an outcome is named the same on HTTP/1.1 and HTTP/2.
 
 use crate::sample::ErrorKind;
 use rustix::io::Errno;
+use rustls::{AlertDescription, CertificateError};
 use std::error::Error as StdError;
 use std::io;
 
@@ -29,7 +31,8 @@ pub fn io_error(e: &io::Error) -> ErrorKind {
     }
 }
 
-fn errno(e: Errno) -> ErrorKind {
+/// Classifies an errno.
+pub fn errno(e: Errno) -> ErrorKind {
     match e {
         Errno::CONNREFUSED => ErrorKind::Refused,
         Errno::CONNRESET | Errno::PIPE | Errno::CONNABORTED => ErrorKind::Reset,
@@ -43,25 +46,128 @@ fn errno(e: Errno) -> ErrorKind {
     }
 }
 
-/// HTTP/2 rebuilds I/O errors from their kind and message, losing the rustls error inside;
-/// rustls's messages are stable enough to recover the class from.
-fn tls_by_message(message: &str) -> ErrorKind {
-    if message.contains("received fatal alert") {
-        ErrorKind::TlsAlert
-    } else if message.contains("invalid peer certificate") {
-        ErrorKind::TlsCertificate
-    } else {
-        ErrorKind::Tls
+/// Classifies a rustls error by its cause.
+pub fn tls_error(e: &rustls::Error) -> ErrorKind {
+    match e {
+        rustls::Error::AlertReceived(alert) => alert_kind(*alert),
+        rustls::Error::InvalidCertificate(c) => certificate_kind(c),
+        rustls::Error::NoApplicationProtocol => ErrorKind::TlsNoAlpn,
+        rustls::Error::PeerIncompatible(_) => ErrorKind::TlsHandshake,
+        _ => ErrorKind::Tls,
     }
 }
 
-/// Classifies a rustls error.
-pub fn tls_error(e: &rustls::Error) -> ErrorKind {
-    match e {
-        rustls::Error::AlertReceived(_) => ErrorKind::TlsAlert,
-        rustls::Error::InvalidCertificate(_) => ErrorKind::TlsCertificate,
-        _ => ErrorKind::Tls,
+/// What a TLS alert from the server says went wrong.
+fn alert_kind(alert: AlertDescription) -> ErrorKind {
+    match alert {
+        AlertDescription::CertificateRequired => ErrorKind::TlsClientCertRequired,
+        AlertDescription::BadCertificate
+        | AlertDescription::UnsupportedCertificate
+        | AlertDescription::CertificateRevoked
+        | AlertDescription::CertificateExpired
+        | AlertDescription::CertificateUnknown
+        | AlertDescription::UnknownCA
+        | AlertDescription::AccessDenied => ErrorKind::TlsClientCertRejected,
+        AlertDescription::NoApplicationProtocol => ErrorKind::TlsNoAlpn,
+        AlertDescription::HandshakeFailure
+        | AlertDescription::ProtocolVersion
+        | AlertDescription::InsufficientSecurity => ErrorKind::TlsHandshake,
+        _ => ErrorKind::TlsAlert,
     }
+}
+
+fn certificate_kind(e: &CertificateError) -> ErrorKind {
+    match e {
+        CertificateError::UnknownIssuer => ErrorKind::TlsUnknownIssuer,
+        CertificateError::Expired
+        | CertificateError::ExpiredContext { .. }
+        | CertificateError::NotValidYet
+        | CertificateError::NotValidYetContext { .. } => ErrorKind::TlsExpired,
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+            ErrorKind::TlsNameMismatch
+        }
+        _ => ErrorKind::TlsCertificate,
+    }
+}
+
+/// Alerts whose names [`tls_by_message`] recognises; the rest are plain alerts.
+const NAMED_ALERTS: [AlertDescription; 12] = [
+    AlertDescription::CertificateRequired,
+    AlertDescription::BadCertificate,
+    AlertDescription::UnsupportedCertificate,
+    AlertDescription::CertificateRevoked,
+    AlertDescription::CertificateExpired,
+    AlertDescription::CertificateUnknown,
+    AlertDescription::UnknownCA,
+    AlertDescription::AccessDenied,
+    AlertDescription::NoApplicationProtocol,
+    AlertDescription::HandshakeFailure,
+    AlertDescription::ProtocolVersion,
+    AlertDescription::InsufficientSecurity,
+];
+
+/// HTTP/2 rebuilds I/O errors from their kind and message, losing the rustls error inside;
+/// rustls's messages (`received fatal alert: {alert:?}`, `invalid peer certificate: …`) are
+/// stable enough to recover the same class from.
+fn tls_by_message(message: &str) -> ErrorKind {
+    if let Some(name) = message.split("received fatal alert: ").nth(1) {
+        let name = name.trim();
+        return NAMED_ALERTS
+            .iter()
+            .find(|a| format!("{a:?}") == name)
+            .map_or(ErrorKind::TlsAlert, |a| alert_kind(*a));
+    }
+    if let Some(cause) = message.split("invalid peer certificate: ").nth(1) {
+        return if cause.contains("UnknownIssuer") {
+            ErrorKind::TlsUnknownIssuer
+        } else if cause.contains("RevocationList") {
+            ErrorKind::TlsCertificate
+        } else if cause.contains("xpired")
+            || cause.contains("NotValidYet")
+            || cause.contains("not valid yet")
+        {
+            ErrorKind::TlsExpired
+        } else if cause.contains("NotValidForName") || cause.contains("not valid for name") {
+            ErrorKind::TlsNameMismatch
+        } else {
+            ErrorKind::TlsCertificate
+        };
+    }
+    ErrorKind::Tls
+}
+
+/// Details of a TLS failure worth one more clause in an error line (what the certificate is
+/// valid for, when it expired, which alert came); nothing secret is in them.
+pub fn tls_detail(e: &rustls::Error) -> Option<String> {
+    match e {
+        rustls::Error::AlertReceived(alert) => Some(format!("the server sent alert {alert:?}")),
+        rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected,
+            presented,
+        }) => Some(format!(
+            "it is valid for {}, not {:?}",
+            if presented.is_empty() {
+                "no name at all".to_string()
+            } else {
+                presented.join(", ")
+            },
+            expected.to_str()
+        )),
+        rustls::Error::InvalidCertificate(CertificateError::ExpiredContext {
+            not_after, ..
+        }) => Some(format!("it expired at {}", utc(not_after.as_secs()))),
+        rustls::Error::InvalidCertificate(CertificateError::NotValidYetContext {
+            not_before,
+            ..
+        }) => Some(format!("it is valid from {}", utc(not_before.as_secs()))),
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn utc(secs: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+        .to_string()
 }
 
 /// True when the server cannot have processed the request, so sending it again is safe:
@@ -91,14 +197,14 @@ pub fn hyper_error(e: &hyper::Error) -> ErrorKind {
             return io_error(io);
         }
         if let Some(h2) = cause.downcast_ref::<h2::Error>() {
+            if let Some(io) = h2.get_io() {
+                return io_error(io);
+            }
             if h2.is_go_away() {
                 return ErrorKind::GoAway;
             }
             if h2.is_reset() {
                 return ErrorKind::StreamReset;
-            }
-            if let Some(io) = h2.get_io() {
-                return io_error(io);
             }
             return ErrorKind::Protocol;
         }
@@ -138,14 +244,60 @@ mod tests {
     }
 
     #[test]
-    fn tls_errors_inside_io_errors_are_found() {
-        let alert = rustls::Error::AlertReceived(rustls::AlertDescription::CertificateRequired);
-        let e = io::Error::new(io::ErrorKind::InvalidData, alert);
-        assert_eq!(io_error(&e), ErrorKind::TlsAlert);
-        let bad = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+    fn tls_failures_are_named_by_their_cause() {
+        let cert = |c: CertificateError| tls_error(&rustls::Error::InvalidCertificate(c));
         assert_eq!(
-            io_error(&io::Error::new(io::ErrorKind::InvalidData, bad)),
+            cert(CertificateError::UnknownIssuer),
+            ErrorKind::TlsUnknownIssuer
+        );
+        assert_eq!(cert(CertificateError::Expired), ErrorKind::TlsExpired);
+        assert_eq!(cert(CertificateError::NotValidYet), ErrorKind::TlsExpired);
+        assert_eq!(
+            cert(CertificateError::NotValidForName),
+            ErrorKind::TlsNameMismatch
+        );
+        assert_eq!(
+            cert(CertificateError::BadSignature),
             ErrorKind::TlsCertificate
         );
+        let alert = |a: AlertDescription| tls_error(&rustls::Error::AlertReceived(a));
+        assert_eq!(
+            alert(AlertDescription::CertificateRequired),
+            ErrorKind::TlsClientCertRequired
+        );
+        assert_eq!(
+            alert(AlertDescription::UnknownCA),
+            ErrorKind::TlsClientCertRejected
+        );
+        assert_eq!(
+            alert(AlertDescription::NoApplicationProtocol),
+            ErrorKind::TlsNoAlpn
+        );
+        assert_eq!(
+            alert(AlertDescription::HandshakeFailure),
+            ErrorKind::TlsHandshake
+        );
+        assert_eq!(alert(AlertDescription::DecodeError), ErrorKind::TlsAlert);
+    }
+
+    #[test]
+    fn tls_errors_classify_the_same_inside_io_errors_and_rebuilt_from_messages() {
+        let cases = [
+            rustls::Error::AlertReceived(AlertDescription::CertificateRequired),
+            rustls::Error::AlertReceived(AlertDescription::NoApplicationProtocol),
+            rustls::Error::AlertReceived(AlertDescription::BadCertificate),
+            rustls::Error::AlertReceived(AlertDescription::DecodeError),
+            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
+            rustls::Error::InvalidCertificate(CertificateError::Expired),
+            rustls::Error::InvalidCertificate(CertificateError::NotValidForName),
+            rustls::Error::InvalidCertificate(CertificateError::BadSignature),
+        ];
+        for e in cases {
+            let direct = tls_error(&e);
+            let wrapped = io_error(&io::Error::new(io::ErrorKind::InvalidData, e.clone()));
+            // What h2 hands back: the same kind and message, the cause gone.
+            let rebuilt = io_error(&io::Error::new(io::ErrorKind::InvalidData, e.to_string()));
+            assert_eq!((wrapped, rebuilt), (direct, direct), "{e}");
+        }
     }
 }

@@ -3,11 +3,14 @@
 
 use crate::plan::{HttpVersion, TlsOptions};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::ResolvesClientCert;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A TLS setting that cannot be used, with what to do about it.
@@ -122,6 +125,48 @@ pub fn client_config(opts: &TlsOptions, http: HttpVersion) -> Result<Arc<ClientC
         config.resumption = rustls::client::Resumption::disabled();
     }
     Ok(Arc::new(config))
+}
+
+/// The same configuration offering only `http` by ALPN (once the preflight has found which
+/// version the server speaks); it shares the original's session store.
+pub fn for_version(config: &Arc<ClientConfig>, http: HttpVersion) -> Arc<ClientConfig> {
+    let mut config = (**config).clone();
+    config.alpn_protocols = alpn(http);
+    Arc::new(config)
+}
+
+/// The same configuration, noting in the flag it returns whether a server asked for a
+/// client certificate (the preflight says so when none was given).
+pub fn noticing_requests(config: &Arc<ClientConfig>) -> (Arc<ClientConfig>, Arc<AtomicBool>) {
+    let asked = Arc::new(AtomicBool::new(false));
+    let mut config = (**config).clone();
+    config.client_auth_cert_resolver = Arc::new(Noticing {
+        inner: config.client_auth_cert_resolver.clone(),
+        asked: asked.clone(),
+    });
+    (Arc::new(config), asked)
+}
+
+/// A client-certificate resolver that notes the server asked.
+#[derive(Debug)]
+struct Noticing {
+    inner: Arc<dyn ResolvesClientCert>,
+    asked: Arc<AtomicBool>,
+}
+
+impl ResolvesClientCert for Noticing {
+    fn resolve(
+        &self,
+        root_hint_subjects: &[&[u8]],
+        sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.asked.store(true, Ordering::Relaxed);
+        self.inner.resolve(root_hint_subjects, sigschemes)
+    }
+
+    fn has_certs(&self) -> bool {
+        self.inner.has_certs()
+    }
 }
 
 /// The server name to send in SNI and verify.

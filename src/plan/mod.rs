@@ -12,6 +12,7 @@ mod slo;
 mod target;
 mod template;
 mod tls;
+mod weights;
 
 pub use data::{DataError, Dataset, Pick};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login};
@@ -21,6 +22,7 @@ pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};
 pub use template::{Context, Template, TemplateError};
 pub use tls::{ClientIdentity, TlsOptions};
+pub use weights::{MixError, Weights, MAX_CYCLE};
 
 use std::time::Duration;
 
@@ -59,10 +61,6 @@ pub struct ConnectionOptions {
     /// (early, never late), trading exact spacing for fewer wake-ups.
     #[serde(with = "humantime_serde_compat")]
     pub coalesce: Duration,
-    /// Send HTTP/1.1 from tokio event loops (as HTTP/2 is) instead of direct workers: slower,
-    /// for comparing the two. Kernels without `epoll_pwait2` use the event loops anyway.
-    #[serde(default)]
-    pub event_loop: bool,
 }
 
 impl Default for ConnectionOptions {
@@ -76,7 +74,6 @@ impl Default for ConnectionOptions {
             connect_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
             coalesce: Duration::from_millis(1),
-            event_loop: false,
         }
     }
 }
@@ -277,7 +274,7 @@ impl AttackPlan {
                 dup.name
             )));
         }
-        crate::schedule::Mix::new(&self.weights()).map_err(|e| PlanError::Range(e.to_string()))?;
+        Weights::new(&self.weights()).map_err(|e| PlanError::Range(e.to_string()))?;
         if self.tls.identity.is_some() && self.target.scheme != Scheme::Https {
             return Err(PlanError::Range(
                 "a client certificate needs an https:// URL".into(),

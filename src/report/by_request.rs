@@ -1,7 +1,7 @@
 //! The per-request table (Locust's and the seeds' form), as aligned text and as markdown.
 
-use super::{fmt_bytes, fmt_us, fmt_us_f};
 use crate::summary::{RequestRow, Summary, ROW_QUANTILES};
+use crate::units::{fmt_bytes, fmt_us, fmt_us_f};
 
 fn header() -> Vec<String> {
     let mut h: Vec<String> = [

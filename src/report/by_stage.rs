@@ -2,8 +2,8 @@
 //! load, achieved throughput, latency, errors and whether the generator kept up.
 
 use super::text::stage_level;
-use super::{fmt_secs, fmt_us};
 use crate::summary::Summary;
+use crate::units::{fmt_secs, fmt_us};
 
 /// The header and one row per stage; warm-ups are marked, steps never reached say so.
 pub fn rows(s: &Summary) -> Vec<Vec<String>> {

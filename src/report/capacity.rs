@@ -2,10 +2,11 @@
 //! evidence, in text, markdown or JSON.
 
 use super::table::{aligned, markdown};
-use super::{fmt_us, Format};
+use super::Format;
 use crate::capacity::fmt_level;
 use crate::capacity::search::{Outcome, Verdict};
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
+use crate::units::fmt_us;
 use std::fmt::Write as _;
 
 /// Renders the search in `format`.

@@ -3,8 +3,9 @@
 
 use super::plot::RunView;
 use super::table::{aligned, markdown};
-use super::{fmt_us, Format};
+use super::Format;
 use crate::summary::Stats;
+use crate::units::{fmt_us, fmt_us_f};
 
 /// The comparison table: header (measure, then each run's label), then one row per measure.
 pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
@@ -39,14 +40,12 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
     for (name, pick) in latency {
         add(name, &|v| fmt_us(pick(&v.summary.latency)));
     }
-    add("latency mean", &|v| {
-        super::fmt_us_f(v.summary.latency.mean_us)
-    });
+    add("latency mean", &|v| fmt_us_f(v.summary.latency.mean_us));
     add("TLS handshake mean", &|v| {
         v.summary
             .tls_handshake
             .as_ref()
-            .map_or("-".into(), |s| super::fmt_us_f(s.mean_us))
+            .map_or("-".into(), |s| fmt_us_f(s.mean_us))
     });
     add("errors", &|v| {
         let e: Vec<String> = v

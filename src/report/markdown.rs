@@ -1,8 +1,8 @@
 //! The report as markdown: the tables a performance report pastes in, like the seeds'.
 
 use super::text::{load_words, target_line};
-use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use crate::summary::{Stats, Summary};
+use crate::units::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use std::fmt::Write;
 
 fn stats_row(out: &mut String, label: &str, st: &Stats) {

@@ -1,9 +1,9 @@
 //! The text report, laid out like vegeta's so seed reports can be compared line by line.
 
-use super::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use crate::plan::Load;
 use crate::sample::Side;
 use crate::summary::{Stats, Summary};
+use crate::units::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
 use std::fmt::Write;
 
 const LABEL: usize = 14;
@@ -82,6 +82,9 @@ pub fn render_text(s: &Summary) -> String {
     }
     if let Some(why) = &s.stopped_early {
         row(&mut out, "Stopped", "", &format!("stopped early: {why}"));
+    }
+    for notice in &s.notices {
+        row(&mut out, "Note", "", &notice.to_string());
     }
     if s.warmup_secs > 0.0 {
         row(

@@ -6,7 +6,7 @@
 mod mix;
 mod profile;
 
-pub use mix::{Mix, MixError, MAX_CYCLE};
+pub use mix::Mix;
 pub use profile::{RateProfile, RateStage};
 
 use crate::plan::{Rate, Stop};

@@ -41,6 +41,9 @@ pub struct RunMeta {
     pub open_files_limit: Option<u64>,
     /// The HTTP version actually spoken (after ALPN).
     pub protocol: String,
+    /// What the preflight noticed about the server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<crate::sample::Notice>,
 }
 
 impl RunMeta {
@@ -50,6 +53,7 @@ impl RunMeta {
         command: &[String],
         open_files_limit: Option<u64>,
         protocol: &str,
+        notices: &[crate::sample::Notice],
     ) -> Self {
         RunMeta {
             tool: "headroom".into(),
@@ -87,6 +91,7 @@ impl RunMeta {
             threads: plan.threads,
             open_files_limit,
             protocol: protocol.to_string(),
+            notices: notices.to_vec(),
         }
     }
 }

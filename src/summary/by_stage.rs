@@ -169,7 +169,7 @@ fn findings(
     if lag_p99_us > LAG_LIMIT.as_micros() as u64 {
         out.push(format!(
             "requests left up to {} late (p99)",
-            crate::report::fmt_us(lag_p99_us)
+            crate::units::fmt_us(lag_p99_us)
         ));
     }
     if cpu_share >= CPU_LIMIT {

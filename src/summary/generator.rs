@@ -128,8 +128,8 @@ impl GeneratorHealth {
         if lag.p99_us > LAG_LIMIT.as_micros() as u64 {
             findings.push(format!(
                 "requests left late (lag p99 {}, max {}): the generator was short of CPU or of connections (--max-connections)",
-                crate::report::fmt_us(lag.p99_us),
-                crate::report::fmt_us(lag.max_us)
+                crate::units::fmt_us(lag.p99_us),
+                crate::units::fmt_us(lag.max_us)
             ));
         }
         for (kind, n) in own_failures(total) {

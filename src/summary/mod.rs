@@ -38,6 +38,9 @@ pub struct Summary {
     pub load: Load,
     /// The HTTP version spoken.
     pub protocol: String,
+    /// What the preflight noticed about the server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<crate::sample::Notice>,
     /// Wall-clock start.
     pub started_at: String,
     /// Why the numbers cover less than the whole run, when they do.
@@ -237,6 +240,7 @@ impl Summary {
             },
             load: run.meta.load,
             protocol: run.meta.protocol.clone(),
+            notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),

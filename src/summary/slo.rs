@@ -2,8 +2,8 @@
 
 use crate::plan::{Metric, Slo};
 use crate::record::RequestStats;
-use crate::report::{fmt_us, fmt_us_f};
 use crate::store::RequestMeta;
+use crate::units::{fmt_us, fmt_us_f};
 use serde::{Deserialize, Serialize};
 
 /// One objective and whether the run met it.

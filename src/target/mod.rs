@@ -11,7 +11,7 @@ mod tls;
 
 pub use routes::Routes;
 
-use crate::engine::{shutdown_pair, Shutdown, ShutdownHandle};
+use crate::engine::CancellationToken;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ pub enum TargetError {
 /// A target running on its own threads; stops when [`RunningTarget::stop`] is called or dropped.
 pub struct RunningTarget {
     addr: SocketAddr,
-    handle: ShutdownHandle,
+    handle: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -83,7 +83,7 @@ impl RunningTarget {
     }
 
     fn shutdown(&mut self) {
-        self.handle.trigger();
+        self.handle.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -111,7 +111,8 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
         })?;
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
-    let (handle, shutdown) = shutdown_pair();
+    let shutdown = CancellationToken::new();
+    let handle = shutdown.clone();
     let routes = routes::Routes::new(config.latency, config.capacity);
     let thread = std::thread::Builder::new()
         .name("headroom-target-main".into())
@@ -136,7 +137,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     routes: routes::Routes,
-    mut shutdown: Shutdown,
+    shutdown: CancellationToken,
 ) {
     let routes = Arc::new(routes);
     loop {
@@ -146,7 +147,7 @@ pub async fn serve(
                 // EMFILE and friends: back off instead of spinning.
                 Err(_) => { tokio::time::sleep(Duration::from_millis(10)).await; continue; }
             },
-            _ = shutdown.wait() => return,
+            _ = shutdown.cancelled() => return,
         };
         let _ = tcp.set_nodelay(true);
         let routes = routes.clone();

@@ -9,6 +9,7 @@ mod examples;
 mod hostile;
 mod nginx;
 mod ports;
+mod protocols;
 mod report;
 mod scenario;
 mod support;

@@ -37,6 +37,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
         &["headroom".into(), "attack".into()],
         Some(1024),
         "HTTP/1.1",
+        &[],
     );
     meta.host = "golden".into();
     meta.started_at = "2026-11-21T00:00:00.000Z".into();

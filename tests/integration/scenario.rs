@@ -327,10 +327,7 @@ load: {{rate: 200, requests: 8}}
 fn several_instances_share_each_request_name_in_turn() {
     let a = Nginx::start(Tls::None);
     let b = Nginx::start(Tls::None);
-    for (event_loop, load) in [
-        (false, "{rate: 400, requests: 400}"),
-        (true, "{users: 3, requests: 400}"),
-    ] {
+    for load in ["{rate: 400, requests: 400}", "{users: 3, requests: 400}"] {
         let source = format!(
             r#"
 target: {{urls: ["{}", "{}"]}}
@@ -342,8 +339,7 @@ load: {load}
             a.url("http", ""),
             b.url("http", "")
         );
-        let mut plan = scenario::parse(&source, Path::new("two.yaml"), 2).unwrap();
-        plan.connection.event_loop = event_loop;
+        let plan = scenario::parse(&source, Path::new("two.yaml"), 2).unwrap();
         let (summary, _, _dir) = attack(&plan);
         assert_eq!(summary.requests.total, 400);
         assert!(summary.errors.is_empty(), "{:?}", summary.errors);

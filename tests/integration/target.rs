@@ -97,7 +97,10 @@ fn mutual_tls_over_http2_with_the_built_in_target() {
     // the alert and says so before any request is recorded.
     plan.tls.identity = None;
     let err = crate::support::attack_error(&plan);
-    assert!(err.contains("TLS alert"), "{err}");
+    assert!(
+        err.contains("requires a client certificate") && err.contains("--cert"),
+        "{err}"
+    );
 }
 
 #[test]

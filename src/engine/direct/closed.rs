@@ -1,50 +1,45 @@
-//! The closed model: each connection sends its next request as soon as its reply is read.
+//! The closed model: each user sends its next request as soon as its reply is read.
 //!
 //! The loop sleeps on every socket at once; one wake-up reads all the replies that arrived
 //! and sends as many requests, in two system calls per request.
 
-use super::conns::{Conns, Listen};
-use super::{Chores, Seconds, SHUTDOWN_POLL, TICK};
-use crate::engine::shutdown::Shutdown;
+use super::poller::Listen;
+use super::table::Table;
+use super::{Chores, TICK};
+use crate::engine::turns::Users;
 use std::time::Instant;
 
-/// Keeps this worker's share of the concurrency busy until the stop condition; true when
-/// interrupted.
-pub(super) fn run(mut conns: Conns<'_>, shutdown: &Shutdown, seconds: &mut Seconds<'_>) -> bool {
-    let worker = seconds.worker;
+/// Keeps this worker's users busy until the stop condition; true when interrupted.
+pub(super) fn run(table: &mut Table<'_>, users: &Users<'_>, chores: &mut Chores<'_>) -> bool {
     let mut stopping = false;
-    let mut chores = Chores::new();
     loop {
         let now = Instant::now();
-        stopping |= chores.run(&mut conns, seconds, shutdown, now);
+        stopping |= chores.run(table, now);
         // Between stages a target of zero users sends nothing; after the last, the run ends.
-        stopping |= worker.past_duration(now);
-        let users = worker.closed_target(now);
-        conns.trim_idle(users);
-        while !stopping && conns.outstanding() < users {
-            match worker.next_closed() {
-                Some((intended, n)) => conns.enqueue(intended, n),
+        stopping |= users.over(now);
+        let target = users.target(now);
+        table.trim_idle(target);
+        while !stopping && table.outstanding() < target {
+            match users.next(now) {
+                Some((intended, n)) => table.enqueue(intended, n),
                 None => stopping = true,
             }
         }
-        conns.dispatch();
-        conns.flush();
-        if stopping && !conns.busy() {
+        table.dispatch();
+        table.flush();
+        if stopping && !table.busy() {
             return chores.interrupted;
         }
         if chores.gave_up(now) {
             return true;
         }
-        let mut wake = seconds
-            .next()
-            .min(chores.next_expiry)
-            .min(now + SHUTDOWN_POLL);
-        if conns.writing() {
+        let mut wake = chores.wake_by(now);
+        if table.writing() {
             wake = wake.min(now + TICK);
         }
-        if let Some(step) = conns.next_delayed() {
-            wake = wake.min(step);
+        if let Some(at) = table.next_event() {
+            wake = wake.min(at);
         }
-        conns.sleep(Listen::All, wake);
+        table.sleep(Listen::All, wake);
     }
 }

@@ -1,5 +1,5 @@
 //! Test certificates made on the fly: a CA, a server certificate for 127.0.0.1 and a client
-//! certificate, written as PEM files.
+//! certificate, written as PEM files; or the same with a server certificate that has expired.
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,17 @@ pub struct Certs {
 
 /// Writes a fresh CA, server and client certificate into `dir`.
 pub fn make(dir: &Path) -> Certs {
+    make_with(dir, false)
+}
+
+/// Like [`make`], but the server certificate expired in 2021 (valid from 2020-01-01 to
+/// 2021-01-01); everything else is valid. Use a `dir` of its own: the file names are
+/// [`make`]'s.
+pub fn make_expired(dir: &Path) -> Certs {
+    make_with(dir, true)
+}
+
+fn make_with(dir: &Path, expired_server: bool) -> Certs {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -30,6 +41,10 @@ pub fn make(dir: &Path) -> Certs {
         .distinguished_name
         .push(DnType::CommonName, "127.0.0.1");
     server_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    if expired_server {
+        server_params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        server_params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+    }
     let server = server_params.signed_by(&server_key, &ca, &ca_key).unwrap();
 
     let client_key = KeyPair::generate().unwrap();

@@ -2,9 +2,10 @@
 
 pub mod certs;
 pub mod etcd;
+pub mod held;
 pub mod nginx;
 
-use headroom::engine::Shutdown;
+use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
 use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
@@ -30,9 +31,14 @@ pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
 pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = RunDir::at(dir.path().join("run"));
-    let stored =
-        headroom::run::attack(plan, &["test".into()], &run_dir, Shutdown::never(), &mut ())
-            .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
+    let stored = headroom::run::attack(
+        plan,
+        &["test".into()],
+        &run_dir,
+        CancellationToken::new(),
+        &mut (),
+    )
+    .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
     (Summary::of(&stored), stored, dir)
 }
 
@@ -41,7 +47,7 @@ pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
 pub fn attack_error(plan: &AttackPlan) -> String {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = RunDir::at(dir.path().join("run"));
-    let err = headroom::run::attack(plan, &[], &run_dir, Shutdown::never(), &mut ())
+    let err = headroom::run::attack(plan, &[], &run_dir, CancellationToken::new(), &mut ())
         .expect_err("the attack should not start")
         .to_string();
     assert!(

@@ -14,7 +14,13 @@ pub enum Tls<'a> {
     Server(&'a Certs),
     /// HTTPS that requires a client certificate signed by the test CA.
     ClientCert(&'a Certs),
+    /// HTTPS that speaks HTTP/1.1 only: no `h2` offered in ALPN.
+    ServerHttp1Only(&'a Certs),
 }
+
+/// The access log's format unless a test gives its own.
+const DEFAULT_LOG_FORMAT: &str =
+    "$server_protocol $status $ssl_client_verify $request_uri $ssl_session_reused";
 
 /// A running nginx.
 pub struct Nginx {
@@ -40,15 +46,35 @@ impl Nginx {
 
     /// Like [`Nginx::start`], with `http_conf` added to the `http` block.
     pub fn start_with(tls: Tls<'_>, http_conf: &str) -> Nginx {
-        Nginx::launch(tls, http_conf, r#"location / { return 200 "ok\n"; }"#)
+        Nginx::launch(
+            tls,
+            http_conf,
+            r#"location / { return 200 "ok\n"; }"#,
+            DEFAULT_LOG_FORMAT,
+        )
     }
 
     /// Like [`Nginx::start`], serving `locations` instead of `ok` everywhere.
     pub fn with_locations(tls: Tls<'_>, locations: &str) -> Nginx {
-        Nginx::launch(tls, "keepalive_requests 1000000;", locations)
+        Nginx::launch(
+            tls,
+            "keepalive_requests 1000000;",
+            locations,
+            DEFAULT_LOG_FORMAT,
+        )
     }
 
-    fn launch(tls: Tls<'_>, http_conf: &str, locations: &str) -> Nginx {
+    /// Like [`Nginx::with_locations`], writing each access log line in `log_format` (nginx
+    /// variables, e.g. `$request_method $request_uri $server_protocol`).
+    pub fn with_locations_and_log(tls: Tls<'_>, locations: &str, log_format: &str) -> Nginx {
+        Nginx::launch(tls, "keepalive_requests 1000000;", locations, log_format)
+    }
+
+    fn launch(tls: Tls<'_>, http_conf: &str, locations: &str, log_format: &str) -> Nginx {
+        assert!(
+            !log_format.contains('\''),
+            "the log format goes between single quotes"
+        );
         let dir = tempfile::tempdir().unwrap();
         let port = super::free_port();
         let root = dir.path();
@@ -57,7 +83,7 @@ impl Nginx {
         }
         let (listen, tls_conf) = match &tls {
             Tls::None => (format!("127.0.0.1:{port}"), String::new()),
-            Tls::Server(c) | Tls::ClientCert(c) => {
+            Tls::Server(c) | Tls::ClientCert(c) | Tls::ServerHttp1Only(c) => {
                 let mut conf = format!(
                     "ssl_certificate {};\n    ssl_certificate_key {};\n    ssl_session_cache shared:hr:1m;\n",
                     c.server_cert.display(),
@@ -69,7 +95,12 @@ impl Nginx {
                         c.ca.display()
                     );
                 }
-                (format!("127.0.0.1:{port} ssl http2"), conf)
+                let http2 = if matches!(tls, Tls::ServerHttp1Only(_)) {
+                    ""
+                } else {
+                    " http2"
+                };
+                (format!("127.0.0.1:{port} ssl{http2}"), conf)
             }
         };
         let r = root.display();
@@ -81,7 +112,7 @@ error_log {r}/logs/error.log warn;
 pid {r}/nginx.pid;
 events {{ worker_connections 4096; }}
 http {{
-  log_format hr '$server_protocol $status $ssl_client_verify $request_uri $ssl_session_reused';
+  log_format hr '{log_format}';
   access_log {r}/logs/access.log hr;
   client_body_temp_path {r}/tmp/body;
   proxy_temp_path {r}/tmp/proxy;

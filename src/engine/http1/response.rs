@@ -1,32 +1,10 @@
 //! Reading one HTTP/1.1 response from bytes as they arrive, without doing any I/O itself
-//! (sans-IO): the async connection feeds it today, and a polled connection can feed it the
-//! same way. The body is counted and dropped, unless the request captures from it: then the
-//! head and up to [`KEEP_LIMIT`] bytes of body are kept.
+//! (sans-IO). The body is counted and dropped, unless the request captures from it or checks
+//! it: then the headers and up to [`crate::engine::reply::KEEP_LIMIT`] bytes of body are kept.
 
 use super::chunked::Chunked;
+use crate::engine::reply::Kept;
 use crate::sample::ErrorKind;
-
-/// Most body bytes kept for captures and checks; the rest is counted and dropped.
-pub const KEEP_LIMIT: usize = 1024 * 1024;
-
-/// The head and body of a response, kept for captures and checks.
-#[derive(Debug, Default, Clone)]
-pub struct Kept {
-    /// The raw head, status line to the empty line.
-    pub head: Vec<u8>,
-    /// The body, up to [`KEEP_LIMIT`] bytes.
-    pub body: Vec<u8>,
-    /// True when the body was longer than what was kept.
-    pub truncated: bool,
-}
-
-impl Kept {
-    fn body(&mut self, piece: &[u8]) {
-        let room = KEEP_LIMIT.saturating_sub(self.body.len());
-        self.truncated |= piece.len() > room;
-        self.body.extend_from_slice(&piece[..piece.len().min(room)]);
-    }
-}
 
 /// Most headers a response may have before it is called hostile.
 const MAX_HEADERS: usize = 128;
@@ -37,6 +15,8 @@ struct Head {
     head_len: usize,
     framing: Framing,
     keep_alive: bool,
+    /// Its headers, when the response is kept.
+    headers: Option<http::HeaderMap>,
 }
 
 /// How the body's end is found (RFC 9112 §6.3).
@@ -146,15 +126,14 @@ impl ResponseReader {
             match &mut self.state {
                 State::Done => break,
                 State::Head => {
-                    let Some(head) = parse_head(rest)? else {
+                    let Some(head) = parse_head(rest, self.kept.is_some())? else {
                         if rest.len() >= self.max_head {
                             return Err(ErrorKind::HeaderTooLarge);
                         }
                         break;
                     };
-                    if let Some(kept) = self.kept.as_mut() {
-                        kept.head.clear();
-                        kept.head.extend_from_slice(&rest[..head.head_len]);
+                    if let (Some(kept), Some(headers)) = (self.kept.as_mut(), head.headers) {
+                        kept.headers = headers;
                     }
                     consumed += head.head_len;
                     // Interim 1xx answers (100 Continue, 103 Early Hints) precede the real one.
@@ -198,7 +177,7 @@ impl ResponseReader {
                 } => {
                     let take = (*left).min(rest.len() as u64);
                     if let Some(kept) = self.kept.as_mut() {
-                        kept.body(&rest[..take as usize]);
+                        kept.keep_body(&rest[..take as usize]);
                     }
                     consumed += take as usize;
                     *left -= take;
@@ -214,7 +193,9 @@ impl ResponseReader {
                     total,
                 } => {
                     let p = match self.kept.as_mut() {
-                        Some(kept) => decoder.feed_into(rest, &mut |piece| kept.body(piece))?,
+                        Some(kept) => {
+                            decoder.feed_into(rest, &mut |piece| kept.keep_body(piece))?
+                        }
                         None => decoder.feed(rest)?,
                     };
                     consumed += p.consumed;
@@ -227,7 +208,7 @@ impl ResponseReader {
                 }
                 State::UntilClose { total, .. } => {
                     if let Some(kept) = self.kept.as_mut() {
-                        kept.body(rest);
+                        kept.keep_body(rest);
                     }
                     *total += rest.len() as u64;
                     consumed = input.len();
@@ -261,8 +242,8 @@ impl ResponseReader {
     }
 }
 
-/// Parses a response head if `data` holds a whole one.
-fn parse_head(data: &[u8]) -> Result<Option<Head>, ErrorKind> {
+/// Parses a response head if `data` holds a whole one; with `keep`, its headers are kept.
+fn parse_head(data: &[u8], keep: bool) -> Result<Option<Head>, ErrorKind> {
     // Left uninitialised: clearing 4 KiB of header slots for every reply was a measurable
     // part of reading one.
     let mut headers =
@@ -314,11 +295,25 @@ fn parse_head(data: &[u8]) -> Result<Option<Head>, ErrorKind> {
         (false, Some(n)) => Framing::Length(n),
         (false, None) => Framing::UntilClose,
     };
+    // Only kept answers (captures, body checks) pay for a header map.
+    let headers = keep.then(|| {
+        let mut map = http::HeaderMap::with_capacity(response.headers.len());
+        for h in response.headers.iter() {
+            if let (Ok(name), Ok(value)) = (
+                http::HeaderName::from_bytes(h.name.as_bytes()),
+                http::HeaderValue::from_bytes(h.value),
+            ) {
+                map.append(name, value);
+            }
+        }
+        map
+    });
     Ok(Some(Head {
         status,
         head_len,
         framing,
         keep_alive,
+        headers,
     }))
 }
 
@@ -448,14 +443,18 @@ mod tests {
     fn heads_decide_framing_and_keep_alive() {
         let h = parse_head(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 9\r\n\r\n",
+            false,
         )
         .unwrap()
         .unwrap();
         assert!(matches!(h.framing, Framing::Chunked));
         let conflicting = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
-        assert_eq!(parse_head(conflicting).err(), Some(ErrorKind::Protocol));
         assert_eq!(
-            parse_head(b"\x00garbage\r\n\r\n").err(),
+            parse_head(conflicting, false).err(),
+            Some(ErrorKind::Protocol)
+        );
+        assert_eq!(
+            parse_head(b"\x00garbage\r\n\r\n", false).err(),
             Some(ErrorKind::Protocol)
         );
         let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
@@ -463,6 +462,9 @@ mod tests {
             many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
         }
         many.extend_from_slice(b"\r\n");
-        assert_eq!(parse_head(&many).err(), Some(ErrorKind::HeaderTooLarge));
+        assert_eq!(
+            parse_head(&many, false).err(),
+            Some(ErrorKind::HeaderTooLarge)
+        );
     }
 }

@@ -1,0 +1,279 @@
+//! Driver 2: HTTP/2 on a tokio event loop per worker thread, with hyper's client.
+//!
+//! Each worker runs lanes: tasks that take a job, send it as a stream on one of the
+//! worker's shared connections and wait for its answer, run the flow steps after it, and
+//! take the next. The open model adds lanes as arrivals need them (a queue between the pacer
+//! and idle lanes); the closed model runs one lane per user.
+
+mod connect;
+mod exchange;
+mod lane;
+mod pool;
+
+use super::job::Job;
+use super::spec::{share, RunSpec};
+use super::tally::{Seconds, Tally, WorkerReport};
+use super::turns::{DueWalk, Users};
+use crate::record::Part;
+use crate::sample::{ErrorKind, Sample};
+use crate::schedule::Pacer;
+use crate::timer::Alarm;
+use bytes::Bytes;
+use http_body_util::Full;
+use pool::Pool;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// The request body type given to hyper.
+type Body = Full<Bytes>;
+
+/// How often a closed-model lane idle between stages looks at the users asked for.
+const STAGE_POLL: Duration = Duration::from_millis(10);
+
+/// A worker's state, shared by its lanes.
+///
+/// Everything here is touched by one thread only; the locks and atomics are never contended.
+/// They exist because lanes are spawned straight onto the current-thread runtime, which needs
+/// `Send` tasks: a `LocalSet` would route every I/O wake-up through its own queue and unpark
+/// the driver (an eventfd write) to run it.
+struct Worker {
+    spec: Arc<RunSpec>,
+    index: usize,
+    cancel: CancellationToken,
+    tally: Mutex<Tally>,
+    /// Shared connections, one pool per instance; `None` without keep-alive.
+    pools: Option<Vec<Pool>>,
+    /// Due requests waiting for a lane (open model): intended time and number.
+    queue: Mutex<VecDeque<(Instant, u64)>>,
+    wake: Notify,
+    idle: AtomicUsize,
+    lanes: AtomicUsize,
+    max_lanes: usize,
+    closed: AtomicBool,
+    all_done: Notify,
+    /// Logins run so far, numbering their data rows.
+    logins: AtomicU64,
+}
+
+impl Worker {
+    fn new(spec: Arc<RunSpec>, index: usize, cancel: CancellationToken) -> Worker {
+        let pace = &spec.pace;
+        let conn = &spec.conn;
+        let streams = conn.max_streams as usize;
+        let connections = share(conn.max_connections as usize, index, pace.threads).max(1);
+        let (max_lanes, connections) = match pace.pacer {
+            Some(_) => (connections * streams, connections),
+            None => {
+                let users = Users::new(pace, index).most();
+                (users, connections.min(users.div_ceil(streams)))
+            }
+        };
+        let pools = conn.keepalive.then(|| {
+            conn.endpoints
+                .iter()
+                .map(|e| Pool::new(e.clone(), connections, streams))
+                .collect()
+        });
+        Worker {
+            index,
+            cancel,
+            tally: Mutex::new(Tally::new(pace.start)),
+            pools,
+            queue: Mutex::new(VecDeque::new()),
+            wake: Notify::new(),
+            idle: AtomicUsize::new(0),
+            lanes: AtomicUsize::new(0),
+            max_lanes,
+            closed: AtomicBool::new(false),
+            all_done: Notify::new(),
+            logins: AtomicU64::new(0),
+            spec,
+        }
+    }
+
+    /// Records a request that ended at `end`.
+    fn record(&self, sample: &Sample, end: Instant) {
+        lock(&self.tally).record(sample, end);
+    }
+
+    /// The next job for lane `id` (its intended send time and its number in the run), or
+    /// `None` when the lane should end.
+    async fn next_job(&self, id: usize) -> Option<(Instant, u64)> {
+        match self.spec.pace.pacer {
+            Some(_) => loop {
+                if let Some(job) = lock(&self.queue).pop_front() {
+                    return Some(job);
+                }
+                if self.closed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                self.idle.fetch_add(1, Ordering::Relaxed);
+                self.wake.notified().await;
+            },
+            None => loop {
+                if self.closed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let users = Users::new(&self.spec.pace, self.index);
+                let now = Instant::now();
+                // A lane beyond the current stage's users waits for a stage that needs it.
+                if id < users.target(now) {
+                    let next = users.next(now);
+                    if next.is_some() {
+                        lock(&self.tally).scheduled();
+                    }
+                    return next;
+                }
+                if users.over(now) {
+                    return None;
+                }
+                tokio::time::sleep(STAGE_POLL).await;
+            },
+        }
+    }
+
+    /// Hands a due request to an idle lane, a new lane, or the backlog.
+    fn dispatch(self: &Arc<Self>, intended: Instant, n: u64) {
+        lock(&self.tally).scheduled();
+        if lock(&self.queue).len() >= super::BACKLOG_LIMIT {
+            let job = Job::arrival(&self.spec.requests, intended, n);
+            let now = Instant::now();
+            let sample = super::settle::failed(&self.spec, &job, None, ErrorKind::Backlog, now);
+            self.record(&sample, now);
+            return;
+        }
+        lock(&self.queue).push_back((intended, n));
+        if self.idle.load(Ordering::Relaxed) > 0 {
+            // Count the wake-up here, not in the woken lane, so one burst never wakes
+            // the same idle lane twice while others could have been started.
+            self.idle.fetch_sub(1, Ordering::Relaxed);
+            self.wake.notify_one();
+        } else if self.lanes.load(Ordering::Relaxed) < self.max_lanes {
+            self.spawn_lane();
+        }
+    }
+
+    fn spawn_lane(self: &Arc<Self>) {
+        let id = self.lanes.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(lane::run(self.clone(), id));
+    }
+
+    /// Called by a lane as it ends.
+    fn lane_finished(&self) {
+        if self.lanes.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.all_done.notify_one();
+        }
+    }
+
+    /// Stops handing out jobs and wakes idle lanes so they end.
+    fn close(&self, drop_backlog: bool) {
+        self.closed.store(true, Ordering::Relaxed);
+        if drop_backlog {
+            lock(&self.queue).clear();
+        }
+        self.wake.notify_waiters();
+    }
+
+    async fn wait_for_lanes(&self) {
+        while self.lanes.load(Ordering::Relaxed) > 0 {
+            self.all_done.notified().await;
+        }
+    }
+}
+
+/// Sends this worker's share of the open-model schedule; true when interrupted.
+async fn pace(worker: &Arc<Worker>, pacer: &Pacer) -> bool {
+    let spec = worker.spec.clone();
+    // Without a timerfd, fall back to tokio's millisecond timer (the lag shows it).
+    let alarm = Alarm::new().ok();
+    let mut walk = DueWalk::new(&spec.pace, pacer, worker.index);
+    loop {
+        let Some(at) = walk.next_due() else {
+            return false;
+        };
+        if Instant::now() < at {
+            let sleep = async {
+                match &alarm {
+                    Some(alarm) if alarm.sleep_until(at).await.is_ok() => {}
+                    _ => tokio::time::sleep_until(at.into()).await,
+                }
+            };
+            tokio::select! {
+                _ = sleep => {}
+                _ = worker.cancel.cancelled() => return true,
+            }
+        }
+        // Send everything due by now, and what falls due within the coalescing window: early,
+        // never late, so one wake-up serves several requests and no latency is inflated.
+        walk.take(Instant::now() + spec.pace.coalesce, |at, n| {
+            worker.dispatch(at, n)
+        });
+    }
+}
+
+/// Hands the finished interval to the aggregator at every one-second boundary.
+async fn tick(worker: Arc<Worker>, mut seconds: Seconds, stop: Arc<Notify>) -> Seconds {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(seconds.next().into()) => {}
+            _ = stop.notified() => return seconds,
+        }
+        seconds.roll(Instant::now(), &mut lock(&worker.tally));
+    }
+}
+
+/// Runs worker `index` to completion on this thread.
+pub fn run(
+    spec: Arc<RunSpec>,
+    index: usize,
+    cancel: CancellationToken,
+    tx: std::sync::mpsc::Sender<Part>,
+) -> std::io::Result<WorkerReport> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let seconds = Seconds::new(index, &spec.pace, tx);
+    let worker = Arc::new(Worker::new(spec, index, cancel));
+    // The worker body runs as a spawned task, not as the `block_on` future: that future's
+    // waker unparks the driver with an eventfd write on every timer wake-up.
+    rt.block_on(async move { tokio::spawn(work(worker, seconds)).await })
+        .map_err(std::io::Error::other)
+}
+
+async fn work(worker: Arc<Worker>, seconds: Seconds) -> WorkerReport {
+    let spec = worker.spec.clone();
+    tokio::time::sleep_until(spec.pace.start.into()).await;
+    let stop_ticking = Arc::new(Notify::new());
+    let ticker = tokio::spawn(tick(worker.clone(), seconds, stop_ticking.clone()));
+    let interrupted = match &spec.pace.pacer {
+        Some(pacer) => pace(&worker, pacer).await,
+        None => {
+            for _ in 0..worker.max_lanes {
+                worker.spawn_lane();
+            }
+            tokio::select! {
+                _ = worker.wait_for_lanes() => false,
+                _ = worker.cancel.cancelled() => true,
+            }
+        }
+    };
+    worker.close(interrupted);
+    if interrupted {
+        let _ = tokio::time::timeout(super::INTERRUPT_GRACE, worker.wait_for_lanes()).await;
+    } else {
+        worker.wait_for_lanes().await;
+    }
+    stop_ticking.notify_one();
+    let seconds = ticker.await.expect("the ticker ends when told");
+    let mut tally = lock(&worker.tally);
+    seconds.finish(&mut tally, interrupted)
+}
+
+/// Locks a worker-local mutex; a poisoned one still holds valid counts, so use it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
