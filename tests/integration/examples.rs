@@ -12,15 +12,17 @@ use std::path::Path;
 /// Loads `examples/NAME` with each `(from, to)` replaced: the servers' addresses and
 /// certificates, and shorter stages.
 fn example(name: &str, replace: &[(&str, &str)]) -> headroom::plan::AttackPlan {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
+    let path = examples_dir().join(name);
     let mut text = std::fs::read_to_string(&path).unwrap();
     for (from, to) in replace {
         assert!(text.contains(from), "{name} has {from:?}");
         text = text.replace(from, to);
     }
     scenario::parse(&text, &path, 2).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn examples_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
 fn assert_clean(name: &str, s: &Summary) {
@@ -355,6 +357,141 @@ fn the_capacity_study_scenarios_sweep_against_their_servers() {
             (nginx.access_log().len() - before) as u64,
             summary.requests.total,
             "{name}"
+        );
+    }
+}
+
+/// Every scenario again over HTTP/2, against an HTTP/2 server in front of the same backend:
+/// nginx itself for the TLS seeds, nginx proxying to etcd for the key-value ones.
+#[test]
+fn every_example_scenario_runs_over_http2_in_front_of_its_backend() {
+    use headroom::plan::HttpVersion;
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let etcd = Etcd::start();
+    let proxy = |extra: &str| {
+        format!(
+            r#"{extra}
+    location / {{
+      proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
+    }}"#,
+            etcd.url()
+        )
+    };
+    let tls = Nginx::start(Tls::Server(&c));
+    let mtls = Nginx::start(Tls::ClientCert(&c));
+    let front = Nginx::with_locations(Tls::Server(&c), &proxy(""));
+    let gate = Nginx::with_locations(
+        Tls::Server(&c),
+        &proxy(
+            r#"location = /v3/login { return 200 '{"token":"example-token"}'; }
+    location /v3/kv/ {
+      if ($http_authorization != "Bearer example-token") { return 401; }
+      proxy_pass ETCD; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Authorization "";
+    }"#,
+        )
+        .replace("ETCD", &etcd.url()),
+    );
+    let etcd_url = "http://127.0.0.1:23790/v3";
+    let front_url = front.url("https", "/v3");
+    let gate_url = gate.url("https", "/v3");
+    let cases: Vec<(&str, &Nginx, Vec<(String, String)>)> = vec![
+        (
+            "001-tls-termination.yaml",
+            &tls,
+            vec![
+                ("https://127.0.0.1:18443/".into(), tls.url("https", "/")),
+                ("duration: 20s".into(), "duration: 300ms".into()),
+            ],
+        ),
+        (
+            "001-mtls-termination.yaml",
+            &mtls,
+            vec![
+                ("https://127.0.0.1:18444/".into(), mtls.url("https", "/")),
+                ("duration: 20s".into(), "duration: 300ms".into()),
+            ],
+        ),
+        (
+            "003-mtls-concurrency.yaml",
+            &mtls,
+            vec![
+                ("https://127.0.0.1:18444/".into(), mtls.url("https", "/")),
+                ("duration: 10s".into(), "duration: 200ms".into()),
+            ],
+        ),
+        (
+            "003-mtls-instances.yaml",
+            &mtls,
+            ["18444", "18445", "18446", "18447"]
+                .iter()
+                .map(|p| (format!("https://127.0.0.1:{p}/"), mtls.url("https", "/")))
+                .chain([("duration: 10s".into(), "duration: 200ms".into())])
+                .collect(),
+        ),
+        (
+            "002-kv-fill.yaml",
+            &front,
+            vec![
+                (etcd_url.into(), front_url.clone()),
+                ("keys: 10000".into(), "keys: 200".into()),
+                ("requests: 10000".into(), "requests: 200".into()),
+            ],
+        ),
+        (
+            "002-kv-read.yaml",
+            &front,
+            vec![
+                (etcd_url.into(), front_url.clone()),
+                ("keys: 10000".into(), "keys: 200".into()),
+                ("duration: 1m".into(), "duration: 300ms".into()),
+            ],
+        ),
+        (
+            "004-key-lifecycle.yaml",
+            &front,
+            vec![
+                (etcd_url.into(), front_url.clone()),
+                ("duration: 3m".into(), "duration: 500ms".into()),
+                ("think: 50ms".into(), "think: 5ms".into()),
+            ],
+        ),
+        (
+            "000-secrets-service.yaml",
+            &gate,
+            vec![
+                ("http://127.0.0.1:18081/v3".into(), gate_url.clone()),
+                ("duration: 1m".into(), "duration: 300ms".into()),
+                ("duration: 5m".into(), "duration: 500ms".into()),
+            ],
+        ),
+    ];
+    for (name, server, mut replace) in cases {
+        let text = std::fs::read_to_string(examples_dir().join(name)).unwrap();
+        replace.extend(
+            tls_paths(&c)
+                .into_iter()
+                .filter(|(from, _)| text.contains(from)),
+        );
+        let replace: Vec<(&str, &str)> = replace
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let mut plan = example(name, &replace);
+        plan.connection.http = HttpVersion::Http2;
+        plan.tls.ca = Some(c.ca.clone());
+        let before = server.access_log().len();
+        let (summary, _, _d) = attack(&plan);
+        assert_eq!(summary.protocol, "HTTP/2", "{name}");
+        assert_clean(name, &summary);
+        let log = server.access_log();
+        let seen = &log[before..];
+        assert_eq!(seen.len() as u64, summary.requests.total, "{name}");
+        assert!(
+            seen.iter().all(|l| l.starts_with("HTTP/2.0 ")),
+            "{name}: {:?}",
+            &seen[..seen.len().min(3)]
         );
     }
 }
