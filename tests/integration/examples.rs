@@ -361,6 +361,9 @@ fn the_capacity_study_scenarios_sweep_against_their_servers() {
     }
 }
 
+/// Text of a scenario file and what replaces it in the test.
+type Replace = Vec<(String, String)>;
+
 /// Every scenario again over HTTP/2, against an HTTP/2 server in front of the same backend:
 /// nginx itself for the TLS seeds, nginx proxying to etcd for the key-value ones.
 #[test]
@@ -396,7 +399,7 @@ fn every_example_scenario_runs_over_http2_in_front_of_its_backend() {
     let etcd_url = "http://127.0.0.1:23790/v3";
     let front_url = front.url("https", "/v3");
     let gate_url = gate.url("https", "/v3");
-    let cases: Vec<(&str, &Nginx, Vec<(String, String)>)> = vec![
+    let cases: Vec<(&str, &Nginx, Replace)> = vec![
         (
             "001-tls-termination.yaml",
             &tls,
