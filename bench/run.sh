@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark headroom against its peers, side by side, on one nginx on loopback.
 # nginx is pinned to core 0 and every generator to core 1. Results: bench/RESULTS.md.
-# Usage: bench/run.sh [--quick]   (--quick: 3 s runs, for checking the script itself)
+# Usage: bench/run.sh [--quick] [--headroom PATH] [--baseline PATH] [--only ROWS]
+#   --quick           3 s runs, 1 round: for checking the script itself
+#   --headroom PATH   the headroom binary to measure (or HEADROOM_BIN=PATH); without either,
+#                     target/release/headroom, built here first
+#   --baseline PATH   a second headroom binary (or HEADROOM_BASELINE=PATH), run as the extra
+#                     tool "headroom-before" in every row (a)-(f), paired round by round
+#   --only ROWS       only these rows, e.g. --only ef (skips the headroom-only sections)
+# Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out
@@ -10,7 +17,7 @@ mkdir -p "$PEERS"
 
 export DEBIAN_FRONTEND=noninteractive
 need_apt=()
-for pkg in nginx wrk time openssl; do
+for pkg in nginx wrk time openssl nghttp2-client; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -40,5 +47,10 @@ fi
 # Locust from PyPI.
 command -v locust >/dev/null 2>&1 || pip install -q locust >/dev/null 2>&1 || echo "locust could not be installed"
 
-cargo build --release >/dev/null 2>&1
+# Build headroom only when no binary is named (the release build's fat LTO takes minutes).
+own_binary=${HEADROOM_BIN:-}
+for arg in "$@"; do
+  case "$arg" in --headroom|--headroom=*) own_binary=yes ;; esac
+done
+[ -n "$own_binary" ] || cargo build --release >/dev/null 2>&1
 exec python3 bench/bench.py "$@"
