@@ -4,7 +4,6 @@
 use crate::sample::ErrorKind;
 use rustix::io::Errno;
 use rustls::{AlertDescription, CertificateError};
-use std::error::Error as StdError;
 use std::io;
 
 /// Classifies an I/O error (connect, read, write).
@@ -171,53 +170,25 @@ fn utc(secs: u64) -> String {
 }
 
 /// True when the server cannot have processed the request, so sending it again is safe:
-/// hyper never sent it, or HTTP/2 refused the stream (REFUSED_STREAM, or a GOAWAY whose
-/// last stream id is below it; RFC 9113 §6.8).
-pub fn hyper_unprocessed(e: &hyper::Error) -> bool {
-    // Canceled: never dispatched. Closed: the connection task was gone, so it never left.
-    if e.is_canceled() || e.is_closed() {
-        return true;
+/// it never left (the connection was gone), or HTTP/2 refused the stream (REFUSED_STREAM, or
+/// a GOAWAY whose last stream id is below it; RFC 9113 §6.8).
+pub fn h2_unprocessed(e: &h2::Error) -> bool {
+    if e.is_remote() {
+        return e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM);
     }
-    let mut source: Option<&(dyn StdError + 'static)> = e.source();
-    while let Some(cause) = source {
-        if let Some(h2) = cause.downcast_ref::<h2::Error>() {
-            return h2.is_remote()
-                && (h2.is_go_away() || h2.reason() == Some(h2::Reason::REFUSED_STREAM));
-        }
-        source = cause.source();
-    }
-    false
+    // A local GOAWAY or a closed connection: the request was not written.
+    e.is_go_away() || (e.is_library() && e.get_io().is_none() && e.reason().is_none())
 }
 
-/// Classifies a hyper error by its flags and the first cause it wraps.
-pub fn hyper_error(e: &hyper::Error) -> ErrorKind {
-    let mut source: Option<&(dyn StdError + 'static)> = e.source();
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<io::Error>() {
-            return io_error(io);
-        }
-        if let Some(h2) = cause.downcast_ref::<h2::Error>() {
-            if let Some(io) = h2.get_io() {
-                return io_error(io);
-            }
-            if h2.is_go_away() {
-                return ErrorKind::GoAway;
-            }
-            if h2.is_reset() {
-                return ErrorKind::StreamReset;
-            }
-            return ErrorKind::Protocol;
-        }
-        source = cause.source();
+/// Classifies an HTTP/2 error: the I/O error under it, or what the peer did.
+pub fn h2_error(e: &h2::Error) -> ErrorKind {
+    if let Some(io) = e.get_io() {
+        return io_error(io);
     }
-    if e.is_parse_too_large() {
-        ErrorKind::HeaderTooLarge
-    } else if e.is_parse() || e.is_parse_status() {
-        ErrorKind::Protocol
-    } else if e.is_timeout() {
-        ErrorKind::Timeout
-    } else if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        ErrorKind::Closed
+    if e.is_go_away() {
+        ErrorKind::GoAway
+    } else if e.is_reset() {
+        ErrorKind::StreamReset
     } else {
         ErrorKind::Protocol
     }

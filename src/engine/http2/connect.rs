@@ -1,39 +1,30 @@
 //! Opening an HTTP/2 connection: TCP (with `TCP_NODELAY`), TLS with ALPN `h2` for https
-//! (prior knowledge over cleartext), then hyper's handshake; the connection is driven by a
-//! task on the worker's own runtime.
+//! (prior knowledge over cleartext), then the HTTP/2 handshake; the connection is driven by
+//! a task on the worker's own runtime.
 
-use super::Body;
+use super::Sender;
 use crate::engine::classify;
 use crate::engine::job::Failure;
 use crate::engine::spec::{ConnSpec, Endpoint};
 use crate::sample::{ErrorKind, Opened};
-use hyper::client::conn::http2::{self, SendRequest};
-use hyper_util::rt::TokioIo;
-use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-/// Runs hyper's connection tasks on the worker's own (current-thread) runtime.
-#[derive(Clone, Copy)]
-struct WorkerExec;
-
-impl<F> hyper::rt::Executor<F> for WorkerExec
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    fn execute(&self, fut: F) {
-        tokio::spawn(fut);
-    }
-}
+/// Flow-control windows, as hyper's client sets them: large enough that a response body is
+/// never held back by the generator's window on loopback.
+const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
+/// The connection's window.
+const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
 
 /// Opens one HTTP/2 connection to `endpoint` within the connect timeout.
 pub async fn open(
     endpoint: &Endpoint,
     conn: &ConnSpec,
-) -> Result<(SendRequest<Body>, Opened), Failure> {
+) -> Result<(Sender, Opened), Failure> {
     match tokio::time::timeout(conn.connect_timeout, open_inner(endpoint, conn)).await {
         Ok(r) => r,
         Err(_) => Err(ErrorKind::ConnectTimeout.into()),
@@ -43,7 +34,7 @@ pub async fn open(
 async fn open_inner(
     endpoint: &Endpoint,
     conn: &ConnSpec,
-) -> Result<(SendRequest<Body>, Opened), Failure> {
+) -> Result<(Sender, Opened), Failure> {
     let io = |e: std::io::Error| Failure::from(classify::io_error(&e));
     let start = Instant::now();
     let tcp = TcpStream::connect(endpoint.addr).await.map_err(io)?;
@@ -85,17 +76,23 @@ async fn open_inner(
     }
 }
 
-async fn handshake<T>(io: T, max_header: usize) -> Result<SendRequest<Body>, Failure>
+async fn handshake<T>(io: T, max_header: usize) -> Result<Sender, Failure>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, connection) = http2::Builder::new(WorkerExec)
+    let (send, connection) = h2::client::Builder::new()
         .max_header_list_size(u32::try_from(max_header).unwrap_or(u32::MAX))
-        .handshake(TokioIo::new(io))
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .enable_push(false)
+        .handshake::<T, bytes::Bytes>(io)
         .await
-        .map_err(|e| Failure::from(classify::hyper_error(&e)))?;
+        .map_err(|e| Failure::from(classify::h2_error(&e)))?;
+    let closed = Arc::new(AtomicBool::new(false));
+    let gone = closed.clone();
     tokio::spawn(async move {
         let _ = connection.await;
+        gone.store(true, Ordering::Relaxed);
     });
-    Ok(sender)
+    Ok(Sender { send, closed })
 }

@@ -2,19 +2,18 @@
 //! shared connection (or on its own connection, without keep-alive), runs the steps of its
 //! flow iteration after it, and records every outcome by the shared rules.
 
-use super::{connect, exchange, lock, Body, Worker};
+use super::{connect, exchange, lock, Sender, Worker};
 use crate::engine::job::{Failure, Job, LoggedIn, Unprocessed};
 use crate::engine::reply::Reply;
 use crate::engine::settle::{self, Sent};
 use crate::sample::ErrorKind;
-use hyper::client::conn::http2::SendRequest;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// A connection a lane sends on, and what it logged in with.
 struct Conn {
-    sender: SendRequest<Body>,
+    sender: Sender,
     /// The pool generation, to replace it once when found wanting; `None` for a
     /// connection of the lane's own.
     generation: Option<u64>,
@@ -185,6 +184,17 @@ impl Lane {
                 return Ok((conn, None));
             }
         }
+        // Opening and logging in are rare next to sending: boxed, their large futures are
+        // not copied into (and moved with) every request's.
+        Box::pin(self.open(instance, stale)).await
+    }
+
+    /// A connection not cached by the lane: its slot's, or its own without keep-alive.
+    async fn open(
+        &mut self,
+        instance: usize,
+        stale: Option<u64>,
+    ) -> Result<(Conn, Option<crate::sample::Opened>), Failure> {
         let worker = self.worker.clone();
         let spec = &worker.spec;
         let Some(pools) = &worker.pools else {

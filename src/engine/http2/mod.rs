@@ -1,4 +1,5 @@
-//! Driver 2: HTTP/2 on a tokio event loop per worker thread, with hyper's client.
+//! Driver 2: HTTP/2 on a tokio event loop per worker thread, with the `h2` crate (hyper's
+//! HTTP/2).
 //!
 //! Each worker runs lanes: tasks that take a job, send it as a stream on one of the
 //! worker's shared connections and wait for its answer, run the flow steps after it, and
@@ -18,8 +19,6 @@ use crate::record::Part;
 use crate::sample::{ErrorKind, Sample};
 use crate::schedule::Pacer;
 use crate::timer::Alarm;
-use bytes::Bytes;
-use http_body_util::Full;
 use pool::Pool;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -28,8 +27,20 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// The request body type given to hyper.
-type Body = Full<Bytes>;
+/// One HTTP/2 connection's sending side: cheap to clone, one per stream in flight.
+#[derive(Clone)]
+struct Sender {
+    send: h2::client::SendRequest<bytes::Bytes>,
+    /// Set when the connection's task ends: nothing more can be sent on it.
+    closed: Arc<AtomicBool>,
+}
+
+impl Sender {
+    /// True once the connection is gone.
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+}
 
 /// How often a closed-model lane idle between stages looks at the users asked for.
 const STAGE_POLL: Duration = Duration::from_millis(10);

@@ -5,12 +5,11 @@
 //! handful of lanes share one connection, as an HTTP/2 client would.
 
 use super::connect;
-use super::Body;
+use super::Sender;
 use crate::engine::backoff::Backoff;
 use crate::engine::job::{Failure, LoggedIn};
 use crate::engine::spec::{ConnSpec, Endpoint};
 use crate::sample::Opened;
-use hyper::client::conn::http2::SendRequest;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{Mutex, MutexGuard};
@@ -18,7 +17,7 @@ use tokio::sync::{Mutex, MutexGuard};
 /// One connection of the pool, and what it carries.
 #[derive(Default)]
 pub struct Slot {
-    live: Option<SendRequest<Body>>,
+    live: Option<Sender>,
     /// How many times the slot has been (re)connected: names the connection a lane found
     /// wanting, so it is replaced once however many lanes found it.
     generation: u64,
@@ -45,7 +44,7 @@ pub struct Held<'a> {
 
 impl Held<'_> {
     /// The connection.
-    pub fn sender(&self) -> SendRequest<Body> {
+    pub fn sender(&self) -> Sender {
         self.slot.live.clone().expect("a held slot is live")
     }
 
