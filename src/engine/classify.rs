@@ -148,7 +148,11 @@ pub fn tls_detail(e: &rustls::Error) -> Option<String> {
             if presented.is_empty() {
                 "no name at all".to_string()
             } else {
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|p| bare_name(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             expected.to_str()
         )),
@@ -162,6 +166,15 @@ pub fn tls_detail(e: &rustls::Error) -> Option<String> {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => None,
         other => Some(other.to_string()),
     }
+}
+
+/// A name as rustls presents it (`DnsName("a.example")`, `IpAddress(10.0.0.1)`), bare.
+fn bare_name(presented: &str) -> &str {
+    let inner = presented
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .unwrap_or(presented);
+    inner.trim_matches('"')
 }
 
 fn utc(secs: u64) -> String {
@@ -249,6 +262,18 @@ mod tests {
             ErrorKind::TlsHandshake
         );
         assert_eq!(alert(AlertDescription::DecodeError), ErrorKind::TlsAlert);
+    }
+
+    #[test]
+    fn certificate_details_name_what_it_is_valid_for() {
+        let e = rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("example.com").unwrap(),
+            presented: vec!["IpAddress(127.0.0.1)".into(), "DnsName(\"a.test\")".into()],
+        });
+        assert_eq!(
+            tls_detail(&e).unwrap(),
+            "it is valid for 127.0.0.1, a.test, not \"example.com\""
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Running out of ephemeral ports, in a network namespace of the test's own with a port range
-//! of eight, so the host is untouched. The report must blame the generator.
+//! Running out of ephemeral ports (in a network namespace of the test's own with a port range
+//! of eight, so the host is untouched) or of descriptors. The report must blame the generator,
+//! and the generator must not spin on the shortage.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -129,4 +130,50 @@ fn running_out_of_ports_is_blamed_on_the_generator() {
     let findings = v["generator"]["findings"].to_string();
     assert!(findings.contains("no free local port"), "{findings}");
     assert_eq!(v["requests"]["total"], 60, "every request is accounted for");
+}
+
+#[test]
+fn running_out_of_descriptors_backs_off_instead_of_spinning() {
+    use crate::support::certs;
+    use crate::support::nginx::{Nginx, Tls};
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs::make(dir.path());
+    let plain = Nginx::start(Tls::None);
+    let tls = Nginx::start(Tls::Server(&c));
+    let ca = c.ca.display().to_string();
+    let cases: [(&Nginx, String, Vec<&str>); 2] = [
+        (&plain, plain.url("http", "/"), vec!["--http1"]),
+        (
+            &tls,
+            tls.url("https", "/"),
+            vec!["--http2", "--max-streams", "2", "--cacert", &ca],
+        ),
+    ];
+    for (nginx, url, extra) in cases {
+        let out = dir.path().join(format!("run-{}", extra[0]));
+        // 200 users need 200 connections (100 over HTTP/2); 64 descriptors hold about 50.
+        let o = Command::new("sh")
+            .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_headroom"))
+            .args(["attack", &url, "-c", "200", "-d", "2s", "--threads", "2"])
+            .args(["-q", "--format", "json"])
+            .args(&extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let errors = v["errors"].as_array().unwrap();
+        let keys: Vec<&str> = errors.iter().filter_map(|e| e["key"].as_str()).collect();
+        assert_eq!(keys, ["too_many_open_files"], "{url}: {errors:?}");
+        // Each failed attempt pauses opening for at least 10 ms, per thread: over 2 s (and
+        // the second of grace) no more than 2 × 300 attempts can fail, however fast the
+        // machine. Spinning on the shortage failed tens of thousands.
+        let failed = errors[0]["count"].as_u64().unwrap();
+        assert!(failed <= 600, "{url}: {failed} failures");
+        let answered = v["status_codes"]["200"].as_u64().unwrap_or(0);
+        assert!(answered > 0, "{url}: the connections that opened were used");
+        assert_eq!(nginx.access_log().len() as u64, answered, "{url}");
+    }
 }

@@ -21,20 +21,14 @@ const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
 
 /// Opens one HTTP/2 connection to `endpoint` within the connect timeout.
-pub async fn open(
-    endpoint: &Endpoint,
-    conn: &ConnSpec,
-) -> Result<(Sender, Opened), Failure> {
+pub async fn open(endpoint: &Endpoint, conn: &ConnSpec) -> Result<(Sender, Opened), Failure> {
     match tokio::time::timeout(conn.connect_timeout, open_inner(endpoint, conn)).await {
         Ok(r) => r,
         Err(_) => Err(ErrorKind::ConnectTimeout.into()),
     }
 }
 
-async fn open_inner(
-    endpoint: &Endpoint,
-    conn: &ConnSpec,
-) -> Result<(Sender, Opened), Failure> {
+async fn open_inner(endpoint: &Endpoint, conn: &ConnSpec) -> Result<(Sender, Opened), Failure> {
     let io = |e: std::io::Error| Failure::from(classify::io_error(&e));
     let start = Instant::now();
     let tcp = TcpStream::connect(endpoint.addr).await.map_err(io)?;
