@@ -33,7 +33,8 @@ pub(super) fn run(table: &mut Table<'_>, users: &Users<'_>, chores: &mut Chores<
         if chores.gave_up(now) {
             return true;
         }
-        let mut wake = chores.wake_by(now);
+        // A frozen server wakes nobody: timeouts need a wake-up of their own.
+        let mut wake = chores.wake_by(now).min(chores.next_expiry);
         if table.writing() {
             wake = wake.min(now + TICK);
         }

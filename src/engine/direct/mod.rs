@@ -67,12 +67,11 @@ impl Chores<'_> {
         self.give_up.is_some_and(|g| now >= g)
     }
 
-    /// The latest a loop may sleep until, from `now`.
+    /// The latest a loop may sleep until, from `now`: the end of the second in progress, or
+    /// a look at the run's cancellation. Timeouts wait for a wake-up that comes anyway (a
+    /// wake-up of their own would cost the open model CPU on every request's account).
     fn wake_by(&self, now: Instant) -> Instant {
-        self.seconds
-            .next()
-            .min(self.next_expiry)
-            .min(now + CANCEL_POLL)
+        self.seconds.next().min(now + CANCEL_POLL)
     }
 }
 
