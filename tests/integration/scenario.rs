@@ -4,6 +4,7 @@
 use crate::support::nginx::{Nginx, Tls};
 use crate::support::{attack, start_target};
 use headroom::plan::scenario;
+use headroom::plan::HttpVersion;
 use std::path::Path;
 use std::process::Command;
 
@@ -487,15 +488,21 @@ load: LOAD
 
 #[test]
 fn a_login_runs_once_per_connection_and_again_after_a_refusal() {
-    let nginx = Nginx::with_locations(
-        Tls::None,
-        r#"location = /login { return 200 '{"token":"t$connection"}'; }
+    let dir = tempfile::tempdir().unwrap();
+    let certs = crate::support::certs::make(dir.path());
+    let locations = r#"location = /login { return 200 '{"token":"t$connection"}'; }
     location = /revoked { return 401; }
-    location /api/ { if ($http_authorization !~ "^Bearer t[0-9]+$") { return 401; } return 200 "ok\n"; }"#,
-    );
-    let scenario_with = |load: &str, requests: &str| {
-        format!(
-            r#"
+    location /api/ { if ($http_authorization !~ "^Bearer t[0-9]+$") { return 401; } return 200 "ok\n"; }"#;
+    // The same on both protocols: over HTTP/2 a connection's streams share its login.
+    let plain = Nginx::with_locations(Tls::None, locations);
+    let h2 = Nginx::with_locations(Tls::Server(&certs), locations);
+    for (nginx, scheme, http) in [
+        (&plain, "http", HttpVersion::Http1),
+        (&h2, "https", HttpVersion::Http2),
+    ] {
+        let scenario_with = |load: &str, requests: &str| {
+            format!(
+                r#"
 target: {{url: "{}"}}
 requests:
   - {{name: login, method: POST, path: /login, capture: {{token: {{json: token}}}}}}
@@ -504,38 +511,43 @@ requests:
 login: {{request: login}}
 load: {load}
 "#,
-            nginx.url("http", "")
-        )
-    };
-    let source = scenario_with("{rate: 300, requests: 300}", "");
-    let plan = scenario::parse(&source, Path::new("login.yaml"), 2).unwrap();
-    let (summary, _, _dir) = attack(&plan);
-    let api = &summary.by_request[1];
-    assert_eq!(
-        (api.count, api.failures),
-        (300, 0),
-        "every request carried a valid token"
-    );
-    let logins = summary.by_request[0].count;
-    let connections = summary.connect.as_ref().unwrap().count;
-    assert_eq!(logins, connections, "one login per connection");
+                nginx.url(scheme, "")
+            )
+        };
+        let plan_of = |source: &str, threads| {
+            let mut plan = scenario::parse(source, Path::new("login.yaml"), threads).unwrap();
+            plan.connection.http = http;
+            plan.tls.ca = Some(certs.ca.clone());
+            plan
+        };
+        let plan = plan_of(&scenario_with("{rate: 300, requests: 300}", ""), 2);
+        let (summary, _, _dir) = attack(&plan);
+        let api = &summary.by_request[1];
+        assert_eq!(
+            (api.count, api.failures),
+            (300, 0),
+            "{http:?}: every request carried a valid token"
+        );
+        let logins = summary.by_request[0].count;
+        let connections = summary.connect.as_ref().unwrap().count;
+        assert_eq!(logins, connections, "{http:?}: one login per connection");
 
-    // A refused token (401) makes the connection log in again before its next request.
-    let source = scenario_with(
-        "{users: 1, requests: 10}",
-        "  - {name: revoked, path: /revoked, headers: {Authorization: \"Bearer {{ token }}\"}}",
-    );
-    let plan = scenario::parse(&source, Path::new("login.yaml"), 1).unwrap();
-    let (summary, _, _dir) = attack(&plan);
-    let rows: Vec<(&str, u64)> = summary
-        .by_request
-        .iter()
-        .map(|r| (r.name.as_str(), r.count))
-        .collect();
-    assert_eq!(rows, [("login", 5), ("api", 5), ("revoked", 5)]);
-    // The refusals are failures of their request (unlike a 401 a request expects, which
-    // says nothing about the token and triggers no new login).
-    assert_eq!(summary.aggregated.as_ref().unwrap().failures, 5);
+        // A refused token (401) makes the connection log in again before its next request.
+        let source = scenario_with(
+            "{users: 1, requests: 10}",
+            "  - {name: revoked, path: /revoked, headers: {Authorization: \"Bearer {{ token }}\"}}",
+        );
+        let (summary, _, _dir) = attack(&plan_of(&source, 1));
+        let rows: Vec<(&str, u64)> = summary
+            .by_request
+            .iter()
+            .map(|r| (r.name.as_str(), r.count))
+            .collect();
+        assert_eq!(rows, [("login", 5), ("api", 5), ("revoked", 5)], "{http:?}");
+        // The refusals are failures of their request (unlike a 401 a request expects, which
+        // says nothing about the token and triggers no new login).
+        assert_eq!(summary.aggregated.as_ref().unwrap().failures, 5, "{http:?}");
+    }
 }
 
 #[test]

@@ -30,6 +30,8 @@ struct Lane {
     sent: Option<Sent>,
     /// The pool generation of the connection the attempt in progress used.
     generation: Option<u64>,
+    /// What the connection of the attempt in progress logged in with.
+    login: Option<Arc<LoggedIn>>,
 }
 
 /// How an attempt ended.
@@ -47,41 +49,55 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
         cached: (0..instances).map(|_| None).collect(),
         sent: None,
         generation: None,
+        login: None,
     };
+    // The deadline of the attempt in progress, reset for each: cheaper than a timer made
+    // and dropped for every request.
+    let deadline = tokio::time::sleep(std::time::Duration::ZERO);
+    tokio::pin!(deadline);
     while let Some((intended, n)) = worker.next_job(id).await {
+        // The job, then the steps after it in its flow iteration.
         let job = Job::arrival(&worker.spec.requests, intended, n);
-        lane.iterate(job).await;
+        let mut next = lane.one(deadline.as_mut(), job).await;
+        while let Some(job) = next {
+            if worker.cancel.is_cancelled() {
+                break;
+            }
+            if job.intended > Instant::now() {
+                tokio::time::sleep_until(job.intended.into()).await;
+            }
+            next = lane.one(deadline.as_mut(), job).await;
+        }
     }
     worker.lane_finished();
 }
 
 impl Lane {
-    /// Runs `job` and the steps after it in its flow iteration.
-    async fn iterate(&mut self, job: Job) {
-        let mut next = self.one(job).await;
-        while let Some(job) = next {
-            if self.worker.cancel.is_cancelled() {
-                return;
-            }
-            if job.intended > Instant::now() {
-                tokio::time::sleep_until(job.intended.into()).await;
-            }
-            next = self.one(job).await;
-        }
-    }
-
     /// Sends one job (once more when the retry rule allows) and records it; the next step
     /// of its flow iteration when the flow goes on.
-    async fn one(&mut self, mut job: Job) -> Option<Job> {
+    async fn one(
+        &mut self,
+        mut deadline: std::pin::Pin<&mut tokio::time::Sleep>,
+        mut job: Job,
+    ) -> Option<Job> {
         let spec = self.worker.spec.clone();
         let mut stale = None;
         loop {
             self.sent = None;
-            let attempt = tokio::time::timeout(spec.conn.timeout, self.attempt(&mut job, stale));
-            let failure = match attempt.await {
-                Ok(Attempt::Answered(reply, sent)) => return self.answered(job, reply, sent).await,
-                Ok(Attempt::Failed(failure)) => failure,
-                Err(_) => ErrorKind::Timeout.into(),
+            deadline
+                .as_mut()
+                .reset((Instant::now() + spec.conn.timeout).into());
+            let outcome = tokio::select! {
+                biased;
+                attempt = self.attempt(&mut job, stale) => Some(attempt),
+                () = deadline.as_mut() => None,
+            };
+            let failure = match outcome {
+                Some(Attempt::Answered(reply, sent)) => {
+                    return self.answered(job, reply, sent).await
+                }
+                Some(Attempt::Failed(failure)) => failure,
+                None => ErrorKind::Timeout.into(),
             };
             let instance = usize::from(job.instance);
             let template = spec.requests.template(instance, job.request);
@@ -103,13 +119,11 @@ impl Lane {
         let spec = self.worker.spec.clone();
         let verdict = settle::judge(&spec, &mut job, &reply, sent);
         self.worker.record(&verdict.sample, reply.end.max(sent.at));
+        let login = self.login.take();
         if verdict.refused {
             let instance = usize::from(job.instance);
-            if let (Some(pools), Some(login)) = (
-                &self.worker.pools,
-                self.cached[instance].take().and_then(|c| c.login),
-            ) {
-                pools[instance].refuse_login(self.id, &login).await;
+            if let (Some(pools), Some(login)) = (&self.worker.pools, login) {
+                Box::pin(pools[instance].refuse_login(self.id, &login)).await;
             }
         }
         if !verdict.expected {
@@ -127,6 +141,7 @@ impl Lane {
             Err(failure) => return Attempt::Failed(failure),
         };
         self.generation = conn.generation;
+        self.login = conn.login.clone();
         let result = self.exchange(&mut conn, job, opened).await;
         // Without keep-alive the connection is this request's alone.
         if conn.generation.is_some() && self.worker.spec.requests.login.is_none() {
