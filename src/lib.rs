@@ -6,8 +6,8 @@
 //! - [`plan`]: what to send, validated and unit-typed ([`plan::AttackPlan`]).
 //! - [`schedule`]: when to send it; pure, clock-free pacing.
 //! - [`engine`]: the only owner of threads, sockets and cancellation; turns a plan into
-//!   [`sample::Sample`]s. `engine::transport` is the only hyper user, `engine::tls` the
-//!   only rustls user.
+//!   [`sample::Sample`]s, HTTP/1.1 on its own epoll driver and HTTP/2 on tokio with `h2`
+//!   (the only `h2` user). `engine::tls` builds the one rustls configuration both use.
 //! - [`sample`]: the one type that crosses from the engine to the recorder.
 //! - [`record`]: per-worker HDR histograms per one-second interval, merged losslessly.
 //! - [`store`]: the run directory: metadata and the append-only interval log.
@@ -16,7 +16,8 @@
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
 //! - [`target`]: a built-in HTTP server for demos and self-tests.
-//! - [`timer`]: microsecond-precise sleeping on tokio (timerfd), for the pacer and the target.
+//! - [`timer`]: microsecond-precise sleeping on tokio (timerfd), for the HTTP/2 pacer and the
+//!   target.
 //! - [`units`]: human-readable durations and byte counts, shared by the summary and the reports.
 //!
 //! `schedule`, `record`, `summary` and `report` never touch the network.
