@@ -10,7 +10,7 @@ use rustix::time::{
     TimerfdFlags, TimerfdTimerFlags, Timespec,
 };
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -41,21 +41,7 @@ impl Alarm {
         if at <= now {
             return Ok(());
         }
-        // std's Instant is CLOCK_MONOTONIC on Linux; convert through a reading of both.
-        let base = clock_gettime(ClockId::Monotonic);
-        let value = add(base, at - now);
-        let zero = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        timerfd_settime(
-            self.fd.get_ref(),
-            TimerfdTimerFlags::ABSTIME,
-            &Itimerspec {
-                it_interval: zero,
-                it_value: value,
-            },
-        )?;
+        arm(self.fd.get_ref(), at)?;
         loop {
             let mut guard = self.fd.readable().await?;
             let mut expirations = [0u8; 8];
@@ -70,6 +56,26 @@ impl Alarm {
             }
         }
     }
+}
+
+/// Arms the timerfd `fd` to fire once at `at` (at once if it has passed). std's `Instant` is
+/// CLOCK_MONOTONIC on Linux; the conversion goes through a reading of both.
+pub fn arm(fd: &impl AsFd, at: Instant) -> io::Result<()> {
+    let base = clock_gettime(ClockId::Monotonic);
+    let value = add(base, at.saturating_duration_since(Instant::now()));
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    timerfd_settime(
+        fd,
+        TimerfdTimerFlags::ABSTIME,
+        &Itimerspec {
+            it_interval: zero,
+            it_value: value,
+        },
+    )?;
+    Ok(())
 }
 
 /// Sleeps for `delay` with microsecond precision, falling back to tokio's timer if no

@@ -33,9 +33,9 @@ impl Backoff {
         self.until.is_some_and(|u| now < u)
     }
 
-    /// When the pause ends, if one was taken.
-    pub fn until(&self) -> Option<Instant> {
-        self.until
+    /// When the pause in force at `now` ends; `None` when there is none.
+    pub fn pending(&self, now: Instant) -> Option<Instant> {
+        self.until.filter(|&u| now < u)
     }
 
     /// An attempt failed for want of descriptors or ports at `now`: pause, longer each time.
@@ -60,12 +60,17 @@ mod tests {
         let mut b = Backoff::default();
         assert!(!b.active(now));
         b.hit(now);
-        assert_eq!(b.until(), Some(now + MIN));
+        assert_eq!(b.pending(now), Some(now + MIN));
         assert!(b.active(now) && !b.active(now + MIN));
+        assert_eq!(
+            b.pending(now + MIN),
+            None,
+            "a pause that has passed is none"
+        );
         for _ in 0..20 {
             b.hit(now);
         }
-        assert_eq!(b.until(), Some(now + MAX));
+        assert_eq!(b.pending(now), Some(now + MAX));
         b.clear();
         assert!(!b.active(now));
         assert!(Backoff::applies(ErrorKind::TooManyOpenFiles));

@@ -1,4 +1,4 @@
-//! Maps what the network stack, rustls, hyper and h2 report to a classified [`ErrorKind`]:
+//! Maps what the network stack, rustls and h2 report to a classified [`ErrorKind`]:
 //! one mapping for both drivers, so an outcome is named the same on HTTP/1.1 and HTTP/2.
 
 use crate::sample::ErrorKind;
@@ -40,7 +40,9 @@ pub fn errno(e: Errno) -> ErrorKind {
         Errno::NETUNREACH | Errno::HOSTUNREACH | Errno::NETDOWN | Errno::HOSTDOWN => {
             ErrorKind::Unreachable
         }
-        Errno::TIMEDOUT => ErrorKind::ConnectTimeout,
+        // On an open connection: the peer stopped acknowledging. Opening one maps it to
+        // `connect_timeout` itself.
+        Errno::TIMEDOUT => ErrorKind::Timeout,
         _ => ErrorKind::ClientOther,
     }
 }
@@ -182,26 +184,31 @@ fn utc(secs: u64) -> String {
         .to_string()
 }
 
-/// True when the server cannot have processed the request, so sending it again is safe:
-/// it never left (the connection was gone), or HTTP/2 refused the stream (REFUSED_STREAM, or
-/// a GOAWAY whose last stream id is below it; RFC 9113 §6.8).
+/// True when the server cannot have processed the request, so sending it again is safe: it
+/// refused the stream (REFUSED_STREAM), or its GOAWAY named a last stream below this one
+/// (RFC 9113 §6.8). A GOAWAY or reset of the client's own (a protocol error it found) says
+/// nothing of what the server did. A request that never left is told apart by the caller.
 pub fn h2_unprocessed(e: &h2::Error) -> bool {
-    if e.is_remote() {
-        return e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM);
-    }
-    // A local GOAWAY or a closed connection: the request was not written.
-    e.is_go_away() || (e.is_library() && e.get_io().is_none() && e.reason().is_none())
+    e.is_remote() && (e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM))
 }
 
 /// Classifies an HTTP/2 error: the I/O error under it, or what the peer did.
 pub fn h2_error(e: &h2::Error) -> ErrorKind {
     if let Some(io) = e.get_io() {
+        // h2 ends a stream whose connection reached its end of file with a BrokenPipe of its
+        // own (no OS error behind it): the answer was cut short, as on HTTP/1.1.
+        if io.kind() == io::ErrorKind::BrokenPipe && io.raw_os_error().is_none() {
+            return ErrorKind::Closed;
+        }
         return io_error(io);
     }
     if e.is_go_away() {
         ErrorKind::GoAway
-    } else if e.is_reset() {
+    } else if e.is_reset() && e.is_remote() {
         ErrorKind::StreamReset
+    } else if e.is_reset() && e.reason() == Some(h2::Reason::REFUSED_STREAM) {
+        // h2 refuses a stream itself when its answer's headers outgrow the limit.
+        ErrorKind::HeaderTooLarge
     } else {
         ErrorKind::Protocol
     }

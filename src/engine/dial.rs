@@ -90,7 +90,7 @@ impl Dial {
         let connected = match rustix::net::connect(&fd, &endpoint.addr) {
             Ok(()) => Some(Instant::now()),
             Err(Errno::INPROGRESS) => None,
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(connect_error(e).into()),
         };
         Ok(Dial {
             tcp: TcpStream::from(fd),
@@ -124,7 +124,7 @@ impl Dial {
                     self.connected = Some(at);
                     at
                 }
-                Ok(Err(e)) | Err(e) => return Step::Failed(classify::errno(e).into()),
+                Ok(Err(e)) | Err(e) => return Step::Failed(connect_error(e).into()),
             },
         };
         // Small requests must not wait for Nagle.
@@ -154,6 +154,14 @@ impl Dial {
                 }))
             }
         }
+    }
+}
+
+/// A failed connect: a timeout there is the connect's own.
+fn connect_error(e: Errno) -> ErrorKind {
+    match classify::errno(e) {
+        ErrorKind::Timeout => ErrorKind::ConnectTimeout,
+        kind => kind,
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Job {
     pub session: Option<Box<Session>>,
     /// True for a connection's login, sent before the request that needed it.
     pub login: bool,
+    /// For a login: the request waiting for it, sent on the same connection once it has
+    /// logged in, or failed as `login_failed` if it cannot.
+    pub then: Option<Box<Job>>,
 }
 
 /// Where a flow iteration stands: its flow, its step, its data turn and what it captured.
@@ -92,20 +95,47 @@ impl Job {
             instance: requests.instance_for(turn) as u16,
             session,
             login: false,
+            then: None,
         }
     }
 
-    /// The login a connection to `instance` runs before its first request; `n` numbers
-    /// its data row among the logins.
-    pub fn login(login: &crate::plan::Login, n: u64, instance: u16, now: Instant) -> Job {
+    /// The login a connection to `instance` runs before its first request: the `count`-th
+    /// of worker `worker` (of `threads`), which numbers its data row among all the run's
+    /// logins.
+    pub fn login(
+        login: &crate::plan::Login,
+        count: u64,
+        worker: usize,
+        threads: usize,
+        instance: u16,
+        now: Instant,
+    ) -> Job {
         Job {
             intended: now,
             retried: false,
             request: login.request,
-            n,
+            n: count * threads as u64 + worker as u64,
             instance,
             session: None,
             login: true,
+            then: None,
+        }
+    }
+
+    /// This login, with `job` waiting for it.
+    pub fn carrying(self, job: Job) -> Job {
+        Job {
+            then: Some(Box::new(job)),
+            ..self
+        }
+    }
+
+    /// As the closed model sends it: due when it leaves (`at`), since waiting behind the
+    /// other replies of one wake-up, or for a stream, is not the server's time; a retry
+    /// keeps the first attempt's time, so its latency counts both.
+    pub fn leaving(&mut self, at: Instant, paced: bool) {
+        if !paced && !self.retried {
+            self.intended = at;
         }
     }
 
@@ -141,6 +171,7 @@ impl Job {
             instance: self.instance,
             session: Some(session),
             login: false,
+            then: None,
         })
     }
 

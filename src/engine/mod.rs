@@ -6,7 +6,7 @@
 //!
 //! Two drivers, one per protocol, over one shared core:
 //! - `direct/`: HTTP/1.1 on epoll, without a runtime (the hot path);
-//! - `http2/`: HTTP/2 on a tokio event loop per thread, with hyper.
+//! - `http2/`: HTTP/2 on a tokio event loop per thread, with the `h2` crate.
 //!
 //! Everything both need is written once beside them: what a run asks (`spec`), when
 //! requests are due (`turns`), which request and what it carries (`job`, `request`), what
@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 
 /// Requests waiting for a free connection (or lane) beyond this are failed as
 /// `backlog_full`, so a frozen server cannot make the generator's memory grow without bound.
-const BACKLOG_LIMIT: usize = 1_000_000;
+pub(crate) const BACKLOG_LIMIT: usize = 1_000_000;
 /// After the run is stopped, how long requests already sent may take to finish.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
@@ -156,12 +156,14 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
         }
     }
     let mut templates = Vec::new();
+    let login = plan.login.as_ref().map(|l| usize::from(l.request));
     for target in plan.targets() {
-        for r in &plan.requests {
-            templates.push(
-                RequestTemplate::new(target, r, plan.connection.keepalive)
-                    .map_err(EngineError::Request)?,
-            );
+        for (i, r) in plan.requests.iter().enumerate() {
+            // A login never asks to close its connection: the request that waited for it
+            // goes on the same one, even without keep-alive.
+            let keepalive = plan.connection.keepalive || login == Some(i);
+            templates
+                .push(RequestTemplate::new(target, r, keepalive).map_err(EngineError::Request)?);
         }
     }
     Ok(Prepared {

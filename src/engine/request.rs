@@ -20,7 +20,7 @@ pub struct RequestTemplate {
     body: Bytes,
 }
 
-/// An HTTP/2 request, ready for the client: the HTTP/2 driver wraps it for hyper.
+/// An HTTP/2 request, ready for the client: the HTTP/2 driver sends its head and body.
 pub struct H2Request {
     /// Method.
     pub method: http::Method,

@@ -61,15 +61,20 @@ pub struct RequestStats {
     pub failures: u64,
     /// Latency of every completion.
     pub latency: Histogram,
+    /// Service time (from the actual send) of every completion.
+    #[serde(default)]
+    pub service: Histogram,
     /// Response body bytes.
     pub bytes_in: u64,
 }
 
 impl RequestStats {
-    fn add(&mut self, other: &RequestStats) {
+    /// Adds everything in `other`.
+    pub fn add(&mut self, other: &RequestStats) {
         self.count += other.count;
         self.failures += other.failures;
         self.latency.add(&other.latency);
+        self.service.add(&other.service);
         self.bytes_in += other.bytes_in;
     }
 }
@@ -234,6 +239,7 @@ impl IntervalRecord {
         r.count += 1;
         r.failures += u64::from(!s.expected);
         r.latency.record(s.latency);
+        r.service.record(s.service);
         r.bytes_in += s.bytes_in;
     }
 

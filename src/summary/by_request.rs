@@ -19,6 +19,9 @@ pub struct RequestRow {
     pub failures: u64,
     /// Latency (mean, min, max and the usual percentiles).
     pub latency: Stats,
+    /// Service time, from the actual send.
+    #[serde(default)]
+    pub service: Stats,
     /// Latency at each of [`ROW_QUANTILES`], in microseconds.
     pub percentiles_us: Vec<u64>,
     /// Mean response body size in bytes.
@@ -37,6 +40,7 @@ impl RequestRow {
             count: stats.count,
             failures: stats.failures,
             latency: Stats::of(&stats.latency),
+            service: Stats::of(&stats.service),
             percentiles_us: percentiles(&stats.latency),
             mean_bytes: if stats.count > 0 {
                 stats.bytes_in as f64 / stats.count as f64
@@ -76,10 +80,7 @@ pub fn rows(
     }
     let mut all = RequestStats::default();
     for s in stats {
-        all.count += s.count;
-        all.failures += s.failures;
-        all.latency.add(&s.latency);
-        all.bytes_in += s.bytes_in;
+        all.add(s);
     }
     (rows, Some(RequestRow::of("Aggregated", &all, secs)))
 }

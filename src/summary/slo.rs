@@ -49,9 +49,7 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
         None => stats.iter().collect(),
     };
     for s in picked {
-        scope.count += s.count;
-        scope.failures += s.failures;
-        scope.latency.add(&s.latency);
+        scope.add(s);
     }
     let verdict = |measured: String, met: bool| SloVerdict {
         objective: slo.text.clone(),

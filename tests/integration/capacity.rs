@@ -29,12 +29,23 @@ fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
+/// Held by the tests whose servers have a known capacity: each measures a queue whose
+/// latency depends on the CPU it gets, so they do not run beside each other. (Their
+/// assertions still lean on timing; making them hold on a machine as busy as it gets is
+/// issue 13's.)
+static KNOWN_CAPACITY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    KNOWN_CAPACITY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
 fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
+    let _one = one_at_a_time();
     let target = limited_target(1000.0);
     let url = format!("http://{}/", target.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -103,6 +114,7 @@ fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
 
 #[test]
 fn a_concurrency_sweep_counts_its_steps_in_requests() {
+    let _one = one_at_a_time();
     let target = limited_target(2000.0);
     let url = format!("http://{}/", target.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -139,6 +151,7 @@ fn a_concurrency_sweep_counts_its_steps_in_requests() {
 
 #[test]
 fn the_search_finds_a_known_capacity_and_names_the_tipping_point() {
+    let _one = one_at_a_time();
     let capacity = 1500.0;
     let target = limited_target(capacity);
     let url = format!("http://{}/", target.addr());
@@ -272,6 +285,7 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
 
 #[test]
 fn compare_puts_runs_side_by_side_with_overlaid_plots() {
+    let _one = one_at_a_time();
     let fast = limited_target(100_000.0);
     let slow = crate::support::start_target(std::time::Duration::from_millis(5));
     let dir = tempfile::tempdir().unwrap();
@@ -308,7 +322,8 @@ fn compare_puts_runs_side_by_side_with_overlaid_plots() {
         .lines()
         .find(|l| l.starts_with("latency 50%"))
         .unwrap();
-    assert!(p50.contains("µs") && p50.contains("5."), "{p50}");
+    // The fast run's median in microseconds, the slow one's (at least 5 ms) in milliseconds.
+    assert!(p50.contains("µs") && p50.contains("ms"), "{p50}");
     let svg = std::fs::read_to_string(plots.join("compare-latency-by-percentile.svg")).unwrap();
     assert!(svg.contains("fast") && svg.contains("slow"));
     assert!(plots.join("compare-p99-over-time.png").exists());

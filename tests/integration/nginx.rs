@@ -302,3 +302,27 @@ fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
         assert_eq!(server.access_log().len(), 10);
     }
 }
+
+#[test]
+fn hundreds_of_users_on_one_thread_are_all_served() {
+    // More sockets ready at once than one epoll wait takes (256): those left over must be
+    // read, not waited for again and again.
+    let nginx = Nginx::start(Tls::None);
+    let mut plan = open_plan(&nginx.url("http", "/many"), 1.0, 3000);
+    plan.load = Load::Closed { concurrency: 300 };
+    plan.threads = 1;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(attack(&plan));
+    });
+    let (summary, _, _dir) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the run ends");
+    assert_eq!(
+        summary.status_codes.get(&200),
+        Some(&3000),
+        "{:?}",
+        summary.errors
+    );
+    assert_eq!(nginx.access_log().len(), 3000);
+}

@@ -532,6 +532,18 @@ load: {load}
         let connections = summary.connect.as_ref().unwrap().count;
         assert_eq!(logins, connections, "{http:?}: one login per connection");
 
+        // Without keep-alive each request has a connection, and a login, of its own.
+        let mut plan = plan_of(&scenario_with("{rate: 100, requests: 50}", ""), 2);
+        plan.connection.keepalive = false;
+        let (summary, _, _dir) = attack(&plan);
+        let rows: Vec<(&str, u64, u64)> = summary
+            .by_request
+            .iter()
+            .map(|r| (r.name.as_str(), r.count, r.failures))
+            .collect();
+        assert_eq!(rows, [("login", 50, 0), ("api", 50, 0)], "{http:?}");
+        assert_eq!(summary.connect.as_ref().unwrap().count, 50, "{http:?}");
+
         // A refused token (401) makes the connection log in again before its next request.
         let source = scenario_with(
             "{users: 1, requests: 10}",

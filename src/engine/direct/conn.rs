@@ -85,10 +85,20 @@ impl Conn {
     pub fn send(&mut self, request: &[u8], head_request: bool, keep: bool) -> Result<(), Failure> {
         self.codec.expect(head_request, keep);
         let result = match &mut self.tls {
-            None => write_some(&mut self.tcp, request).map(|n| {
-                self.unsent.clear();
-                self.unsent.extend_from_slice(&request[n..]);
-            }),
+            None => match write_some(&mut self.tcp, request) {
+                Ok(n) => {
+                    self.unsent.clear();
+                    self.unsent.extend_from_slice(&request[n..]);
+                    Ok(())
+                }
+                Err((kind, 0)) => {
+                    // Not a byte left: the server cannot have seen it.
+                    let mut failure = self.failure(kind);
+                    failure.unprocessed = Unprocessed::Certainly;
+                    return Err(failure);
+                }
+                Err((kind, _)) => Err(kind),
+            },
             Some(tls) => tls
                 .writer()
                 .write_all(request)
@@ -106,9 +116,11 @@ impl Conn {
     /// Writes more of a request the socket could not take at once.
     pub fn flush(&mut self) -> Result<(), Failure> {
         let result = match &mut self.tls {
-            None => write_some(&mut self.tcp, &self.unsent).map(|n| {
-                self.unsent.drain(..n);
-            }),
+            None => write_some(&mut self.tcp, &self.unsent)
+                .map(|n| {
+                    self.unsent.drain(..n);
+                })
+                .map_err(|(kind, _)| kind),
             Some(tls) => flush_tls(tls, &mut self.tcp),
         };
         result.map_err(|kind| self.failure(kind))
@@ -142,7 +154,7 @@ impl Conn {
             }
             match read? {
                 Got::Nothing => return Ok(None),
-                Got::Ended => return self.codec.closed(clock.instant()),
+                Got::Ended => return self.codec.closed(Instant::now()),
                 Got::Bytes(n) => {
                     budget = budget.saturating_sub(n);
                     if budget == 0 {
@@ -253,8 +265,8 @@ enum Got {
     Bytes(usize),
 }
 
-/// One non-blocking `recvmsg`: how many bytes, and when the kernel says they arrived (the
-/// wake-up's clock when it gives no stamp: later, never earlier, than the truth).
+/// One non-blocking `recvmsg`: how many bytes, and when the kernel says they arrived (now,
+/// when it gives no stamp: later, never earlier, than the truth).
 fn recv_stamped(
     tcp: &TcpStream,
     room: &mut [u8],
@@ -269,30 +281,31 @@ fn recv_stamped(
         MsgFlags::MSG_DONTWAIT,
     ) {
         Ok(msg) => {
-            let mut at = clock.instant();
+            let mut at = None;
             if let Ok(cmsgs) = msg.cmsgs() {
                 for c in cmsgs {
                     if let ControlMessageOwned::ScmTimestampns(ts) = c {
-                        at = clock.at(&ts);
+                        at = Some(clock.at(&ts));
                     }
                 }
             }
-            Ok(Some((msg.bytes, at)))
+            Ok(Some((msg.bytes, at.unwrap_or_else(Instant::now))))
         }
         Err(nix::errno::Errno::EAGAIN) => Ok(None),
         Err(e) => Err(classify::io_error(&e.into())),
     }
 }
 
-/// Writes what the socket takes now; returns how much that was.
-fn write_some(tcp: &mut TcpStream, bytes: &[u8]) -> Result<usize, ErrorKind> {
+/// Writes what the socket takes now; returns how much that was (and, on failure, how much
+/// had been written before it).
+fn write_some(tcp: &mut TcpStream, bytes: &[u8]) -> Result<usize, (ErrorKind, usize)> {
     let mut written = 0;
     while written < bytes.len() {
         match tcp.write(&bytes[written..]) {
-            Ok(0) => return Err(ErrorKind::Closed),
+            Ok(0) => return Err((ErrorKind::Closed, written)),
             Ok(n) => written += n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) => return Err(classify::io_error(&e)),
+            Err(e) => return Err((classify::io_error(&e), written)),
         }
     }
     Ok(written)

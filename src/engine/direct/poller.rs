@@ -13,11 +13,7 @@ use crate::engine::dial::Wait;
 use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use rustix::event::epoll as pwait2;
-use rustix::io::Errno;
-use rustix::time::{
-    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
-    Timespec,
-};
+use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags, Timespec};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
@@ -117,39 +113,42 @@ impl Poller {
     }
 
     /// The tokens that are ready now, without sleeping (`until` = `None`), or once one is
-    /// or `until` comes. A signal cutting the sleep short returns what there is.
-    pub fn wait(&mut self, listen: Listen, until: Option<Instant>) -> &[u64] {
+    /// or `until` comes, at most a batch of them; `true` beside them when the batch was full
+    /// and more may be ready. The epolls are level-triggered: what is not handled before the
+    /// next wait is returned again. A signal cutting the sleep short returns what there is.
+    pub fn wait(&mut self, listen: Listen, until: Option<Instant>) -> (&[u64], bool) {
         self.ready.clear();
-        let mut deadline = until;
-        loop {
-            let taken = self.wait_once(listen, deadline);
-            if taken < BATCH {
-                break;
+        let full = self.wait_once(listen, until);
+        // `dials` inside `replies` is ready when a dial (or the timer) is: take what it holds.
+        let nested = match self.ready.iter().position(|&t| t == DIALS) {
+            Some(i) => {
+                self.ready.swap_remove(i);
+                self.wait_once(Listen::Dials, None)
             }
-            // A full batch: take the rest at once, without sleeping.
-            deadline = None;
-        }
-        &self.ready
+            None => false,
+        };
+        (&self.ready, full || nested)
     }
 
-    fn wait_once(&mut self, listen: Listen, until: Option<Instant>) -> usize {
+    /// One wait on `listen`'s epoll; true when it filled a batch.
+    fn wait_once(&mut self, listen: Listen, until: Option<Instant>) -> bool {
         let epoll = match listen {
             Listen::Dials => &self.dials,
             Listen::All => &self.replies,
         };
-        let before = self.ready.len();
-        match &mut self.sleeper {
+        let n = match &mut self.sleeper {
             Sleeper::Pwait2(events) => {
                 let timeout = timespec(until.map_or(std::time::Duration::ZERO, |u| {
                     u.saturating_duration_since(Instant::now())
                 }));
                 let n = pwait2::wait(&epoll.0, &mut events[..], Some(&timeout)).unwrap_or(0);
                 self.ready.extend(events[..n].iter().map(|e| e.data.u64()));
+                n
             }
             Sleeper::Timerfd(timer, events) => {
                 let timeout = match until {
                     Some(at) if at > Instant::now() => {
-                        if arm(timer, at).is_err() {
+                        if crate::timer::arm(timer, at).is_err() {
                             PollTimeout::ZERO
                         } else {
                             PollTimeout::NONE
@@ -167,37 +166,26 @@ impl Poller {
                         self.ready.push(e.data());
                     }
                 }
+                n
             }
-        }
-        let taken = self.ready.len() - before;
-        // `dials` inside `replies` is ready when a dial (or the timer) is: take what it holds.
-        if let Some(i) = self.ready[before..].iter().position(|&t| t == DIALS) {
-            self.ready.remove(before + i);
-            loop {
-                let inner = self.wait_once(Listen::Dials, None);
-                if inner < BATCH {
-                    break;
-                }
-            }
-        }
-        taken
+        };
+        n == BATCH
     }
 }
 
-/// True when this kernel has `epoll_pwait2` (a zero-timeout probe).
+/// True when `epoll_pwait2` works here (a zero-timeout probe): kernels before 5.11 lack it,
+/// and some sandboxes' syscall filters refuse it (EPERM); either way the timerfd is used.
 fn has_pwait2(epoll: &Epoll) -> bool {
     let mut probe = [pwait2::Event {
         flags: pwait2::EventFlags::empty(),
         data: pwait2::EventData::new_u64(0),
     }];
-    !matches!(
-        pwait2::wait(
-            &epoll.0,
-            &mut probe[..],
-            Some(&timespec(std::time::Duration::ZERO))
-        ),
-        Err(Errno::NOSYS)
+    pwait2::wait(
+        &epoll.0,
+        &mut probe[..],
+        Some(&timespec(std::time::Duration::ZERO)),
     )
+    .is_ok()
 }
 
 fn timespec(d: std::time::Duration) -> Timespec {
@@ -205,24 +193,4 @@ fn timespec(d: std::time::Duration) -> Timespec {
         tv_sec: d.as_secs() as i64,
         tv_nsec: i64::from(d.subsec_nanos()),
     }
-}
-
-/// Arms the fallback's timerfd at `at` (std's `Instant` is CLOCK_MONOTONIC on Linux).
-fn arm(timer: &OwnedFd, at: Instant) -> std::io::Result<()> {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    let d = at.saturating_duration_since(Instant::now());
-    let nanos = now.tv_nsec as u64 + u64::from(d.subsec_nanos());
-    let value = Timespec {
-        tv_sec: now.tv_sec + d.as_secs() as i64 + (nanos / 1_000_000_000) as i64,
-        tv_nsec: (nanos % 1_000_000_000) as _,
-    };
-    timerfd_settime(
-        timer,
-        TimerfdTimerFlags::ABSTIME,
-        &Itimerspec {
-            it_interval: timespec(std::time::Duration::ZERO),
-            it_value: value,
-        },
-    )?;
-    Ok(())
 }

@@ -31,7 +31,13 @@ pub async fn open(endpoint: &Endpoint, conn: &ConnSpec) -> Result<(Sender, Opene
 async fn open_inner(endpoint: &Endpoint, conn: &ConnSpec) -> Result<(Sender, Opened), Failure> {
     let io = |e: std::io::Error| Failure::from(classify::io_error(&e));
     let start = Instant::now();
-    let tcp = TcpStream::connect(endpoint.addr).await.map_err(io)?;
+    let tcp = TcpStream::connect(endpoint.addr).await.map_err(|e| {
+        // A timeout there is the connect's own.
+        Failure::from(match classify::io_error(&e) {
+            ErrorKind::Timeout => ErrorKind::ConnectTimeout,
+            kind => kind,
+        })
+    })?;
     // Small requests must not wait for Nagle.
     let _ = tcp.set_nodelay(true);
     let tcp_time = start.elapsed();

@@ -43,10 +43,14 @@ pub async fn send(sender: &mut Sender, request: H2Request, keep: bool) -> Result
     *head.method_mut() = method;
     *head.uri_mut() = uri;
     *head.headers_mut() = headers;
+    // Refused here, the request never left.
     let (response, mut stream) = sender
         .send
         .send_request(head, body.is_empty())
-        .map_err(failure)?;
+        .map_err(|e| Failure {
+            kind: classify::h2_error(&e),
+            unprocessed: Unprocessed::Certainly,
+        })?;
     if !body.is_empty() {
         // Sent as the peer's window allows; h2 holds what does not fit yet.
         stream.send_data(body, true).map_err(failure)?;

@@ -32,6 +32,9 @@ struct Lane {
     generation: Option<u64>,
     /// What the connection of the attempt in progress logged in with.
     login: Option<Arc<LoggedIn>>,
+    /// The deadline of the exchange in progress, `--timeout` after its send as on
+    /// HTTP/1.1: reset for each (cheaper than a timer made and dropped per request).
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
 }
 
 /// How an attempt ended.
@@ -50,15 +53,12 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
         sent: None,
         generation: None,
         login: None,
+        deadline: Box::pin(tokio::time::sleep(std::time::Duration::ZERO)),
     };
-    // The deadline of the attempt in progress, reset for each: cheaper than a timer made
-    // and dropped for every request.
-    let deadline = tokio::time::sleep(std::time::Duration::ZERO);
-    tokio::pin!(deadline);
     while let Some((intended, n)) = worker.next_job(id).await {
         // The job, then the steps after it in its flow iteration.
         let job = Job::arrival(&worker.spec.requests, intended, n);
-        let mut next = lane.one(deadline.as_mut(), job).await;
+        let mut next = lane.one(job).await;
         while let Some(job) = next {
             if worker.cancel.is_cancelled() {
                 break;
@@ -66,7 +66,7 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
             if job.intended > Instant::now() {
                 tokio::time::sleep_until(job.intended.into()).await;
             }
-            next = lane.one(deadline.as_mut(), job).await;
+            next = lane.one(job).await;
         }
     }
     worker.lane_finished();
@@ -75,34 +75,19 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
 impl Lane {
     /// Sends one job (once more when the retry rule allows) and records it; the next step
     /// of its flow iteration when the flow goes on.
-    async fn one(
-        &mut self,
-        mut deadline: std::pin::Pin<&mut tokio::time::Sleep>,
-        mut job: Job,
-    ) -> Option<Job> {
+    async fn one(&mut self, mut job: Job) -> Option<Job> {
         let spec = self.worker.spec.clone();
         let mut stale = None;
         loop {
             self.sent = None;
-            deadline
-                .as_mut()
-                .reset((Instant::now() + spec.conn.timeout).into());
-            let outcome = tokio::select! {
-                biased;
-                attempt = self.attempt(&mut job, stale) => Some(attempt),
-                () = deadline.as_mut() => None,
-            };
-            let failure = match outcome {
-                Some(Attempt::Answered(reply, sent)) => {
-                    return self.answered(job, reply, sent).await
-                }
-                Some(Attempt::Failed(failure)) => failure,
-                None => ErrorKind::Timeout.into(),
+            let failure = match self.attempt(&mut job, stale).await {
+                Attempt::Answered(reply, sent) => return self.answered(job, reply, sent).await,
+                Attempt::Failed(failure) => failure,
             };
             let instance = usize::from(job.instance);
             let template = spec.requests.template(instance, job.request);
             self.cached[instance] = None;
-            if job.may_retry(failure, template.method()) {
+            if !self.worker.cancel.is_cancelled() && job.may_retry(failure, template.method()) {
                 stale = self.generation;
                 job = job.again();
                 continue;
@@ -123,7 +108,7 @@ impl Lane {
         if verdict.refused {
             let instance = usize::from(job.instance);
             if let (Some(pools), Some(login)) = (&self.worker.pools, login) {
-                Box::pin(pools[instance].refuse_login(self.id, &login)).await;
+                Box::pin(pools[instance].refuse_login(&login)).await;
             }
         }
         if !verdict.expected {
@@ -172,10 +157,7 @@ impl Lane {
         exchange::ready(&mut conn.sender).await?;
         // Stamped before the stream leaves, as on HTTP/1.1.
         let at = Instant::now();
-        if spec.pace.pacer.is_none() && !job.retried {
-            // Waiting for a stream is not the server's time.
-            job.intended = at;
-        }
+        job.leaving(at, spec.pace.pacer.is_some());
         lock(&self.worker.tally).sent(at);
         let sent = Sent {
             at,
@@ -183,8 +165,16 @@ impl Lane {
             opened,
         };
         self.sent = Some(sent);
-        let reply = exchange::send(&mut conn.sender, request, template.keeps_response()).await?;
-        Ok((reply, sent))
+        self.deadline
+            .as_mut()
+            .reset((at + spec.conn.timeout).into());
+        let keep = template.keeps_response();
+        tokio::select! {
+            biased;
+            reply = exchange::send(&mut conn.sender, request, keep) => Ok((reply?, sent)),
+            // The stream is reset as its future is dropped; the connection lives on.
+            () = self.deadline.as_mut() => Err(ErrorKind::Timeout.into()),
+        }
     }
 
     /// A connection to `instance`: the lane's cached one, its slot's, or its own (without
@@ -261,10 +251,15 @@ impl Lane {
         opened: Option<crate::sample::Opened>,
     ) -> Result<LoggedIn, Failure> {
         let spec = self.worker.spec.clone();
-        let threads = spec.pace.threads as u64;
-        let n = (self.worker.logins.fetch_add(1, Ordering::Relaxed) + 1) * threads
-            + self.worker.index as u64;
-        let mut job = Job::login(rule, n, instance as u16, Instant::now());
+        let count = self.worker.logins.fetch_add(1, Ordering::Relaxed);
+        let mut job = Job::login(
+            rule,
+            count,
+            self.worker.index,
+            spec.pace.threads,
+            instance as u16,
+            Instant::now(),
+        );
         let exchanged = self.exchange(conn, &mut job, opened).await;
         // What the login sent is not the stamp of the request that waits for it.
         let login_sent = self.sent.take();
@@ -280,14 +275,14 @@ impl Lane {
                     None => Err(ErrorKind::LoginFailed.into()),
                 }
             }
+            // Not processed (a closing connection): the request that waited is sent again
+            // by the retry rule, with a new connection and a new login.
+            Err(failure) if failure.unprocessed != Unprocessed::No => Err(failure),
             Err(failure) => {
                 let end = Instant::now();
                 let sample = settle::failed(&spec, &job, login_sent, failure.kind, end);
                 self.worker.record(&sample, end);
-                Err(Failure {
-                    kind: ErrorKind::LoginFailed,
-                    unprocessed: Unprocessed::No,
-                })
+                Err(ErrorKind::LoginFailed.into())
             }
         }
     }

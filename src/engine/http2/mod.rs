@@ -42,7 +42,7 @@ impl Sender {
     }
 }
 
-/// How often a closed-model lane idle between stages looks at the users asked for.
+/// How often the users a closed model's stages ask for are looked at.
 const STAGE_POLL: Duration = Duration::from_millis(10);
 
 /// A worker's state, shared by its lanes.
@@ -68,6 +68,8 @@ struct Worker {
     all_done: Notify,
     /// Logins run so far, numbering their data rows.
     logins: AtomicU64,
+    /// Woken when a stage changes the closed model's users, for lanes waiting for one.
+    users_changed: Notify,
 }
 
 impl Worker {
@@ -77,7 +79,12 @@ impl Worker {
         let streams = conn.max_streams as usize;
         let connections = share(conn.max_connections as usize, index, pace.threads).max(1);
         let (max_lanes, connections) = match pace.pacer {
-            Some(_) => (connections * streams, connections),
+            // The open model's share is the run's, split over the instances (as on HTTP/1.1).
+            Some(_) => {
+                let per_instance = connections.div_ceil(conn.endpoints.len()).max(1);
+                (per_instance * streams, per_instance)
+            }
+            // A closed-model user sends to each instance in turn, a stream on each.
             None => {
                 let users = Users::new(pace, index).most();
                 (users, connections.min(users.div_ceil(streams)))
@@ -102,6 +109,7 @@ impl Worker {
             closed: AtomicBool::new(false),
             all_done: Notify::new(),
             logins: AtomicU64::new(0),
+            users_changed: Notify::new(),
             spec,
         }
     }
@@ -126,6 +134,10 @@ impl Worker {
                 self.wake.notified().await;
             },
             None => loop {
+                // Listening before looking, so a change between the two is not missed.
+                let changed = self.users_changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
                 if self.closed.load(Ordering::Relaxed) {
                     return None;
                 }
@@ -142,7 +154,7 @@ impl Worker {
                 if users.over(now) {
                     return None;
                 }
-                tokio::time::sleep(STAGE_POLL).await;
+                changed.await;
             },
         }
     }
@@ -187,6 +199,7 @@ impl Worker {
             lock(&self.queue).clear();
         }
         self.wake.notify_waiters();
+        self.users_changed.notify_waiters();
     }
 
     async fn wait_for_lanes(&self) {
@@ -220,9 +233,28 @@ async fn pace(worker: &Arc<Worker>, pacer: &Pacer) -> bool {
         }
         // Send everything due by now, and what falls due within the coalescing window: early,
         // never late, so one wake-up serves several requests and no latency is inflated.
-        walk.take(Instant::now() + spec.pace.coalesce, |at, n| {
+        let next = walk.take(Instant::now() + spec.pace.coalesce, |at, n| {
             worker.dispatch(at, n)
         });
+        if next.is_some_and(|at| at <= Instant::now()) {
+            // Behind schedule: let the lanes send what was handed out before taking more.
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// In the closed model with stages, tells waiting lanes when the users asked for change.
+async fn watch_users(worker: Arc<Worker>) {
+    let users = Users::new(&worker.spec.pace, worker.index);
+    let mut last = None;
+    while !worker.closed.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        let target = users.target(now);
+        if last != Some(target) || users.over(now) {
+            last = Some(target);
+            worker.users_changed.notify_waiters();
+        }
+        tokio::time::sleep(STAGE_POLL).await;
     }
 }
 
@@ -263,6 +295,9 @@ async fn work(worker: Arc<Worker>, seconds: Seconds) -> WorkerReport {
     let interrupted = match &spec.pace.pacer {
         Some(pacer) => pace(&worker, pacer).await,
         None => {
+            if !spec.pace.stages.is_empty() {
+                tokio::spawn(watch_users(worker.clone()));
+            }
             for _ in 0..worker.max_lanes {
                 worker.spawn_lane();
             }

@@ -100,7 +100,7 @@ impl Pool {
         // Short of descriptors or ports: send on another live connection of the pool (streams
         // cost no descriptor), or wait out the pause when there is none.
         loop {
-            let pause = self.backoff().until().filter(|&u| u > Instant::now());
+            let pause = self.backoff().pending(Instant::now());
             let Some(until) = pause else {
                 break;
             };
@@ -146,14 +146,15 @@ impl Pool {
         self.backoff.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The login a lane's cached connection of generation `generation` should drop: it was
-    /// refused, so the slot logs in again before its next request.
-    pub async fn refuse_login(&self, lane: usize, login: &Arc<LoggedIn>) {
-        let mut slot = self.slots[(lane / self.streams) % self.slots.len()]
-            .lock()
-            .await;
-        if slot.login.as_ref().is_some_and(|l| Arc::ptr_eq(l, login)) {
-            slot.login = None;
+    /// The login `login` was refused: the connection that carries it (whichever slot lent
+    /// it) logs in again before its next request.
+    pub async fn refuse_login(&self, login: &Arc<LoggedIn>) {
+        for slot in &self.slots {
+            let mut slot = slot.lock().await;
+            if slot.login.as_ref().is_some_and(|l| Arc::ptr_eq(l, login)) {
+                slot.login = None;
+                return;
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ use super::conn::{Conn, Harvest};
 use super::poller::{Listen, Poller};
 use crate::engine::backoff::Backoff;
 use crate::engine::dial::{Dial, Step, Wait};
-use crate::engine::job::{Job, LoggedIn};
+use crate::engine::job::{Failure, Job, LoggedIn, Unprocessed};
 use crate::engine::request::Scratch;
 use crate::engine::settle::Sent;
 use crate::engine::spec::{Endpoint, RunSpec};
@@ -19,10 +19,6 @@ use crate::sample::{ErrorKind, Opened};
 use delayed::Delayed;
 use std::collections::VecDeque;
 use std::time::Instant;
-
-/// Requests waiting for a free connection beyond this are failed as `backlog_full`, so a
-/// frozen server cannot make the generator's memory grow without bound.
-const BACKLOG_LIMIT: usize = 1_000_000;
 
 /// The connections to one instance of the service, and the requests waiting for them.
 struct Pool {
@@ -81,6 +77,8 @@ pub struct Table<'a> {
     scratch: Scratch,
     /// False in the closed model: a request is due when it is sent, not before.
     paced: bool,
+    /// True once the run was stopped: only what is in flight is awaited.
+    stopped: bool,
 }
 
 impl<'a> Table<'a> {
@@ -126,6 +124,7 @@ impl<'a> Table<'a> {
             writing: Vec::new(),
             scratch: Scratch::default(),
             paced,
+            stopped: false,
         })
     }
 
@@ -135,29 +134,32 @@ impl<'a> Table<'a> {
         self.tally.scheduled();
         let job = Job::arrival(&self.spec.requests, intended, n);
         let pool = &mut self.pools[usize::from(job.instance)];
-        if pool.waiting.len() >= BACKLOG_LIMIT {
+        if pool.waiting.len() >= crate::engine::BACKLOG_LIMIT {
             self.fail(job, None, ErrorKind::Backlog);
             return;
         }
         pool.waiting.push_back(job);
     }
 
-    /// Drops the requests not yet sent (the run was stopped).
+    /// Drops the requests not yet sent (the run was stopped): from now on nothing new is
+    /// sent, neither a flow's next step, nor a login's request, nor a retry.
     pub fn drop_waiting(&mut self) {
         for pool in &mut self.pools {
             pool.waiting.clear();
         }
         self.delayed.clear();
+        self.stopped = true;
     }
 
     /// When something besides the network needs the loop: a flow step's think time ends,
     /// or a pause in opening connections ends while requests wait for one.
     pub fn next_event(&self) -> Option<Instant> {
+        let now = Instant::now();
         let backoffs = self
             .pools
             .iter()
             .filter(|p| !p.waiting.is_empty())
-            .filter_map(|p| p.backoff.until());
+            .filter_map(|p| p.backoff.pending(now));
         self.delayed.next().into_iter().chain(backoffs).min()
     }
 
@@ -217,68 +219,80 @@ impl<'a> Table<'a> {
     }
 
     fn assign(&mut self, p: usize) {
-        let spec = self.spec;
         while !self.pools[p].waiting.is_empty() {
             let Some(index) = self.pools[p].idle.pop() else {
                 return;
             };
-            let mut job = self.pools[p].waiting.pop_front().expect("not empty");
-            let Some(Slot::Open(open)) = self.slots[index].as_mut() else {
-                continue;
+            let job = self.pools[p].waiting.pop_front().expect("not empty");
+            self.send_on(index, job);
+        }
+    }
+
+    /// Sends `job` on the idle connection `index`, after the connection's login when it has
+    /// none yet or it is stale: then the login goes first, carrying the job.
+    fn send_on(&mut self, index: usize, mut job: Job) {
+        let spec = self.spec;
+        let p = self.owner[index];
+        let Some(Slot::Open(open)) = self.slots[index].as_mut() else {
+            debug_assert!(false, "an idle slot holds an open connection");
+            self.pools[p].waiting.push_front(job);
+            return;
+        };
+        if let Some(rule) = &spec.requests.login {
+            if !job.login && LoggedIn::stale(open.login.as_ref(), rule, Instant::now()) {
+                let count = self.logins;
+                self.logins += 1;
+                let login = Job::login(
+                    rule,
+                    count,
+                    self.worker,
+                    spec.pace.threads,
+                    p as u16,
+                    Instant::now(),
+                );
+                job = login.carrying(job);
+            }
+        }
+        let template = spec.requests.template(p, job.request);
+        let Open {
+            conn,
+            inflight,
+            login,
+            fresh,
+        } = open;
+        let vars = job.vars(login.as_ref());
+        let (bytes, body_bytes) =
+            match template.h1(job.turn(&spec.requests), &vars, &mut self.scratch) {
+                Ok(rendered) => rendered,
+                Err(kind) => {
+                    // Nothing to send (its data ran out): the connection stays idle.
+                    self.pools[p].idle.push(index);
+                    self.fail(job, None, kind);
+                    return;
+                }
             };
-            if let Some(rule) = &spec.requests.login {
-                if !job.login && LoggedIn::stale(open.login.as_ref(), rule, Instant::now()) {
-                    // This connection logs in first; the request waits at the front.
-                    self.pools[p].waiting.push_front(job);
-                    self.logins += 1;
-                    let n = self.logins * spec.pace.threads as u64 + self.worker as u64;
-                    job = Job::login(rule, n, p as u16, Instant::now());
+        // Stamped before the write: the reply's kernel stamp comes after the server got the
+        // request, so no time is shorter than the exchange took.
+        let at = Instant::now();
+        job.leaving(at, self.paced);
+        self.tally.sent(at);
+        let sent = Sent {
+            at,
+            body_bytes,
+            opened: fresh.take(),
+        };
+        match conn.send(bytes, template.is_head(), template.keeps_response()) {
+            Ok(()) => {
+                let writing = conn.wants_write();
+                *inflight = Some(InFlight { job, sent });
+                self.inflight += 1;
+                if writing {
+                    self.writing.push(index);
                 }
             }
-            let template = spec.requests.template(p, job.request);
-            let Open {
-                conn,
-                inflight,
-                login,
-                fresh,
-            } = open;
-            let vars = job.vars(login.as_ref());
-            let (bytes, body_bytes) =
-                match template.h1(job.turn(&spec.requests), &vars, &mut self.scratch) {
-                    Ok(rendered) => rendered,
-                    Err(kind) => {
-                        // Nothing to send (its data ran out): the connection stays idle.
-                        self.pools[p].idle.push(index);
-                        self.fail(job, None, kind);
-                        continue;
-                    }
-                };
-            // Stamped before the write: the reply's kernel stamp comes after the server got
-            // the request, so no time is shorter than the exchange took.
-            let at = Instant::now();
-            if !self.paced && !job.retried {
-                // Queued behind the other replies of one wake-up is not the server's time.
-                job.intended = at;
-            }
-            self.tally.sent(at);
-            let sent = Sent {
-                at,
-                body_bytes,
-                opened: fresh.take(),
-            };
-            match conn.send(bytes, template.is_head(), template.keeps_response()) {
-                Ok(()) => {
-                    let writing = conn.wants_write();
-                    *inflight = Some(InFlight { job, sent });
-                    self.inflight += 1;
-                    if writing {
-                        self.writing.push(index);
-                    }
-                }
-                Err(failure) => {
-                    self.close(index);
-                    self.retry_or_fail(job, failure, Some(sent));
-                }
+            Err(failure) => {
+                self.close(index);
+                self.retry_or_fail(job, failure, Some(sent));
             }
         }
     }
@@ -419,24 +433,37 @@ impl<'a> Table<'a> {
 
     fn wait(&mut self, listen: Listen, until: Option<Instant>) {
         let mut tokens = std::mem::take(&mut self.tokens);
-        tokens.clear();
-        tokens.extend_from_slice(self.poller.wait(listen, until));
-        if !tokens.is_empty() {
-            let clock = Clock::now();
-            for &token in &tokens {
-                let index = token as usize;
-                match self.slots.get(index) {
-                    Some(Some(Slot::Open(_))) => self.harvest_one(index, &clock),
-                    Some(Some(Slot::Dialing(..))) => {
-                        if let Some(Slot::Dialing(dial, wait)) = self.slots[index].take() {
-                            self.step_dial(index, dial, Some(wait));
-                        }
-                    }
-                    _ => {}
+        let mut until = until;
+        loop {
+            let (ready, more) = self.poller.wait(listen, until);
+            tokens.clear();
+            tokens.extend_from_slice(ready);
+            if !tokens.is_empty() {
+                let clock = Clock::now();
+                for &token in &tokens {
+                    self.handle(token as usize, &clock);
                 }
             }
+            // A full batch: what it left is ready still; take it now, without sleeping, now
+            // that the batch's own sockets were read.
+            if !more {
+                break;
+            }
+            until = None;
         }
         self.tokens = tokens;
+    }
+
+    fn handle(&mut self, index: usize, clock: &Clock) {
+        match self.slots.get(index) {
+            Some(Some(Slot::Open(_))) => self.harvest_one(index, clock),
+            Some(Some(Slot::Dialing(..))) => {
+                if let Some(Slot::Dialing(dial, wait)) = self.slots[index].take() {
+                    self.step_dial(index, dial, Some(wait));
+                }
+            }
+            _ => {}
+        }
     }
 
     fn harvest_one(&mut self, index: usize, clock: &Clock) {
@@ -452,6 +479,14 @@ impl<'a> Table<'a> {
             Harvest::Pending => {
                 open.inflight = Some(inflight);
                 return;
+            }
+            // Bytes that came before the request left are not its answer (a server's 408 as
+            // it closed an idle connection): the server closed the connection unasked.
+            Harvest::Done(reply) if reply.head_at + clock.error() < inflight.sent.at => {
+                Err(Failure {
+                    kind: ErrorKind::Closed,
+                    unprocessed: Unprocessed::IfIdempotent,
+                })
             }
             Harvest::Done(reply) => Ok(reply),
             Harvest::Failed(failure) => Err(failure),

@@ -1,6 +1,6 @@
 //! What became of a request on a direct worker: judged by the shared rules when its answer
-//! or failure came, recorded, sent again when the retry rule says so, and followed by its
-//! flow's next step.
+//! or failure came, recorded, sent again when the retry rule says so, and followed by what
+//! waits for it (a login's request, a flow's next step).
 
 use super::{InFlight, Slot, Table};
 use crate::engine::job::{Failure, Job, LoggedIn};
@@ -8,6 +8,16 @@ use crate::engine::reply::Reply;
 use crate::engine::settle::{self, Sent};
 use crate::sample::ErrorKind;
 use std::time::Instant;
+
+/// What becomes of a connection after an answer.
+enum Next {
+    /// Idle again, if keep-alive allows and the server did not end it.
+    Idle,
+    /// It carries the request that waited for its login.
+    Busy,
+    /// Closed: its login failed, or the server ended it after the login.
+    Close,
+}
 
 impl Table<'_> {
     /// Records how an in-flight request ended and returns its connection to the idle set.
@@ -22,12 +32,12 @@ impl Table<'_> {
             Ok(reply) => {
                 let reusable =
                     matches!(&self.slots[index], Some(Slot::Open(o)) if o.conn.reusable());
-                let logged_in = self.complete(index, inflight, reply);
-                if logged_in && reusable && self.spec.conn.keepalive {
-                    self.pools[self.owner[index]].idle.push(index);
-                } else {
-                    // A connection whose login failed is not used again.
-                    self.close(index);
+                match self.complete(index, inflight, reply, reusable) {
+                    Next::Idle if reusable && self.spec.conn.keepalive => {
+                        self.pools[self.owner[index]].idle.push(index);
+                    }
+                    Next::Busy => {}
+                    Next::Idle | Next::Close => self.close(index),
                 }
             }
             Err(failure) => {
@@ -37,13 +47,14 @@ impl Table<'_> {
         }
     }
 
-    /// Sends a request once more when the retry rule allows; fails it otherwise.
+    /// Sends a request once more when the retry rule allows (and the run goes on); fails it
+    /// otherwise.
     pub(super) fn retry_or_fail(&mut self, job: Job, failure: Failure, sent: Option<Sent>) {
         let template = self
             .spec
             .requests
             .template(usize::from(job.instance), job.request);
-        if job.may_retry(failure, template.method()) {
+        if !self.stopped && job.may_retry(failure, template.method()) {
             self.pools[usize::from(job.instance)]
                 .waiting
                 .push_front(job.again());
@@ -52,30 +63,44 @@ impl Table<'_> {
         }
     }
 
-    /// Records a completed request and moves its flow on; false when it was a login that
-    /// failed (the request waiting for it fails too).
-    fn complete(&mut self, index: usize, inflight: InFlight, reply: Reply) -> bool {
+    /// Records a completed request and sends what waited for it.
+    fn complete(&mut self, index: usize, inflight: InFlight, reply: Reply, reusable: bool) -> Next {
         let InFlight { mut job, sent } = inflight;
         let verdict = settle::judge(self.spec, &mut job, &reply, sent);
         self.tally.record(&verdict.sample, reply.end.max(sent.at));
-        let now = Instant::now();
-        if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
-            if let Some(vars) = verdict.logged_in {
-                open.login = Some(LoggedIn { vars, at: now });
-            } else if verdict.refused {
-                // The token was refused: this connection logs in again before its next request.
+        if job.login {
+            let waiting = job.then.take().map(|j| *j);
+            let Some(vars) = verdict.logged_in.filter(|_| reusable) else {
+                // Refused, or the server closed the connection after the login (a server
+                // that takes one request per connection cannot take a login's).
+                if let Some(waiting) = waiting {
+                    self.fail(waiting, None, ErrorKind::LoginFailed);
+                }
+                return Next::Close;
+            };
+            if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
+                open.login = Some(LoggedIn {
+                    vars,
+                    at: Instant::now(),
+                });
+            }
+            return match waiting {
+                Some(waiting) if !self.stopped => {
+                    self.send_on(index, waiting);
+                    Next::Busy
+                }
+                _ => Next::Idle,
+            };
+        }
+        if verdict.refused {
+            // The token was refused: this connection logs in again before its next request.
+            if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
                 open.login = None;
             }
         }
-        if job.login && !verdict.expected {
-            let pool = usize::from(job.instance);
-            if let Some(waiting) = self.pools[pool].waiting.pop_front() {
-                self.fail(waiting, None, ErrorKind::LoginFailed);
-            }
-            return false;
-        }
         // A flow goes on only past a step that got what it expected.
-        if verdict.expected {
+        if verdict.expected && job.session.is_some() && !self.stopped {
+            let now = Instant::now();
             if let Some(next) = job.next_step(&self.spec.requests, now) {
                 if next.intended <= now {
                     self.pools[usize::from(next.instance)]
@@ -86,13 +111,17 @@ impl Table<'_> {
                 }
             }
         }
-        true
+        Next::Idle
     }
 
-    /// Records a request that got no usable answer.
-    pub(super) fn fail(&mut self, job: Job, sent: Option<Sent>, kind: ErrorKind) {
+    /// Records a request that got no usable answer, and the request that waited for it if
+    /// it was a login.
+    pub(super) fn fail(&mut self, mut job: Job, sent: Option<Sent>, kind: ErrorKind) {
         let end = Instant::now();
         let sample = settle::failed(self.spec, &job, sent, kind, end);
         self.tally.record(&sample, end);
+        if let Some(waiting) = job.then.take() {
+            self.fail(*waiting, None, ErrorKind::LoginFailed);
+        }
     }
 }
