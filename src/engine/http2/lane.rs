@@ -189,8 +189,9 @@ impl Lane {
                 return Ok((conn, None));
             }
         }
-        // Opening and logging in are rare next to sending: boxed, their large futures are
-        // not copied into (and moved with) every request's.
+        // Boxed, the large futures of opening and logging in are not copied into (and moved
+        // with) every request's; a run with a login comes here for every request (to see its
+        // slot's login), at the cost of that allocation.
         Box::pin(self.open(instance, stale)).await
     }
 

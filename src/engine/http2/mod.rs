@@ -162,14 +162,19 @@ impl Worker {
     /// Hands a due request to an idle lane, a new lane, or the backlog.
     fn dispatch(self: &Arc<Self>, intended: Instant, n: u64) {
         lock(&self.tally).scheduled();
-        if lock(&self.queue).len() >= super::BACKLOG_LIMIT {
-            let job = Job::arrival(&self.spec.requests, intended, n);
-            let now = Instant::now();
-            let sample = super::settle::failed(&self.spec, &job, None, ErrorKind::Backlog, now);
-            self.record(&sample, now);
-            return;
+        {
+            let mut queue = lock(&self.queue);
+            if queue.len() < super::BACKLOG_LIMIT {
+                queue.push_back((intended, n));
+            } else {
+                drop(queue);
+                let job = Job::arrival(&self.spec.requests, intended, n);
+                let now = Instant::now();
+                let sample = super::settle::failed(&self.spec, &job, None, ErrorKind::Backlog, now);
+                self.record(&sample, now);
+                return;
+            }
         }
-        lock(&self.queue).push_back((intended, n));
         if self.idle.load(Ordering::Relaxed) > 0 {
             // Count the wake-up here, not in the woken lane, so one burst never wakes
             // the same idle lane twice while others could have been started.
