@@ -29,23 +29,13 @@ fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
-/// Held by the tests whose servers have a known capacity: each measures a queue whose
-/// latency depends on the CPU it gets, so they do not run beside each other. (Their
-/// assertions still lean on timing; making them hold on a machine as busy as it gets is
-/// issue 13's.)
-static KNOWN_CAPACITY: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    KNOWN_CAPACITY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
 fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
-    let _one = one_at_a_time();
+    let _one = crate::support::one_heavy_at_a_time();
     let target = limited_target(1000.0);
     let url = format!("http://{}/", target.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -114,7 +104,7 @@ fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
 
 #[test]
 fn a_concurrency_sweep_counts_its_steps_in_requests() {
-    let _one = one_at_a_time();
+    let _one = crate::support::one_heavy_at_a_time();
     let target = limited_target(2000.0);
     let url = format!("http://{}/", target.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -188,7 +178,7 @@ fn search_known_capacity(capacity: f64, out: &Path) -> Result<(String, serde_jso
 
 #[test]
 fn the_search_finds_a_known_capacity_and_names_the_tipping_point() {
-    let _one = one_at_a_time();
+    let _one = crate::support::one_heavy_at_a_time();
     let capacity = 1500.0;
     let dir = tempfile::tempdir().unwrap();
     // The target is a queue at 90 % of its capacity near the answer: a probe's p99 there,
@@ -224,6 +214,7 @@ fn the_search_finds_a_known_capacity_and_names_the_tipping_point() {
 
 #[test]
 fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
+    let _one = crate::support::one_heavy_at_a_time();
     let target = limited_target(5000.0);
     let url = format!("http://{}/", target.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -305,7 +296,7 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
 
 #[test]
 fn compare_puts_runs_side_by_side_with_overlaid_plots() {
-    let _one = one_at_a_time();
+    let _one = crate::support::one_heavy_at_a_time();
     let fast = limited_target(100_000.0);
     let slow = crate::support::start_target(std::time::Duration::from_millis(5));
     let dir = tempfile::tempdir().unwrap();

@@ -270,6 +270,7 @@ fn seed_004_key_lifecycle_flows_on_etcd() {
 
 #[test]
 fn the_capacity_study_scenarios_sweep_against_their_servers() {
+    let _one = crate::support::one_heavy_at_a_time();
     use headroom::capacity::{Axis, Ladder, StepLength, Sweep};
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());
@@ -368,6 +369,7 @@ type Replace = Vec<(String, String)>;
 /// nginx itself for the TLS seeds, nginx proxying to etcd for the key-value ones.
 #[test]
 fn every_example_scenario_runs_over_http2_in_front_of_its_backend() {
+    let _one = crate::support::one_heavy_at_a_time();
     use headroom::plan::HttpVersion;
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());

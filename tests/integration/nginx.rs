@@ -305,6 +305,7 @@ fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
 
 #[test]
 fn hundreds_of_users_on_one_thread_are_all_served() {
+    let _one = crate::support::one_heavy_at_a_time();
     // More sockets ready at once than one epoll wait takes (256): those left over must be
     // read, not waited for again and again.
     let nginx = Nginx::start(Tls::None);

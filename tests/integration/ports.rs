@@ -79,6 +79,7 @@ impl Drop for Killed {
 
 #[test]
 fn running_out_of_ports_is_blamed_on_the_generator() {
+    let _one = crate::support::one_heavy_at_a_time();
     let ns = Netns::new();
     let bin = env!("CARGO_BIN_EXE_headroom");
     let _target = Killed(
@@ -134,6 +135,7 @@ fn running_out_of_ports_is_blamed_on_the_generator() {
 
 #[test]
 fn running_out_of_descriptors_backs_off_instead_of_spinning() {
+    let _one = crate::support::one_heavy_at_a_time();
     use crate::support::certs;
     use crate::support::nginx::{Nginx, Tls};
     let dir = tempfile::tempdir().unwrap();

@@ -374,6 +374,7 @@ fn covers(recorded_us: u64, held: Duration) -> bool {
 /// service-time and latency minimums cover the shortest hold the server measured, and each
 /// request's service-time and latency minimums cover the shortest hold of its path.
 fn recorded_times_cover_the_server_holds(version: HttpVersion, rate: u64) {
+    let _one = crate::support::one_heavy_at_a_time();
     let server = Held::start();
     let mut problems = Vec::new();
     for coalesce in [Duration::ZERO, Duration::from_millis(1)] {

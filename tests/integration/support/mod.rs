@@ -11,6 +11,15 @@ use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
 use std::time::Duration;
 
+/// Held by the tests that load the machine hardest or time a server whose latency depends
+/// on the CPU it gets (the known-capacity searches and sweeps): none of them runs beside
+/// another, so their timing-sensitive assertions do not see each other's load. (Making every
+/// assertion hold on a machine as busy as it gets is issue 13's.)
+pub fn one_heavy_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A plan for `url` at `rate` req/s, stopping after `requests`.
 pub fn open_plan(url: &str, rate: f64, requests: u64) -> AttackPlan {
     let target = Target::parse(url).unwrap();
