@@ -107,11 +107,12 @@ impl Prepared {
 /// before anything is recorded.
 pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
     let config = match plan.target.scheme {
-        Scheme::Https => Some(tls::client_config(&plan.tls, plan.connection.http)?),
+        Scheme::Https => Some(tls::client_config(&plan.tls, plan.connection.http, None)?),
         Scheme::Http => None,
     };
     let mut endpoints = Vec::new();
     let mut h2 = None;
+    let mut versions = Vec::new();
     let mut notices = Vec::new();
     for target in plan.targets() {
         let addr = resolve(target)?;
@@ -138,21 +139,33 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
             )));
         }
         h2 = Some(found.h2);
+        versions.push(found.tls_version);
         if found.client_cert_asked && !notices.contains(&Notice::ClientCertificateAsked) {
             notices.push(Notice::ClientCertificateAsked);
         }
         endpoints.push(endpoint);
     }
     let h2 = h2.unwrap_or(false);
-    // Connections offer only the version found, so none can land on the other driver's.
-    let version = if h2 {
-        HttpVersion::Http2
-    } else {
-        HttpVersion::Http1
-    };
-    for endpoint in &mut endpoints {
-        if let Some((config, _)) = endpoint.tls.as_mut() {
-            *config = tls::for_version(config, version);
+    // The run's connections offer what the preflight found, so none can land on the other
+    // driver's HTTP version; and the TLS version too, when every instance chose the same:
+    // offering TLS 1.3 to a server that speaks 1.2 costs a key share per connection for
+    // nothing (x25519, most of a resumed handshake's CPU).
+    if config.is_some() {
+        let http = if h2 {
+            HttpVersion::Http2
+        } else {
+            HttpVersion::Http1
+        };
+        let version = versions
+            .first()
+            .copied()
+            .flatten()
+            .filter(|v| versions.iter().all(|w| *w == Some(*v)));
+        let config = tls::client_config(&plan.tls, http, version)?;
+        for endpoint in &mut endpoints {
+            if let Some((c, _)) = endpoint.tls.as_mut() {
+                *c = config.clone();
+            }
         }
     }
     let mut templates = Vec::new();

@@ -23,6 +23,8 @@ pub struct Found {
     pub h2: bool,
     /// The server asked for a client certificate and none was given.
     pub client_cert_asked: bool,
+    /// The TLS version the server chose, for https.
+    pub tls_version: Option<rustls::ProtocolVersion>,
 }
 
 /// Why the preflight failed: the classified cause and what makes it specific.
@@ -65,6 +67,7 @@ pub fn check(endpoint: &Endpoint, http: HttpVersion, timeout: Duration) -> Resul
         return Ok(Found {
             h2: http == HttpVersion::Http2,
             client_cert_asked: false,
+            tls_version: None,
         });
     };
     let chose_h2 = tls.alpn_protocol() == Some(b"h2");
@@ -89,6 +92,7 @@ pub fn check(endpoint: &Endpoint, http: HttpVersion, timeout: Duration) -> Resul
     Ok(Found {
         h2: chose_h2,
         client_cert_asked,
+        tls_version: tls.protocol_version(),
     })
 }
 

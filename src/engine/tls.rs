@@ -80,10 +80,20 @@ fn alpn(http: HttpVersion) -> Vec<Vec<u8>> {
     }
 }
 
-/// Builds the client configuration shared by every connection of a run.
-pub fn client_config(opts: &TlsOptions, http: HttpVersion) -> Result<Arc<ClientConfig>, TlsError> {
+/// Builds the client configuration shared by every connection of a run: offering `http` by
+/// ALPN, and TLS `version` alone when given (else 1.2 and 1.3).
+pub fn client_config(
+    opts: &TlsOptions,
+    http: HttpVersion,
+    version: Option<rustls::ProtocolVersion>,
+) -> Result<Arc<ClientConfig>, TlsError> {
+    let versions: &[&rustls::SupportedProtocolVersion] = match version {
+        Some(rustls::ProtocolVersion::TLSv1_2) => &[&rustls::version::TLS12],
+        Some(rustls::ProtocolVersion::TLSv1_3) => &[&rustls::version::TLS13],
+        _ => rustls::DEFAULT_VERSIONS,
+    };
     let builder = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| TlsError::Config(e.to_string()))?;
     let builder = if opts.insecure {
         builder
@@ -125,14 +135,6 @@ pub fn client_config(opts: &TlsOptions, http: HttpVersion) -> Result<Arc<ClientC
         config.resumption = rustls::client::Resumption::disabled();
     }
     Ok(Arc::new(config))
-}
-
-/// The same configuration offering only `http` by ALPN (once the preflight has found which
-/// version the server speaks); it shares the original's session store.
-pub fn for_version(config: &Arc<ClientConfig>, http: HttpVersion) -> Arc<ClientConfig> {
-    let mut config = (**config).clone();
-    config.alpn_protocols = alpn(http);
-    Arc::new(config)
 }
 
 /// The same configuration, noting in the flag it returns whether a server asked for a
@@ -237,7 +239,7 @@ mod tests {
             ca: Some(dir.path().join("nope.pem")),
             ..TlsOptions::default()
         };
-        let err = client_config(&opts, HttpVersion::Auto)
+        let err = client_config(&opts, HttpVersion::Auto, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -254,7 +256,7 @@ mod tests {
             }),
             ..TlsOptions::default()
         };
-        let err = client_config(&opts, HttpVersion::Auto)
+        let err = client_config(&opts, HttpVersion::Auto, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -276,7 +278,7 @@ mod tests {
             identity: Some(ClientIdentity { cert, key }),
             ..TlsOptions::default()
         };
-        let err = client_config(&opts, HttpVersion::Auto)
+        let err = client_config(&opts, HttpVersion::Auto, None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("cannot be used together"), "{err}");
