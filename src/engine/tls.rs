@@ -11,7 +11,8 @@ use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A TLS setting that cannot be used, with what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +115,15 @@ pub fn client_config(
                 }
             }
         }
-        builder.with_root_certificates(roots)
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider(),
+        )
+        .build()
+        .map_err(|e| TlsError::Config(format!("the trusted CAs cannot be used: {e}")))?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Remembering::new(webpki)))
     };
     let mut config = match &opts.identity {
         Some(id) => {
@@ -176,6 +185,117 @@ pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>,
     let name = opts.server_name.as_deref().unwrap_or(host);
     ServerName::try_from(name.to_string())
         .map_err(|e| TlsError::Config(format!("{name:?} is not a valid TLS server name: {e}")))
+}
+
+/// How long a verified certificate chain is taken as verified before it is checked again
+/// (its validity dates among the rest).
+const REVERIFY_AFTER: Duration = Duration::from_secs(60);
+
+/// Verifies server certificates as webpki does, remembering the chains it verified: a run
+/// opening a thousand connections a second to one server gets the same chain a thousand
+/// times, and checking it again (parsing, a CA signature) is a share of every full
+/// handshake's CPU spent on the generator's side only. Each handshake still checks the
+/// server's own signature (its possession of the key), and a chain is checked again after
+/// [`REVERIFY_AFTER`].
+#[derive(Debug)]
+struct Remembering {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    verified: Mutex<Vec<Verified>>,
+}
+
+/// A chain verified for a name, and when.
+#[derive(Debug)]
+struct Verified {
+    end_entity: Vec<u8>,
+    intermediates: Vec<Vec<u8>>,
+    name: ServerName<'static>,
+    at: Instant,
+}
+
+/// Distinct chains remembered at once (a run has a few instances).
+const REMEMBERED: usize = 16;
+
+impl Remembering {
+    fn new(inner: Arc<rustls::client::WebPkiServerVerifier>) -> Remembering {
+        Remembering {
+            inner,
+            verified: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Verified>> {
+        self.verified.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl ServerCertVerifier for Remembering {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let fresh = Instant::now();
+        let same = |v: &Verified| {
+            v.end_entity == end_entity.as_ref()
+                && v.intermediates.len() == intermediates.len()
+                && v.intermediates
+                    .iter()
+                    .zip(intermediates)
+                    .all(|(a, b)| a.as_slice() == b.as_ref())
+                && &v.name == server_name
+        };
+        if self
+            .lock()
+            .iter()
+            .any(|v| same(v) && fresh.saturating_duration_since(v.at) < REVERIFY_AFTER)
+        {
+            return Ok(ServerCertVerified::assertion());
+        }
+        let verified = self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )?;
+        let mut remembered = self.lock();
+        remembered.retain(|v| !same(v));
+        if remembered.len() >= REMEMBERED {
+            remembered.remove(0);
+        }
+        remembered.push(Verified {
+            end_entity: end_entity.to_vec(),
+            intermediates: intermediates.iter().map(|c| c.to_vec()).collect(),
+            name: server_name.to_owned(),
+            at: fresh,
+        });
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 /// `--insecure`: accepts any server certificate but still checks handshake signatures.
@@ -263,6 +383,46 @@ mod tests {
             err.contains("client certificate") && err.contains("empty.pem"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_remembered_chain_is_still_checked_for_its_name() {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let server = CertificateParams::new(vec!["a.test".to_string()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        let mut roots = RootCertStore::empty();
+        roots.add(ca.der().clone()).unwrap();
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider(),
+        )
+        .build()
+        .unwrap();
+        let verifier = Remembering::new(webpki);
+        let verify = |name: &str| {
+            verifier.verify_server_cert(
+                server.der(),
+                &[],
+                &ServerName::try_from(name.to_string()).unwrap(),
+                &[],
+                UnixTime::now(),
+            )
+        };
+        assert!(verify("a.test").is_ok());
+        assert_eq!(verifier.lock().len(), 1, "remembered");
+        assert!(verify("a.test").is_ok(), "from memory");
+        assert!(
+            matches!(verify("b.test"), Err(rustls::Error::InvalidCertificate(_))),
+            "another name is verified, and refused"
+        );
+        assert_eq!(verifier.lock().len(), 1, "a refusal is not remembered");
     }
 
     #[test]
