@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 /// A running etcd with its v3 JSON gateway.
 pub struct Etcd {
     child: Child,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     /// The client port.
     pub port: u16,
 }
@@ -30,12 +30,12 @@ impl Etcd {
             .args(["--initial-advertise-peer-urls", &peer_url])
             .args(["--initial-cluster", &format!("test={peer_url}")])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("etcd.log")).unwrap())
             .spawn()
             .expect("etcd starts (apt-get install -y etcd-server; .ci/run installs it)");
         let mut etcd = Etcd {
             child,
-            _dir: dir,
+            dir,
             port: client,
         };
         etcd.wait_ready();
@@ -46,7 +46,11 @@ impl Etcd {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("etcd exited with {status}");
+                let log =
+                    std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default();
+                let lines: Vec<&str> = log.lines().collect();
+                let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+                panic!("etcd exited with {status}; its last lines:\n{tail}");
             }
             if self.answers() {
                 return;

@@ -87,13 +87,31 @@ pub fn headroom(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
-/// A free loopback port (bound and released; the race is acceptable in tests).
+/// A free loopback port for a server a test starts.
+///
+/// Taken below the kernel's ephemeral range (32768 and up) and never the same twice in a
+/// run: a port the kernel hands out for `bind(0)` can be taken by any outgoing connection of
+/// the load tests running beside it before the server binds it, which made etcd and nginx
+/// fail to start now and then.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    // Each test binary starts at its own place so two running at once rarely meet.
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id() % SPAN,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    for _ in 0..SPAN {
+        let port = (FIRST + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port between {FIRST} and {}", FIRST + SPAN);
 }
 
 /// Every byte of every file under `dir`, as lossy text.
