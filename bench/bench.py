@@ -337,6 +337,23 @@ def run_h2load(scenario, url, certs, name="h2load"):
     return dict(done=done, ok=ok, rate=rps, tput=rps, p50=None, p99=None, cpu=cpu, rss=rss)
 
 
+H2_FLOOR = os.path.join(ROOT, "target", "release", "examples", "h2_floor")
+
+
+def run_h2_floor(scenario, url, certs, name="h2-floor"):
+    """Row (e)'s load on tokio + rustls + the h2 crate with nothing of headroom's around them
+    (bench/h2_floor.rs): the least headroom's HTTP/2 driver, built on them, can spend."""
+    if scenario != "e":
+        return None
+    if not os.path.exists(H2_FLOOR):
+        return dict(error="h2_floor not built (cargo build --release --example h2_floor)")
+    out = f"{OUT}/{name}-{scenario}.json"
+    cpu, rss = timed([H2_FLOOR, url, f"{certs}/ca.pem", str(H2_CONNS), str(H2_STREAMS), str(SECS)], out)
+    d = json.load(open(out))
+    rps = d["done"] / SECS
+    return dict(done=d["done"], ok=d["ok"], rate=rps, tput=rps, p50=None, p99=None, cpu=cpu, rss=rss)
+
+
 K6 = os.path.join(PEERS, "k6")
 K6_SCRIPT = """
 import http from 'k6/http';
@@ -422,7 +439,7 @@ SCENARIOS = [
     ("e", f"(e) HTTP/2, {H2_CONNS} connections x {H2_STREAMS} streams, full speed", f"https://127.0.0.1:{H2}/"),
     ("f", f"(f) {NEWCONN_RATE:,} req/s over HTTPS, a new connection per request", f"https://127.0.0.1:{NEWCONN}/"),
 ]
-PEER_TOOLS = [("oha", run_oha), ("vegeta", run_vegeta), ("wrk", run_wrk), ("h2load", run_h2load),
+PEER_TOOLS = [("oha", run_oha), ("vegeta", run_vegeta), ("wrk", run_wrk), ("h2load", run_h2load), ("h2-floor", run_h2_floor),
               ("k6", run_k6), ("locust", run_locust)]
 # In (f) headroom runs twice, as it comes (it resumes TLS sessions) and with
 # --no-session-resumption (every handshake full), so that each kind of handshake has a
@@ -686,6 +703,13 @@ def goals(rows, ratios):
             lines.append(f"- (e) headroom CPU per request ≤ 0.75 × h2load's: headroom ÷ h2load = **{m:.2f}** "
                          f"(paired by round) → **{'met' if m <= 0.75 else 'NOT met'}** (connections that "
                          f"carried requests, median round: {opened})")
+            over_floor = ratio("e", "headroom", "h2-floor")
+            floor, h2load = by_key["e"].get("h2-floor", {}), by_key["e"].get("h2load", {})
+            if over_floor and "error" not in floor and h2load.get("done"):
+                lines.append(f"  - the floor under it: tokio + rustls + the h2 crate alone (bench/h2_floor.rs) "
+                             f"spend **{per_request(floor) / per_request(h2load):.2f}** × h2load's CPU per request "
+                             f"(medians); headroom ÷ that floor = {statistics.median(over_floor['cpu']):.2f} "
+                             f"(paired by round)")
     if "f" in by_key:
         results = by_key["f"]
         for name, r in results.items():

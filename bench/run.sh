@@ -53,4 +53,6 @@ for arg in "$@"; do
   case "$arg" in --headroom|--headroom=*) own_binary=yes ;; esac
 done
 [ -n "$own_binary" ] || cargo build --release >/dev/null 2>&1
+# Row (e)'s floor: the h2 crate alone (bench/h2_floor.rs).
+cargo build --release --example h2_floor >/dev/null 2>&1 || echo "bench: h2_floor did not build; row (e) goes without it" >&2
 exec python3 bench/bench.py "$@"
