@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 /// Lowest rate a search tries, in requests per second.
 pub const MIN_RATE: f64 = 1.0;
 
+/// The highest rate tried when none is asked for: above what the services these reports are
+/// about take from one generator, and low enough that a search pointed at a real service
+/// never doubles its way to an overload nobody asked for.
+pub const DEFAULT_MAX: f64 = 20_000.0;
+
 /// How the search proceeds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SearchSettings {

@@ -23,8 +23,9 @@ pub struct CapacityArgs {
     /// First rate tried, req/s.
     #[arg(long, default_value_t = 100.0)]
     pub start: f64,
-    /// Highest rate tried, req/s.
-    #[arg(long, default_value_t = 1_000_000.0)]
+    /// Highest rate tried, req/s; a search that meets the objectives there says so and
+    /// stops rather than raising the load further.
+    #[arg(long, default_value_t = headroom::capacity::search::DEFAULT_MAX)]
     pub max: f64,
     /// Factor between rates while growing.
     #[arg(long, default_value_t = 2.0)]

@@ -49,7 +49,7 @@ impl Observer for Progress {
         if !self.enabled {
             return;
         }
-        let latency = r.latency_all();
+        let latency = r.latency_ok();
         let elapsed = r.index + 1;
         let of = self
             .total_secs

@@ -11,7 +11,7 @@ pub use process::{
     open_fds, peak_rss_bytes, raise_open_files_limit, CpuTime, Health, ProcessProbe,
 };
 pub use prometheus::{PrometheusProbe, Reading, ScrapeError};
-pub use target::{MonitorError, TargetHealth, TargetProbe};
+pub use target::{mean_cpu_percent, MonitorError, TargetHealth, TargetProbe};
 
 /// The server being watched, by PID or through its Prometheus endpoint.
 #[derive(Debug)]

@@ -105,11 +105,10 @@ fn split_sample(line: &str) -> Option<(&str, &str, f64)> {
 
 /// The change between two readings, as one interval of the server.
 pub fn health(from: &Reading, to: &Reading) -> TargetHealth {
+    let wall = to.at.duration_since(from.at);
     TargetHealth {
-        cpu_percent: super::target::cpu_percent(
-            to.cpu_secs - from.cpu_secs,
-            to.at.duration_since(from.at),
-        ),
+        cpu_percent: super::target::cpu_percent(to.cpu_secs - from.cpu_secs, wall),
+        wall_secs: wall.as_secs_f64(),
         rss_bytes: to.memory_bytes.unwrap_or(0),
         threads: to.threads.unwrap_or(0),
         open_fds: to.open_fds,

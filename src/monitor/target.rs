@@ -15,6 +15,35 @@ pub struct TargetHealth {
     pub threads: u64,
     /// Open descriptors (when readable).
     pub open_fds: Option<u64>,
+    /// Seconds the CPU share covers: about one, less for the run's last, partial interval.
+    #[serde(default = "one_second")]
+    pub wall_secs: f64,
+}
+
+fn one_second() -> f64 {
+    1.0
+}
+
+/// The shortest span whose CPU share is judged: /proc counts CPU in 10 ms ticks, attributed
+/// in lumps, so a span of a few ticks can read several cores' worth for one thread.
+pub const SHORTEST_JUDGED_SECS: f64 = 0.5;
+
+impl TargetHealth {
+    /// The CPU share, when the span is long enough to judge it.
+    pub fn judged_cpu_percent(&self) -> Option<f64> {
+        (self.wall_secs >= SHORTEST_JUDGED_SECS).then_some(self.cpu_percent)
+    }
+
+    /// CPU seconds used over the span (exact however short the span).
+    pub fn cpu_secs(&self) -> f64 {
+        self.cpu_percent / 100.0 * self.wall_secs
+    }
+}
+
+/// The mean CPU share over `samples`, weighted by the span each covers; `None` without any.
+pub fn mean_cpu_percent<'a>(samples: impl Iterator<Item = &'a TargetHealth>) -> Option<f64> {
+    let (cpu, wall) = samples.fold((0.0, 0.0), |(c, w), s| (c + s.cpu_secs(), w + s.wall_secs));
+    (wall > 0.0).then(|| 100.0 * cpu / wall)
 }
 
 /// Why a process cannot be watched.
@@ -65,11 +94,10 @@ impl TargetProbe {
                 .and_then(|v| v.split_whitespace().next())
                 .and_then(|v| v.parse::<u64>().ok())
         };
+        let wall = now.duration_since(last_at);
         Some(TargetHealth {
-            cpu_percent: cpu_percent(
-                (cpu - last_cpu) / self.ticks_per_sec,
-                now.duration_since(last_at),
-            ),
+            cpu_percent: cpu_percent((cpu - last_cpu) / self.ticks_per_sec, wall),
+            wall_secs: wall.as_secs_f64(),
             rss_bytes: field("VmRSS:").unwrap_or(0) * 1024,
             threads: field("Threads:").unwrap_or(0),
             open_fds: std::fs::read_dir(format!("/proc/{}/fd", self.pid))

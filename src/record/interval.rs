@@ -59,11 +59,15 @@ pub struct RequestStats {
     pub count: u64,
     /// Completions without an expected answer: an error, or a status the request does not expect.
     pub failures: u64,
-    /// Latency of every completion.
+    /// Latency of the completions with an expected answer: a failure that took a microsecond
+    /// (a refused connection, no free descriptor) says nothing of how fast the server answers.
     pub latency: Histogram,
-    /// Service time (from the actual send) of every completion.
+    /// Service time (from the actual send) of the completions with an expected answer.
     #[serde(default)]
     pub service: Histogram,
+    /// Latency of the completions without one.
+    #[serde(default)]
+    pub failed_latency: Histogram,
     /// Response body bytes.
     pub bytes_in: u64,
 }
@@ -75,6 +79,7 @@ impl RequestStats {
         self.failures += other.failures;
         self.latency.add(&other.latency);
         self.service.add(&other.service);
+        self.failed_latency.add(&other.failed_latency);
         self.bytes_in += other.bytes_in;
     }
 }
@@ -127,7 +132,7 @@ pub struct StepStats {
     pub failures: u64,
     /// Completions with no answer at all (a classified error).
     pub errors: u64,
-    /// Latency of every completion.
+    /// Latency of the completions with an expected answer.
     pub latency: Histogram,
     /// Earliest intended send, µs after the start of the run.
     pub first_us: u64,
@@ -237,9 +242,13 @@ impl IntervalRecord {
         }
         let r = &mut self.requests[i];
         r.count += 1;
-        r.failures += u64::from(!s.expected);
-        r.latency.record(s.latency);
-        r.service.record(s.service);
+        if s.expected {
+            r.latency.record(s.latency);
+            r.service.record(s.service);
+        } else {
+            r.failures += 1;
+            r.failed_latency.record(s.latency);
+        }
         r.bytes_in += s.bytes_in;
     }
 
@@ -252,7 +261,9 @@ impl IntervalRecord {
         step.count += 1;
         step.failures += u64::from(!s.expected);
         step.errors += u64::from(matches!(s.outcome, Outcome::Error(_)));
-        step.latency.record(s.latency);
+        if s.expected {
+            step.latency.record(s.latency);
+        }
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -294,20 +305,25 @@ impl IntervalRecord {
         self.status.values().sum::<u64>() + self.errors.values().sum::<u64>()
     }
 
-    /// Latency over every outcome.
-    pub fn latency_all(&self) -> Histogram {
-        let mut h = Histogram::new();
-        for c in self.classes.values() {
-            h.add(&c.latency);
-        }
-        h
+    /// Latency of every request that got an expected answer: the headline.
+    pub fn latency_ok(&self) -> Histogram {
+        self.over_requests(|r| &r.latency)
     }
 
-    /// Service time over every outcome.
-    pub fn service_all(&self) -> Histogram {
+    /// Service time of every request that got an expected answer.
+    pub fn service_ok(&self) -> Histogram {
+        self.over_requests(|r| &r.service)
+    }
+
+    /// Latency of every request that did not.
+    pub fn latency_failed(&self) -> Histogram {
+        self.over_requests(|r| &r.failed_latency)
+    }
+
+    fn over_requests(&self, pick: impl Fn(&RequestStats) -> &Histogram) -> Histogram {
         let mut h = Histogram::new();
-        for c in self.classes.values() {
-            h.add(&c.service);
+        for r in &self.requests {
+            h.add(pick(r));
         }
         h
     }
@@ -349,8 +365,13 @@ mod tests {
         assert_eq!(a.status[&200], 2);
         assert_eq!(a.errors[&ErrorKindKey(ErrorKind::Reset)], 1);
         assert_eq!(a.classes[&StatusClass::Success].latency.len(), 2);
-        assert_eq!(a.latency_all().len(), 4);
         assert_eq!(a.bytes_in, 40);
+        // The headline latency is the answered requests'; failures keep their own.
+        assert_eq!(a.latency_ok().len(), 2);
+        assert_eq!(a.latency_ok().quantile(1.0).as_millis(), 7);
+        assert_eq!(a.latency_failed().len(), 2);
+        assert_eq!(a.latency_failed().quantile(0.0).as_millis(), 1);
+        assert_eq!(a.requests[0].failures, 2);
     }
 
     #[test]
@@ -364,8 +385,9 @@ mod tests {
         assert_eq!(back.index, 3);
         assert_eq!(back.completed(), 2);
         assert_eq!(
-            back.latency_all().quantile(1.0),
-            a.latency_all().quantile(1.0)
+            back.latency_failed().quantile(1.0),
+            a.latency_failed().quantile(1.0)
         );
+        assert_eq!(back.latency_ok().len(), 1);
     }
 }

@@ -4,7 +4,7 @@
 use super::table::{aligned, markdown};
 use super::Format;
 use crate::capacity::fmt_level;
-use crate::capacity::search::{Outcome, Verdict};
+use crate::capacity::search::{Outcome, Verdict, DEFAULT_MAX};
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
 use crate::units::fmt_us;
 use std::fmt::Write as _;
@@ -84,8 +84,13 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             ));
         }
         Verdict::AboveMax => out.push(format!(
-            "Capacity is above the highest rate tried: {} met {objectives}. Raise --max to search further.",
-            rate(capacity)
+            "Capacity is above the highest rate tried: {} met {objectives}{}. Raise --max to search further.",
+            rate(capacity),
+            if capacity == Some(DEFAULT_MAX) {
+                " (the default ceiling, --max)"
+            } else {
+                ""
+            }
         )),
         Verdict::BelowMin => out.push(format!(
             "Not even the lowest rate tried met {objectives} (tipping point at or below {}).",
@@ -214,4 +219,43 @@ fn render_markdown(record: &CapacityRecord) -> String {
     );
     out.push_str(&markdown(&rows(record)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::search::SearchSettings;
+
+    #[test]
+    fn a_search_that_reached_the_default_ceiling_says_so() {
+        let record = |max: f64| CapacityRecord {
+            command: vec![],
+            target: "http://127.0.0.1/".into(),
+            objectives: vec!["p99 < 250ms".into()],
+            settings: SearchSettings {
+                start: 100.0,
+                max,
+                growth: 2.0,
+                precision: 0.05,
+                max_probes: 20,
+            },
+            window_secs: 10.0,
+            warmup_secs: 2.0,
+            probes: vec![],
+            outcome: Some(Outcome {
+                verdict: Verdict::AboveMax,
+                capacity: Some(max),
+                tipping: None,
+                ceiling: None,
+            }),
+        };
+        let at_default = answer(&record(DEFAULT_MAX)).join(" ");
+        assert!(
+            at_default.contains("the default ceiling, --max"),
+            "{at_default}"
+        );
+        assert!(at_default.contains("Raise --max"), "{at_default}");
+        let asked = answer(&record(5_000.0)).join(" ");
+        assert!(!asked.contains("default"), "{asked}");
+    }
 }

@@ -54,9 +54,10 @@ pub fn render_markdown(s: &Summary) -> String {
     );
     out.push_str("| | min | mean | 50% | 90% | 95% | 99% | 99.9% | max |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    stats_row(&mut out, "latency", &s.latency);
-    stats_row(&mut out, "service time", &s.service_time);
+    stats_row(&mut out, "latency (answered)", &s.latency);
+    stats_row(&mut out, "service time (answered)", &s.service_time);
     for (label, stats) in [
+        ("latency (failed)", &s.failed_latency),
         ("first byte", &s.first_byte),
         ("connect", &s.connect),
         ("TLS handshake", &s.tls_handshake),

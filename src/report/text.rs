@@ -141,6 +141,9 @@ pub fn render_text(s: &Summary) -> String {
         &stats_values(&s.service_time),
     );
     for (label, stats) in [
+        // Apart from the answered requests' latencies above, so fast failures never
+        // make the server look fast.
+        ("Failed", &s.failed_latency),
         ("First byte", &s.first_byte),
         ("Connect", &s.connect),
         ("TLS handshake", &s.tls_handshake),

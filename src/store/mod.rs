@@ -105,7 +105,7 @@ pub struct IntervalDigest {
 impl IntervalDigest {
     fn of(line: &IntervalLine) -> Self {
         let r = &line.record;
-        let latency = r.latency_all();
+        let latency = r.latency_ok();
         IntervalDigest {
             index: r.index,
             sent: r.sent,

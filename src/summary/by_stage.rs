@@ -141,11 +141,8 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 lag_p99_us,
                 cpu_share,
                 generator_findings: findings(asked, sent_rps, lag_p99_us, cpu_share, r),
-                server_cpu_percent: super::mean(
-                    seconds
-                        .iter()
-                        .filter_map(|d| d.server)
-                        .map(|s| s.cpu_percent),
+                server_cpu_percent: crate::monitor::mean_cpu_percent(
+                    seconds.iter().filter_map(|d| d.server.as_ref()),
                 ),
             }
         })

@@ -14,12 +14,6 @@ pub use server::ServerHealth;
 pub use slo::{measure, SloVerdict};
 pub use stats::Stats;
 
-/// The mean of `values`; `None` when there are none.
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
-}
-
 use crate::plan::Load;
 use crate::record::StatusClass;
 use crate::sample::Side;
@@ -52,10 +46,14 @@ pub struct Summary {
     pub requests: Requests,
     /// How long the run took.
     pub duration: Durations,
-    /// Latency from the intended send time, over every outcome.
+    /// Latency from the intended send time, of the requests that got an expected answer.
     pub latency: Stats,
-    /// Service time from the actual send, over every outcome.
+    /// Service time from the actual send, of the same requests.
     pub service_time: Stats,
+    /// Latency of the requests that did not (an error, or a status not expected), when any
+    /// failed: kept apart so that fast failures never make the server look fast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_latency: Option<Stats>,
     /// TCP connect times, when connections were opened.
     pub connect: Option<Stats>,
     /// TLS handshake times, when TLS was used.
@@ -163,7 +161,6 @@ impl Summary {
     /// Summarises a stored run (complete or partial).
     pub fn of(run: &StoredRun) -> Summary {
         let total = &run.total;
-        let latency_all = total.latency_all();
         let completed = total.completed();
         let successes: u64 = total.requests.iter().map(|r| r.count - r.failures).sum();
 
@@ -260,8 +257,9 @@ impl Summary {
                 attack_secs,
                 wait_secs,
             },
-            latency: Stats::of(&latency_all),
-            service_time: Stats::of(&total.service_all()),
+            latency: Stats::of(&total.latency_ok()),
+            service_time: Stats::of(&total.service_ok()),
+            failed_latency: Stats::of_nonempty(&total.latency_failed()),
             connect: Stats::of_nonempty(&total.connect),
             tls_handshake: Stats::of_nonempty(&total.tls_handshake),
             first_byte: Stats::of_nonempty(&total.first_byte),

@@ -79,6 +79,12 @@ pub fn measure(
     secs: f64,
 ) -> (f64, String) {
     let h = latency.inner();
+    let latency_metric = matches!(metric, Metric::Quantile(_) | Metric::Mean | Metric::Max);
+    if latency_metric && latency.is_empty() {
+        // Latency is the answered requests'; with none, a latency objective cannot hold
+        // (NaN compares false either way).
+        return (f64::NAN, "no answered requests".into());
+    }
     match metric {
         Metric::Quantile(q) => {
             let v = h.value_at_quantile(q);

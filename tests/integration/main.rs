@@ -14,3 +14,4 @@ mod report;
 mod scenario;
 mod support;
 mod target;
+mod verdicts;

@@ -119,7 +119,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
             "latency-by-percentile",
             vec![series(
                 &view.label,
-                percentile_points(&view.run.total.latency_all()),
+                percentile_points(&view.run.total.latency_ok()),
                 Mark::LinePoints,
             )],
         ),
@@ -152,7 +152,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
 
 fn throughput_over_time(view: &RunView<'_>) -> Figure {
     let d = &view.run.intervals;
-    let cpu = over_time(d, |d| d.server.map(|s| s.cpu_percent));
+    let cpu = over_time(d, |d| d.server.and_then(|s| s.judged_cpu_percent()));
     let mut series_list = vec![
         series("sent/s", over_time(d, |d| Some(d.sent as f64)), Mark::Line),
         series(
@@ -191,7 +191,7 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
         by_percentile(
             "compare-latency-by-percentile",
             each(
-                &|v| percentile_points(&v.run.total.latency_all()),
+                &|v| percentile_points(&v.run.total.latency_ok()),
                 Mark::LinePoints,
             ),
         ),
