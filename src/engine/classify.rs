@@ -184,12 +184,23 @@ fn utc(secs: u64) -> String {
         .to_string()
 }
 
-/// True when the server cannot have processed the request, so sending it again is safe: it
-/// refused the stream (REFUSED_STREAM), or its GOAWAY named a last stream below this one
-/// (RFC 9113 §6.8). A GOAWAY or reset of the client's own (a protocol error it found) says
-/// nothing of what the server did. A request that never left is told apart by the caller.
-pub fn h2_unprocessed(e: &h2::Error) -> bool {
-    e.is_remote() && (e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM))
+/// Whether the server can have processed the request: not when it refused the stream
+/// (REFUSED_STREAM) or its GOAWAY named a last stream below this one (RFC 9113 §6.8), and a
+/// graceful GOAWAY (NO_ERROR: the server rotating its connections) is told apart from such
+/// a refusal, which is a sign of load. A GOAWAY or reset of the client's own (a protocol
+/// error it found) says nothing of what the server did. A request that never left is told
+/// apart by the caller.
+pub fn h2_unprocessed(e: &h2::Error) -> super::job::Unprocessed {
+    use super::job::Unprocessed;
+    if !e.is_remote() {
+        Unprocessed::No
+    } else if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
+        Unprocessed::Unsent
+    } else if e.is_go_away() || e.reason() == Some(h2::Reason::REFUSED_STREAM) {
+        Unprocessed::Certainly
+    } else {
+        Unprocessed::No
+    }
 }
 
 /// Classifies an HTTP/2 error: the I/O error under it, or what the peer did.

@@ -194,14 +194,15 @@ impl Job {
     }
 
     /// The one retry rule, for both protocols: a request the server cannot have processed
-    /// is sent once more on a fresh connection, as real clients do. On HTTP/1.1 a reused
+    /// is sent once more on a fresh connection, as real clients do (as long as the worker's
+    /// retry budget, `Tally::may_retry`, allows). On HTTP/1.1 a reused
     /// connection closed before a byte of the answer only means the server *probably*
     /// closed it idle, so only idempotent requests go again (RFC 9110 §9.2.2).
     pub fn may_retry(&self, failure: Failure, method: &http::Method) -> bool {
         !self.retried
             && match failure.unprocessed {
                 Unprocessed::No => false,
-                Unprocessed::Certainly => true,
+                Unprocessed::Certainly | Unprocessed::Unsent => true,
                 Unprocessed::IfIdempotent => method.is_idempotent(),
             }
     }
@@ -221,8 +222,14 @@ pub struct Failure {
 pub enum Unprocessed {
     /// It may have.
     No,
-    /// It cannot have: never sent, or refused unprocessed (HTTP/2 REFUSED_STREAM, GOAWAY).
+    /// It cannot have: not a byte of it left, or refused unprocessed (HTTP/2 REFUSED_STREAM,
+    /// a GOAWAY with an error code).
     Certainly,
+    /// It never reached the server, and not because the server shed it: an HTTP/2
+    /// connection that could not take another stream, or a stream a graceful GOAWAY
+    /// (NO_ERROR, as a server rotating its connections sends) passed over. Sending it again
+    /// adds no load the server refused, so it costs no retry budget.
+    Unsent,
     /// A reused HTTP/1.1 connection closed before a byte of the answer: almost surely
     /// closed while idle, as the request left.
     IfIdempotent,

@@ -26,6 +26,7 @@ mod job;
 mod preflight;
 mod reply;
 mod request;
+mod retries;
 mod settle;
 mod spec;
 mod tally;

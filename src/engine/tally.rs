@@ -22,6 +22,7 @@ pub struct WorkerReport {
 /// The interval in progress and the run's edges, as one worker saw them.
 pub struct Tally {
     record: IntervalRecord,
+    retries: super::retries::RetryBudget,
     start: Instant,
     last_send: Option<Instant>,
     last_done: Option<Instant>,
@@ -32,6 +33,7 @@ impl Tally {
     pub fn new(start: Instant) -> Tally {
         Tally {
             record: IntervalRecord::new(0),
+            retries: Default::default(),
             start,
             last_send: None,
             last_done: None,
@@ -46,7 +48,16 @@ impl Tally {
     /// A request left at `at`.
     pub fn sent(&mut self, at: Instant) {
         self.record.sent += 1;
+        self.retries.earn();
         self.last_send = Some(at);
+    }
+
+    /// Whether a request that failed with `failure` may be sent again as far as load goes:
+    /// one the server refused takes a retry from the worker's budget (none left once retries
+    /// are a tenth of what it sent, so a server shedding load gets no more than it was
+    /// asked for, or nearly); one that never reached it costs nothing.
+    pub fn may_retry(&mut self, failure: super::job::Failure) -> bool {
+        failure.unprocessed == super::job::Unprocessed::Unsent || self.retries.spend()
     }
 
     /// A request ended at `end`, as `sample` says.

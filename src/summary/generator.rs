@@ -110,11 +110,11 @@ impl GeneratorHealth {
         if let (Load::Open { .. }, Some(p), true) = (run.meta.load, &profile, completed_normally) {
             // A staged rate is judged by count: the mean rate hides where it fell behind.
             let asked = p.total();
-            if (total.sent as f64) < asked as f64 * RATE_TOLERANCE {
+            let sent = total.sent.saturating_sub(total.retried);
+            if (sent as f64) < asked as f64 * RATE_TOLERANCE {
                 findings.push(format!(
-                    "sent {} of the {asked} requests the stages asked ({:.1} %)",
-                    total.sent,
-                    100.0 * total.sent as f64 / asked.max(1) as f64
+                    "sent {sent} of the {asked} requests the stages asked ({:.1} %)",
+                    100.0 * sent as f64 / asked.max(1) as f64
                 ));
             }
         } else if let (Some(asked), true) = (rate_asked, completed_normally) {

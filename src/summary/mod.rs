@@ -97,10 +97,11 @@ pub struct Requests {
     pub total: u64,
     /// Requests sent.
     pub sent: u64,
-    /// Requests sent per second of attack.
+    /// Requests sent per second of attack, retries left out.
     pub rate: f64,
     /// Requests sent a second time, on a fresh connection, because the server had closed
-    /// the first one without processing them (HTTP/2 GOAWAY, an idle keep-alive close).
+    /// the first one without processing them (HTTP/2 GOAWAY, an idle keep-alive close);
+    /// at most about a tenth of the requests sent (each worker's retry budget).
     pub retried: u64,
     /// Successful responses per second over the whole run.
     pub throughput: f64,
@@ -172,7 +173,8 @@ impl Summary {
         let total_secs = attack_secs + wait_secs;
         // The sending rate is the generator's, warm-up included; rates of what is reported
         // are over the time after the warm-up.
-        let sent = run.all.sent;
+        // Retries are counted apart (`retried`), never in the rate the load was asked at.
+        let sent = run.all.sent.saturating_sub(run.all.retried);
         let rate = if attack_secs > 0.0 && sent > 1 {
             (sent - 1) as f64 / attack_secs
         } else {

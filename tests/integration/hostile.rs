@@ -109,3 +109,43 @@ fn an_early_close_is_classified() {
     assert_eq!(summary.requests.total, 10);
     assert_eq!(error_keys(&summary), vec!["closed"]);
 }
+
+/// A server that answers the first request of each connection and closes the connection on
+/// the next without a byte (as a server shedding load does): each such request is one the
+/// retry rule may send again, but no more retries go out than a tenth of what was sent (plus
+/// the small reserve), and the rate leaves them out.
+#[test]
+fn retries_of_unprocessed_requests_stay_within_their_budget() {
+    let url = serve(|mut s| {
+        if read_request(&mut s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            // The next request is read and dropped with the connection.
+            read_request(&mut s);
+        }
+    });
+    let (summary, stored, _dir) = attack(&open_plan(&url, 400.0, 800));
+    assert_eq!(summary.requests.total, 800, "each request ends once");
+    let retried = summary.requests.retried;
+    let sent = stored.all.sent;
+    assert_eq!(
+        sent,
+        800 + retried,
+        "sends are the requests and their retries"
+    );
+    assert!(retried > 0, "the reserve allows the first retries");
+    assert!(
+        retried as f64 <= 10.0 + 0.1 * sent as f64,
+        "{retried} retries for {sent} sends"
+    );
+    // What the budget did not retry is a failure the report names.
+    assert!(
+        error_keys(&summary).contains(&"closed".to_string()),
+        "{:?}",
+        summary.errors
+    );
+    assert!(
+        summary.requests.rate <= 400.0 * 1.05,
+        "the rate leaves retries out: {}",
+        summary.requests.rate
+    );
+}

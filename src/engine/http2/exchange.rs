@@ -19,7 +19,7 @@ pub async fn ready(sender: &mut Sender) -> Result<(), Failure> {
         .await
         .map_err(|e| Failure {
             kind: classify::h2_error(&e),
-            unprocessed: Unprocessed::Certainly,
+            unprocessed: Unprocessed::Unsent,
         })
 }
 
@@ -27,11 +27,7 @@ pub async fn ready(sender: &mut Sender) -> Result<(), Failure> {
 pub async fn send(sender: &mut Sender, request: H2Request, keep: bool) -> Result<Reply, Failure> {
     let failure = |e: h2::Error| Failure {
         kind: classify::h2_error(&e),
-        unprocessed: if classify::h2_unprocessed(&e) {
-            Unprocessed::Certainly
-        } else {
-            Unprocessed::No
-        },
+        unprocessed: classify::h2_unprocessed(&e),
     };
     let H2Request {
         method,
@@ -49,7 +45,7 @@ pub async fn send(sender: &mut Sender, request: H2Request, keep: bool) -> Result
         .send_request(head, body.is_empty())
         .map_err(|e| Failure {
             kind: classify::h2_error(&e),
-            unprocessed: Unprocessed::Certainly,
+            unprocessed: Unprocessed::Unsent,
         })?;
     if !body.is_empty() {
         // Sent as the peer's window allows; h2 holds what does not fit yet.

@@ -87,7 +87,10 @@ impl Lane {
             let instance = usize::from(job.instance);
             let template = spec.requests.template(instance, job.request);
             self.cached[instance] = None;
-            if !self.worker.cancel.is_cancelled() && job.may_retry(failure, template.method()) {
+            if !self.worker.cancel.is_cancelled()
+                && job.may_retry(failure, template.method())
+                && lock(&self.worker.tally).may_retry(failure)
+            {
                 stale = self.generation;
                 job = job.again();
                 continue;

@@ -54,7 +54,10 @@ impl Table<'_> {
             .spec
             .requests
             .template(usize::from(job.instance), job.request);
-        if !self.stopped && job.may_retry(failure, template.method()) {
+        if !self.stopped
+            && job.may_retry(failure, template.method())
+            && self.tally.may_retry(failure)
+        {
             self.pools[usize::from(job.instance)]
                 .waiting
                 .push_front(job.again());
