@@ -194,8 +194,8 @@ impl Job {
     }
 
     /// The one retry rule, for both protocols: a request the server cannot have processed
-    /// is sent once more on a fresh connection, as real clients do (as long as the worker's
-    /// retry budget, `Tally::may_retry`, allows). On HTTP/1.1 a reused
+    /// is sent once more on a fresh connection, as real clients do (drivers ask through
+    /// `Tally::may_retry`, which adds the worker's retry budget). On HTTP/1.1 a reused
     /// connection closed before a byte of the answer only means the server *probably*
     /// closed it idle, so only idempotent requests go again (RFC 9110 §9.2.2).
     pub fn may_retry(&self, failure: Failure, method: &http::Method) -> bool {

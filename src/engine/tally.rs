@@ -2,6 +2,7 @@
 //! one-second boundary of the run the record goes to the aggregator and a new one starts.
 //! Both drivers record through here; the hot path takes no shared lock.
 
+use super::job::{Failure, Job, Unprocessed};
 use super::spec::Pace;
 use crate::record::{IntervalRecord, Part};
 use crate::sample::Sample;
@@ -52,12 +53,14 @@ impl Tally {
         self.last_send = Some(at);
     }
 
-    /// Whether a request that failed with `failure` may be sent again as far as load goes:
-    /// one the server refused takes a retry from the worker's budget (none left once retries
-    /// are a tenth of what it sent, so a server shedding load gets no more than it was
-    /// asked for, or nearly); one that never reached it costs nothing.
-    pub fn may_retry(&mut self, failure: super::job::Failure) -> bool {
-        failure.unprocessed == super::job::Unprocessed::Unsent || self.retries.spend()
+    /// Whether `job`, failed with `failure`, is sent again: when the retry rule
+    /// ([`Job::may_retry`]) allows, and, for a request the server refused, the worker's budget
+    /// has a retry left (none once retries are a tenth of what it sent, so a server shedding
+    /// load gets no more than it was asked for, or nearly). One that never reached the server
+    /// costs nothing.
+    pub fn may_retry(&mut self, job: &Job, failure: Failure, method: &http::Method) -> bool {
+        job.may_retry(failure, method)
+            && (failure.unprocessed == Unprocessed::Unsent || self.retries.spend())
     }
 
     /// A request ended at `end`, as `sample` says.

@@ -300,6 +300,11 @@ impl IntervalRecord {
         }
     }
 
+    /// Requests sent, retries left out: what the load asked for that left.
+    pub fn sent_first(&self) -> u64 {
+        self.sent.saturating_sub(self.retried)
+    }
+
     /// Requests completed (answered or failed).
     pub fn completed(&self) -> u64 {
         self.status.values().sum::<u64>() + self.errors.values().sum::<u64>()

@@ -112,7 +112,7 @@ pub fn render_text(s: &Summary) -> String {
             "Retried",
             "[count, why]",
             &format!(
-                "{}, the server closed their connection unprocessed (GOAWAY or idle close); sent once more (at most a tenth of the requests sent), latency counts both, the rate neither",
+                "{}, the server closed their connection unprocessed (GOAWAY or idle close); sent once more (those the server refused: at most a tenth of the requests sent), latency counts both, the rate neither",
                 s.requests.retried
             ),
         );

@@ -110,7 +110,7 @@ impl GeneratorHealth {
         if let (Load::Open { .. }, Some(p), true) = (run.meta.load, &profile, completed_normally) {
             // A staged rate is judged by count: the mean rate hides where it fell behind.
             let asked = p.total();
-            let sent = total.sent.saturating_sub(total.retried);
+            let sent = total.sent_first();
             if (sent as f64) < asked as f64 * RATE_TOLERANCE {
                 findings.push(format!(
                     "sent {sent} of the {asked} requests the stages asked ({:.1} %)",

@@ -101,7 +101,8 @@ pub struct Requests {
     pub rate: f64,
     /// Requests sent a second time, on a fresh connection, because the server had closed
     /// the first one without processing them (HTTP/2 GOAWAY, an idle keep-alive close);
-    /// at most about a tenth of the requests sent (each worker's retry budget).
+    /// those the server refused are at most about a tenth of the requests sent (each
+    /// worker's retry budget), those a graceful GOAWAY passed over are not bounded.
     pub retried: u64,
     /// Successful responses per second over the whole run.
     pub throughput: f64,
@@ -174,7 +175,7 @@ impl Summary {
         // The sending rate is the generator's, warm-up included; rates of what is reported
         // are over the time after the warm-up.
         // Retries are counted apart (`retried`), never in the rate the load was asked at.
-        let sent = run.all.sent.saturating_sub(run.all.retried);
+        let sent = run.all.sent_first();
         let rate = if attack_secs > 0.0 && sent > 1 {
             (sent - 1) as f64 / attack_secs
         } else {

@@ -88,8 +88,7 @@ impl Lane {
             let template = spec.requests.template(instance, job.request);
             self.cached[instance] = None;
             if !self.worker.cancel.is_cancelled()
-                && job.may_retry(failure, template.method())
-                && lock(&self.worker.tally).may_retry(failure)
+                && lock(&self.worker.tally).may_retry(&job, failure, template.method())
             {
                 stale = self.generation;
                 job = job.again();

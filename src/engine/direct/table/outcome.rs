@@ -54,10 +54,7 @@ impl Table<'_> {
             .spec
             .requests
             .template(usize::from(job.instance), job.request);
-        if !self.stopped
-            && job.may_retry(failure, template.method())
-            && self.tally.may_retry(failure)
-        {
+        if !self.stopped && self.tally.may_retry(&job, failure, template.method()) {
             self.pools[usize::from(job.instance)]
                 .waiting
                 .push_front(job.again());
