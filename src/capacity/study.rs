@@ -68,8 +68,9 @@ pub struct ProbeRecord {
     pub failure_ratio: f64,
     /// Each objective, measured.
     pub verdicts: Vec<SloVerdict>,
-    /// What the generator reported about itself.
-    pub generator_findings: Vec<String>,
+    /// Which side set the probe's numbers, with the evidence.
+    #[serde(default)]
+    pub verdict: crate::summary::Attribution,
     /// The generator's CPU use, % of one core.
     pub generator_cpu_percent: f64,
     /// The watched server's mean CPU use, % of one core, when one was watched.
@@ -230,9 +231,10 @@ impl ProbeRecord {
             phase,
             run,
             met,
-            // A server holding every connection makes requests leave late too: only the
-            // generator's own shortages count against a probe that broke the objective.
-            generator_bound: if met { g.saturated } else { g.resource_bound },
+            // Only the generator's own evidence (its CPU, ports, descriptors, connection
+            // cap) makes a probe generator-bound: a server holding every connection makes
+            // requests leave late too.
+            generator_bound: s.verdict.generator_limited(),
             throughput: s.requests.throughput,
             p50_us: s.latency.p50_us,
             p95_us: s.latency.p95_us,
@@ -246,7 +248,7 @@ impl ProbeRecord {
                 }
             }),
             verdicts: s.slo.clone(),
-            generator_findings: g.findings.clone(),
+            verdict: s.verdict.clone(),
             generator_cpu_percent: g.cpu_percent,
             server_cpu_percent: s.server.as_ref().map(|h| h.cpu_mean_percent),
         }

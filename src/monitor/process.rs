@@ -14,6 +14,10 @@ pub struct CpuTime {
     /// Time in the kernel on the process's behalf (10 ms resolution, from /proc).
     #[serde(rename = "system_secs", with = "secs_f64")]
     pub system: Duration,
+    /// Time its threads were runnable but waited for a CPU (from /proc schedstat): other
+    /// processes on its cores. Zero where the kernel does not report it.
+    #[serde(rename = "waiting_secs", with = "secs_f64", default)]
+    pub waiting: Duration,
 }
 
 impl CpuTime {
@@ -23,6 +27,17 @@ impl CpuTime {
             total: self.total.saturating_sub(earlier.total),
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
+            waiting: self.waiting.saturating_sub(earlier.waiting),
+        }
+    }
+
+    /// The sum of two spans' CPU time.
+    pub fn plus(&self, other: &CpuTime) -> CpuTime {
+        CpuTime {
+            total: self.total + other.total,
+            user: self.user + other.user,
+            system: self.system + other.system,
+            waiting: self.waiting + other.waiting,
         }
     }
 }
@@ -101,6 +116,7 @@ impl ProcessProbe {
             total,
             user: to(ticks(11)),
             system: to(ticks(12)),
+            waiting: run_queue_wait(),
         }
     }
 
@@ -114,6 +130,22 @@ impl ProcessProbe {
             open_fds: open_fds(),
         }
     }
+}
+
+/// Time this process's live threads have waited on a run queue, summed: each thread's
+/// schedstat ("on-CPU ns, waiting ns, timeslices"). A thread that exited takes its share
+/// with it, so a span's difference is never negative (see `CpuTime::since`) but may miss a
+/// little.
+fn run_queue_wait() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(ns)
 }
 
 /// Number of open descriptors of this process.

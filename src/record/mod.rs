@@ -10,4 +10,6 @@ mod interval;
 
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
-pub use interval::{ClassStats, IntervalRecord, RequestStats, StatusClass, StepStats};
+pub use interval::{
+    ClassStats, ErrorKindKey, IntervalRecord, RequestStats, StatusClass, StepStats,
+};

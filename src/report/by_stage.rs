@@ -1,5 +1,5 @@
 //! The per-stage table of a staged run: for a sweep, one row per step with its offered
-//! load, achieved throughput, latency, errors and whether the generator kept up.
+//! load, achieved throughput, latency, errors and which side, if any, was the limit.
 
 use super::text::stage_level;
 use crate::summary::Summary;
@@ -18,7 +18,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         "99%",
         "max",
         "errors",
-        "generator",
+        "limit",
     ];
     let watched = s.stages.iter().any(|st| st.server_cpu_percent.is_some());
     let mut head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
@@ -58,11 +58,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
             let cpu = st.server_cpu_percent;
             row.push(cpu.map_or("-".into(), |c| format!("{c:.0}%")));
         }
-        row.push(if st.generator_findings.is_empty() {
-            "ok".into()
-        } else {
-            st.generator_findings.join("; ")
-        });
+        row.push(super::verdict::cell(&st.verdict));
         rows.push(row);
     }
     rows

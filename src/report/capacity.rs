@@ -102,7 +102,14 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
                 "The generator, not the server, was the limit: it could not offer {}{}.",
                 rate(ceiling),
                 bound
-                    .map(|p| format!(" ({})", p.generator_findings.join("; ")))
+                    .map(|p| {
+                        let evidence: Vec<String> = p
+                            .verdict
+                            .on(crate::summary::Blame::Generator)
+                            .map(super::verdict::sentence)
+                            .collect();
+                        format!(" ({})", evidence.join("; "))
+                    })
                     .unwrap_or_default(),
             ));
             out.push(format!(

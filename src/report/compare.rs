@@ -70,13 +70,7 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
     add("generator CPU/req", &|v| {
         format!("{:.1}µs", v.summary.generator.cpu_us_per_request)
     });
-    add("generator", &|v| {
-        if v.summary.generator.saturated {
-            "fell behind".into()
-        } else {
-            "ok".into()
-        }
-    });
+    add("limit", &|v| super::verdict::cell(&v.summary.verdict));
     if views.iter().any(|v| v.summary.server.is_some()) {
         add("server CPU mean", &|v| {
             v.summary

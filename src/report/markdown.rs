@@ -122,11 +122,12 @@ pub fn render_markdown(s: &Summary) -> String {
             sv.samples
         );
     }
-    if g.saturated {
-        out.push_str("\n**Warning: the generator was the bottleneck; these numbers describe the generator, not the server:**\n\n");
-        for f in &g.findings {
-            let _ = writeln!(out, "- {f}");
-        }
+    let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
+    if let Some(head) = verdict.next() {
+        let _ = writeln!(out, "\n**Verdict: {head}**\n");
+    }
+    for line in verdict {
+        let _ = writeln!(out, "- {line}");
     }
     out
 }

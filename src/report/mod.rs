@@ -10,6 +10,7 @@ mod markdown;
 pub mod plot;
 mod table;
 mod text;
+pub mod verdict;
 
 pub use json::render_json;
 pub use markdown::render_markdown;

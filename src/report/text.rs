@@ -281,11 +281,12 @@ pub fn render_text(s: &Summary) -> String {
             ),
         );
     }
-    if g.saturated {
-        out.push_str("WARNING: the generator was the bottleneck; these numbers describe the generator, not the server:\n");
-        for f in &g.findings {
-            let _ = writeln!(out, "  - {f}");
-        }
+    let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
+    if let Some(head) = verdict.next() {
+        let _ = writeln!(out, "{head}");
+    }
+    for line in verdict {
+        let _ = writeln!(out, "  - {line}");
     }
     out
 }

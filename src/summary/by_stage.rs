@@ -7,7 +7,7 @@ use crate::record::{IntervalRecord, StepStats};
 use crate::store::IntervalDigest;
 use serde::{Deserialize, Serialize};
 
-use super::generator::{CPU_LIMIT, LAG_LIMIT, RATE_TOLERANCE};
+use super::attribution::{self, Asked, Attribution, Evidence};
 
 /// One stage over the run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,10 +44,9 @@ pub struct StageRow {
     /// The generator's CPU use while it ran, as a share of its cores (0..=1).
     #[serde(default)]
     pub cpu_share: f64,
-    /// Why the generator, not the server, may have set this step's numbers; empty when it
-    /// kept up.
+    /// Which side set this step's numbers, with the evidence.
     #[serde(default)]
-    pub generator_findings: Vec<String>,
+    pub verdict: Attribution,
     /// The watched server's mean CPU over the step, % of one core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
@@ -72,6 +71,11 @@ pub struct StageInputs<'a> {
     pub load: Load,
     /// Engine threads (the generator's cores).
     pub threads: usize,
+    /// The connection cap, when it bounds the rate (see `attribution::Evidence`).
+    pub connection_cap: Option<u32>,
+    /// Seconds from the start to the last request sent: a run stopped early (a sweep's
+    /// `--stop-when`) ends its last step there, not at the step's planned end.
+    pub attack_secs: f64,
     /// The intervals of each stage merged, by stage index.
     pub by_interval: &'a [IntervalRecord],
     /// The interval digests.
@@ -99,7 +103,14 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 .iter()
                 .filter(|d| d.stage.map(usize::from) == Some(i))
                 .collect();
-            let secs = seconds.len() as f64;
+            // The step a stop cut short ran from its start to the stop, not its planned length.
+            let start: f64 = inputs.stages[..i]
+                .iter()
+                .map(|s| s.duration.as_secs_f64())
+                .sum();
+            let ran = (inputs.attack_secs - start).clamp(0.0, s.duration.as_secs_f64());
+            let cut = !s.duration.is_zero() && ran < s.duration.as_secs_f64();
+            let secs = if cut { ran } else { seconds.len() as f64 };
             let counted = s.requests.is_some();
             let (duration_secs, rps, sent_rps) = if counted {
                 let rate = step.completion_rate();
@@ -107,25 +118,45 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
             } else {
                 let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
                 (
-                    s.duration.as_secs_f64(),
+                    if cut { ran } else { s.duration.as_secs_f64() },
                     per_sec(r.completed()),
-                    per_sec(r.sent),
+                    per_sec(r.sent_first()),
                 )
             };
-            let cpu: f64 = seconds
-                .iter()
-                .map(|d| d.health.cpu.total.as_secs_f64())
-                .sum();
-            let cpu_share = if secs > 0.0 {
-                cpu / secs / inputs.threads.max(1) as f64
-            } else {
-                0.0
+            let share = |d: &dyn Fn(&IntervalDigest) -> f64| {
+                let total: f64 = seconds.iter().map(|x| d(x)).sum();
+                if secs > 0.0 {
+                    total / secs / inputs.threads.max(1) as f64
+                } else {
+                    0.0
+                }
             };
+            let cpu_share = share(&|d| d.health.cpu.total.as_secs_f64());
+            let waiting_share = share(&|d| d.health.cpu.waiting.as_secs_f64());
             let lag_p99_us = Stats::of(&r.lag).p99_us;
             let asked = match inputs.load {
-                Load::Open { .. } if !counted => Some((s.from + s.to) / 2.0),
-                _ => None,
+                Load::Open { .. } if !counted && secs >= 1.0 => Asked::Rate {
+                    asked: (s.from + s.to) / 2.0,
+                    sent: sent_rps,
+                },
+                _ => Asked::Nothing,
             };
+            let whole = inputs.attack_secs.floor() as u64;
+            let medians: Vec<u64> = seconds
+                .iter()
+                .filter(|d| d.index < whole && d.completed > 0)
+                .map(|d| d.p50_us)
+                .collect();
+            let verdict = attribution::attribute(&Evidence {
+                record: r,
+                asked,
+                cpu_share,
+                threads: inputs.threads,
+                waiting_share: Some(waiting_share),
+                descriptors: None,
+                connection_cap: inputs.connection_cap,
+                medians_us: &medians,
+            });
             StageRow {
                 name: s.name.clone(),
                 from: s.from,
@@ -140,41 +171,11 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 warmup: s.warmup,
                 lag_p99_us,
                 cpu_share,
-                generator_findings: findings(asked, sent_rps, lag_p99_us, cpu_share, r),
+                verdict,
                 server_cpu_percent: crate::monitor::mean_cpu_percent(
                     seconds.iter().filter_map(|d| d.server.as_ref()),
                 ),
             }
         })
         .collect()
-}
-
-/// Plain sentences on why a step's numbers may describe the generator.
-fn findings(
-    asked: Option<f64>,
-    sent_rps: f64,
-    lag_p99_us: u64,
-    cpu_share: f64,
-    r: &IntervalRecord,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(asked) = asked.filter(|a| *a > 0.0) {
-        if sent_rps < asked * RATE_TOLERANCE {
-            out.push(format!("sent {sent_rps:.0} of {asked:.0} req/s"));
-        }
-    }
-    if lag_p99_us > LAG_LIMIT.as_micros() as u64 {
-        out.push(format!(
-            "requests left up to {} late (p99)",
-            crate::units::fmt_us(lag_p99_us)
-        ));
-    }
-    if cpu_share >= CPU_LIMIT {
-        out.push(format!("generator CPU at {:.0} %", cpu_share * 100.0));
-    }
-    let own: u64 = super::generator::own_failures(r).map(|(_, n)| n).sum();
-    if own > 0 {
-        out.push(format!("{own} failed on the generator's side"));
-    }
-    out
 }

@@ -1,5 +1,6 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
+mod attribution;
 mod by_request;
 mod by_stage;
 mod generator;
@@ -7,6 +8,7 @@ mod server;
 mod slo;
 mod stats;
 
+pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
 pub use generator::GeneratorHealth;
@@ -72,6 +74,10 @@ pub struct Summary {
     pub errors: Vec<ErrorEntry>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
+    /// Which side set the numbers (the generator, the server, both or neither), with the
+    /// evidence.
+    #[serde(default)]
+    pub verdict: Attribution,
     /// The watched server (`--monitor-pid` or `--monitor-prometheus`), if one was.
     #[serde(default)]
     pub server: Option<ServerHealth>,
@@ -224,7 +230,10 @@ impl Summary {
 
         let (by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
-        let generator = GeneratorHealth::assess(run, &run.all, attack_secs, total_secs, rate);
+        let generator = GeneratorHealth::assess(run, &run.all, total_secs, rate);
+        let medians = whole_second_medians(run, attack_secs);
+        let verdict =
+            attribution::attribute(&generator.evidence(run, &run.all, total_secs, &medians));
         let per = |x: u64| {
             if completed > 0 {
                 x as f64 / completed as f64
@@ -289,6 +298,7 @@ impl Summary {
             status_codes: total.status.clone(),
             errors,
             generator,
+            verdict,
             server: ServerHealth::of(&run.intervals),
             by_request,
             aggregated,
@@ -296,6 +306,8 @@ impl Summary {
                 stages: &run.meta.stages,
                 load: run.meta.load,
                 threads: run.meta.threads,
+                connection_cap: generator::connection_cap(run),
+                attack_secs,
                 by_interval: &run.stages,
                 digests: &run.intervals,
                 all: &run.all,
@@ -310,4 +322,20 @@ impl Summary {
             timeline: run.intervals.clone(),
         }
     }
+}
+
+/// The median latency of each whole second of the measured attack, in order: warm-up
+/// seconds, the last partial second and the wait for the last answers are left out, so a
+/// trend is the load's, not the run's edges'.
+fn whole_second_medians(run: &StoredRun, attack_secs: f64) -> Vec<u64> {
+    let warmup = |stage: Option<u16>| {
+        stage
+            .and_then(|i| run.meta.stages.get(usize::from(i)))
+            .is_some_and(|s| s.warmup)
+    };
+    run.intervals
+        .iter()
+        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && d.completed > 0 && !warmup(d.stage))
+        .map(|d| d.p50_us)
+        .collect()
 }

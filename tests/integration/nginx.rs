@@ -230,9 +230,9 @@ fn a_frozen_server_shows_as_the_latency_spike_of_an_open_model() {
         lat.p50_us
     );
     assert!(
-        !summary.generator.saturated,
+        !summary.verdict.generator_limited(),
         "{:?}",
-        summary.generator.findings
+        summary.verdict
     );
 }
 

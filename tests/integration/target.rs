@@ -144,12 +144,22 @@ fn a_generator_short_of_connections_says_so() {
         summary.requests.total, 120,
         "every request is still sent and counted"
     );
-    let g = &summary.generator;
-    assert!(g.saturated, "{g:?}");
+    // The evidence is the cap: 500 req/s at 50 ms need ~25 connections by Little's law.
+    let v = &summary.verdict;
+    assert_eq!(v.limit, headroom::summary::Limit::Generator, "{v:?}");
     assert!(
-        g.findings.iter().any(|f| f.contains("left late")),
-        "{:?}",
-        g.findings
+        v.findings.iter().any(|f| matches!(
+            f,
+            headroom::summary::Finding::ConnectionCap { max_connections: 2, needed, .. }
+                if *needed > 20.0
+        )),
+        "{v:?}"
+    );
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| matches!(f, headroom::summary::Finding::SentLate { .. })),
+        "{v:?}"
     );
     // Latency from the intended time shows the queueing a user would have seen.
     assert!(

@@ -85,7 +85,10 @@ fn failed_requests_do_not_pull_the_latency_down() {
     let latencies = line("Latencies");
     let figures = latencies.split_whitespace().skip(9).collect::<Vec<_>>();
     assert!(
-        figures.len() == 8 && figures.iter().all(|f| f.trim_end_matches(',').ends_with("ms")),
+        figures.len() == 8
+            && figures
+                .iter()
+                .all(|f| f.trim_end_matches(',').ends_with("ms")),
         "{text}"
     );
     assert!(line("Failed ").contains(&failed.to_string()), "{text}");
