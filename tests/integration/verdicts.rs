@@ -93,3 +93,143 @@ fn failed_requests_do_not_pull_the_latency_down() {
     );
     assert!(line("Failed ").contains(&failed.to_string()), "{text}");
 }
+
+/// Runs `headroom attack URL --rate RATE -d 3s` and returns its JSON summary and text report.
+fn attack_at(url: &str, rate: u32, extra: &[&str]) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let rate = rate.to_string();
+    let mut args = vec!["attack", url, "--rate", &rate, "-d", "3s", "-q"];
+    args.extend_from_slice(extra);
+    args.extend(["--format", "json", "--out", run.to_str().unwrap()]);
+    let o = crate::support::headroom(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = crate::support::headroom(&["report", run.to_str().unwrap()]);
+    (v, String::from_utf8_lossy(&text.stdout).into_owned())
+}
+
+/// nginx's `limit_req` serves 200 req/s and answers 503 to the rest: driven at 1.5 and 3
+/// times that, the verdict names the server, with the 503s' share as its evidence, and
+/// never the generator, which is idle.
+#[test]
+fn a_server_capped_below_the_load_is_named_the_limit() {
+    use crate::support::nginx::{Nginx, Tls};
+    let _one = crate::support::one_heavy_at_a_time();
+    let nginx = Nginx::launch_with(
+        Tls::None,
+        "worker_connections 4096;",
+        "keepalive_requests 1000000;\n  limit_req_zone $server_name zone=capped:1m rate=200r/s;",
+        r#"location / { limit_req zone=capped; return 200 "ok\n"; }"#,
+    );
+    let url = nginx.url("http", "/");
+    for (rate, refused) in [(300, 1.0 / 3.0), (600, 2.0 / 3.0)] {
+        let (v, text) = attack_at(&url, rate, &[]);
+        let verdict = &v["verdict"];
+        assert_eq!(
+            verdict["limit"], "server",
+            "at {rate} req/s: {verdict}\n{text}"
+        );
+        let share = verdict["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["finding"] == "server_status" && f["status"] == 503)
+            .unwrap_or_else(|| panic!("no 503 finding at {rate} req/s: {verdict}"))["share"]
+            .as_f64()
+            .unwrap();
+        // limit_req refuses what exceeds its rate; its bucket lets a little more through.
+        assert!(
+            (refused - 0.1..=refused + 0.05).contains(&share),
+            "at {rate} req/s, {share} refused, about {refused} expected"
+        );
+        assert!(text.contains("the server was the limit:"), "{text}");
+        assert!(text.contains("were HTTP 503"), "{text}");
+        assert!(!text.contains("generator was the limit"), "{text}");
+    }
+}
+
+/// nginx with 40 connections for a location that takes 100 ms (it proxies to a server that
+/// holds each request that long) serves about 200 req/s; at 3 times that it runs out of
+/// connections and drops the ones it cannot take. The generator, with connections to spare,
+/// is not blamed: the verdict names the server and the way it failed.
+#[test]
+fn a_server_out_of_connections_is_named_the_limit() {
+    use crate::support::nginx::{Nginx, Tls};
+    let _one = crate::support::one_heavy_at_a_time();
+    let held = Held::start();
+    let upstream = held.url();
+    let nginx = Nginx::launch_with(
+        Tls::None,
+        "worker_connections 40;",
+        "keepalive_requests 1000000;",
+        &format!("location / {{ proxy_pass {upstream}/hold/100000; }}"),
+    );
+    let (v, text) = attack_at(&nginx.url("http", "/"), 600, &["--timeout", "2s"]);
+    let verdict = &v["verdict"];
+    assert_eq!(verdict["limit"], "server", "{verdict}\n{text}");
+    assert!(
+        verdict["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["finding"] == "server_failed" || f["finding"] == "server_status"),
+        "{verdict}"
+    );
+    assert!(text.contains("the server was the limit:"), "{text}");
+}
+
+/// A generator pinned to a core that a busier, higher-priority process holds gets too little
+/// CPU to send 2,000 req/s on time: the verdict names the generator, with the time its
+/// threads waited for the CPU as the evidence, though the server (on another core) was idle.
+#[test]
+fn a_generator_starved_of_cpu_is_named_the_limit() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = crate::support::start_target(std::time::Duration::ZERO);
+    let burner = Burner::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let o = Command::new("taskset")
+        .args(["-c", "0", "nice", "-n", "19"])
+        .arg(env!("CARGO_BIN_EXE_headroom"))
+        .args(["attack", &format!("http://{}/", target.addr())])
+        .args(["--rate", "2000", "-d", "3s", "--threads", "1", "-q"])
+        .args(["--format", "json", "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    drop(burner);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = &v["verdict"];
+    assert_eq!(verdict["limit"], "generator", "{verdict}");
+    assert!(
+        verdict["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["finding"] == "cpu_starved"),
+        "{verdict}"
+    );
+}
+
+/// A process that spins on one core at the highest priority until dropped.
+struct Burner(std::process::Child);
+
+impl Burner {
+    fn start(core: u32) -> Burner {
+        let child = Command::new("taskset")
+            .args(["-c", &core.to_string(), "nice", "-n", "-20"])
+            .args(["sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset and nice are installed (util-linux, coreutils)");
+        Burner(child)
+    }
+}
+
+impl Drop for Burner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -70,7 +70,29 @@ impl Nginx {
         Nginx::launch(tls, "keepalive_requests 1000000;", locations, log_format)
     }
 
+    /// Starts nginx with `events` in its `events` block, `http_conf` in its `http` block
+    /// and `locations` in its server.
+    pub fn launch_with(tls: Tls<'_>, events: &str, http_conf: &str, locations: &str) -> Nginx {
+        Nginx::launch_full(tls, events, http_conf, locations, DEFAULT_LOG_FORMAT)
+    }
+
     fn launch(tls: Tls<'_>, http_conf: &str, locations: &str, log_format: &str) -> Nginx {
+        Nginx::launch_full(
+            tls,
+            "worker_connections 4096;",
+            http_conf,
+            locations,
+            log_format,
+        )
+    }
+
+    fn launch_full(
+        tls: Tls<'_>,
+        events: &str,
+        http_conf: &str,
+        locations: &str,
+        log_format: &str,
+    ) -> Nginx {
         assert!(
             !log_format.contains('\''),
             "the log format goes between single quotes"
@@ -110,7 +132,7 @@ daemon off;
 master_process off;
 error_log {r}/logs/error.log warn;
 pid {r}/nginx.pid;
-events {{ worker_connections 4096; }}
+events {{ {events} }}
 http {{
   log_format hr '{log_format}';
   access_log {r}/logs/access.log hr;
