@@ -354,7 +354,13 @@ pub fn attribute(e: &Evidence<'_>) -> Attribution {
             });
         }
     }
-    if let Some((first, last)) = rise(e.medians_us) {
+    // Times are the generator's own readings: a generator short of CPU reads its replies and
+    // its connections' completions late, so a climb or a slow connect it measured then says
+    // nothing about the server. Counts (refusals, statuses) are still the server's.
+    let own_clock_late = findings
+        .iter()
+        .any(|f| matches!(f, Finding::CpuBusy { .. } | Finding::CpuStarved { .. }));
+    if let Some((first, last)) = rise(e.medians_us).filter(|_| !own_clock_late) {
         // Latency from the intended time includes the lag: only a rise the lag does not
         // account for happened at the server.
         if last - first > lag.p99_us {
@@ -364,7 +370,7 @@ pub fn attribute(e: &Evidence<'_>) -> Attribution {
             });
         }
     }
-    if late {
+    if late && !own_clock_late {
         let connect = super::Stats::of(&r.connect).p99_us;
         let tls = super::Stats::of(&r.tls_handshake).p99_us;
         if connect + tls > LAG_LIMIT.as_micros() as u64 {
@@ -590,6 +596,29 @@ mod tests {
             attribute(&evidence(&r, Asked::Nothing, &small)).limit,
             Limit::Neither
         );
+    }
+
+    #[test]
+    fn a_starved_generators_own_timings_do_not_name_the_server() {
+        // Starved of CPU, the generator read its connections' completions and its replies
+        // late: the slow connects and the climb it measured are its own, not the server's.
+        let mut r = record(1000, 30);
+        r.connect.record(Duration::from_secs(6));
+        let medians = [2_000, 3_000, 20_000, 60_000, 120_000, 200_000];
+        let mut e = evidence(
+            &r,
+            Asked::Rate {
+                asked: 5000.0,
+                sent: 250.0,
+            },
+            &medians,
+        );
+        e.waiting_share = Some(0.4);
+        let a = attribute(&e);
+        assert_eq!(a.limit, Limit::Generator, "{a:?}");
+        // With its CPU to spare, the same readings are the server's.
+        e.waiting_share = Some(0.0);
+        assert_eq!(attribute(&e).limit, Limit::Server);
     }
 
     #[test]
