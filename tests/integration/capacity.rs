@@ -75,6 +75,16 @@ fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
         "the sweep went on past its limit: {counts:?}"
     );
     assert_eq!(counts[5], 0, "the sweep went on past its limit: {counts:?}");
+    // The step the stop cut short is judged over the time it ran: the stop is not the
+    // generator falling short.
+    let cut = &stages[4];
+    let ran = cut["duration_secs"].as_f64().unwrap();
+    assert!(ran < 1.0, "the cut-short step says it ran {ran} s");
+    assert!(
+        !matches!(cut["verdict"]["limit"].as_str(), Some("generator" | "both")),
+        "{}",
+        cut["verdict"]
+    );
     let why = report["stopped_early"].as_str().unwrap();
     assert!(
         why.contains("2000 req/s") && why.contains("p99 > 100ms"),
