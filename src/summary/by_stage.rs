@@ -76,6 +76,8 @@ pub struct StageInputs<'a> {
     /// Seconds from the start to the last request sent: a run stopped early (a sweep's
     /// `--stop-when`) ends its last step there, not at the step's planned end.
     pub attack_secs: f64,
+    /// How long the whole run took (the attack and the wait for answers after it), seconds.
+    pub run_secs: f64,
     /// The intervals of each stage merged, by stage index.
     pub by_interval: &'a [IntervalRecord],
     /// The interval digests.
@@ -123,10 +125,16 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                     per_sec(r.sent_first()),
                 )
             };
+            // CPU is read per interval, and the last interval ends with the run, not the
+            // step a stop cut short: the step's CPU is over the wall time its intervals cover.
+            let covered: f64 = seconds
+                .iter()
+                .map(|d| (inputs.run_secs - d.index as f64).clamp(0.0, 1.0))
+                .sum();
             let share = |d: &dyn Fn(&IntervalDigest) -> f64| {
                 let total: f64 = seconds.iter().map(|x| d(x)).sum();
-                if secs > 0.0 {
-                    total / secs / inputs.threads.max(1) as f64
+                if covered > 0.0 {
+                    total / covered / inputs.threads.max(1) as f64
                 } else {
                     0.0
                 }

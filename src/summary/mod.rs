@@ -308,6 +308,7 @@ impl Summary {
                 threads: run.meta.threads,
                 connection_cap: generator::connection_cap(run),
                 attack_secs,
+                run_secs: total_secs,
                 by_interval: &run.stages,
                 digests: &run.intervals,
                 all: &run.all,
