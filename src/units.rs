@@ -40,6 +40,23 @@ pub fn fmt_bytes(b: f64) -> String {
     }
 }
 
+/// The longest duration headroom takes anywhere (a run, a stage, a timeout): a year. Longer
+/// ones are refused when read, so no deadline computed from one can overflow the clock.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
+/// Reads a duration such as `10s`, `1m30s` or `250ms`, at most [`MAX_DURATION`].
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{e}; write a duration such as 10s, 1m30s or 250ms"))?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "{:?} is longer than a year, the longest duration headroom takes",
+            text.trim()
+        ));
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

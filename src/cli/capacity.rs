@@ -37,7 +37,7 @@ pub struct CapacityArgs {
     #[arg(long, default_value = "10s", value_parser = super::positive_duration)]
     pub window: Duration,
     /// Warm-up before each window (connections open, caches fill), left out of the numbers.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = super::duration)]
     pub warmup: Duration,
     /// Most probes in all.
     #[arg(long, default_value_t = 20)]

@@ -20,7 +20,7 @@ pub struct DemoArgs {
     #[arg(short, long, default_value = "3s", value_parser = super::positive_duration)]
     pub duration: Duration,
     /// The target's delay before answering.
-    #[arg(long, default_value = "2ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "2ms", value_parser = super::duration)]
     pub latency: Duration,
     /// Run directory (default: runs/<time>-demo).
     #[arg(long)]

@@ -63,10 +63,14 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     }
 }
 
-/// Parses a positive duration such as `10s`, `1m30s` or `250ms`.
+/// Parses a duration such as `10s`, `1m30s` or `250ms`, at most a year.
+pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+    headroom::units::parse_duration(s)
+}
+
+/// Parses a positive duration such as `10s`, `1m30s` or `250ms`, at most a year.
 pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{e}; write a positive duration such as 10s, 1m30s or 250ms"))?;
+    let d = duration(s)?;
     if d.is_zero() {
         return Err("must be greater than 0".into());
     }

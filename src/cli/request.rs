@@ -66,7 +66,7 @@ pub struct RequestArgs {
     pub server_name: Option<String>,
     /// Send requests falling due within this window of a pacer wake-up together: early, never
     /// late, so latency is never inflated; fewer wake-ups cost less CPU (0 = exact spacing).
-    #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "1ms", value_parser = super::duration)]
     pub coalesce: Duration,
     /// Engine threads (default: the cores this process may use).
     #[arg(long)]
@@ -79,10 +79,9 @@ impl RequestArgs {
         let target = Target::parse(url)?;
         let body = match (&self.body, &self.body_file) {
             (Some(b), _) => bytes::Bytes::from(b.clone()),
-            (None, Some(path)) => bytes::Bytes::from(
-                std::fs::read(path)
-                    .with_context(|| format!("cannot read --body-file {}", path.display()))?,
-            ),
+            (None, Some(path)) => {
+                bytes::Bytes::from(headroom::plan::read_body_file(path).context("--body-file")?)
+            }
             (None, None) => bytes::Bytes::new(),
         };
         let request = NamedRequest::single(

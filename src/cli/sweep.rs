@@ -31,7 +31,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N")]
     pub step_requests: Option<u64>,
     /// Warm-up at each step's load before it is measured (whole seconds).
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "0s", value_parser = super::duration)]
     pub warmup: Duration,
     /// Stop the sweep at the first step meeting one of these, e.g. "errors > 10%, p99 > 2s"
     /// ("none" never stops early).

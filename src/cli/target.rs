@@ -28,7 +28,7 @@ pub struct TargetArgs {
     #[arg(long, requires = "tls")]
     pub client_ca: Option<PathBuf>,
     /// Delay before answering (routes /delay/{ms} have their own).
-    #[arg(long, default_value = "0ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "0ms", value_parser = super::duration)]
     pub latency: Duration,
     /// Event-loop threads.
     #[arg(long)]

@@ -3,6 +3,12 @@
 use super::PlanError;
 use std::time::Duration;
 
+/// The highest rate one generator paces, req/s: its timer works in microseconds.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// The most users (closed model) one generator runs: each holds a connection and its
+/// buffers, and more than this belongs on several generators.
+pub const MAX_USERS: u32 = 100_000;
+
 /// Requests per second; always finite and positive once validated.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize, serde::Deserialize)]
 pub struct Rate(pub f64);
@@ -39,12 +45,17 @@ impl Load {
                     rate.0
                 )))
             }
-            Load::Open { rate } if rate.0 > 10_000_000.0 => Err(PlanError::Range(format!(
+            Load::Open { rate } if rate.0 > MAX_RATE => Err(PlanError::Range(format!(
                 "--rate {} is above the 10,000,000 req/s a single generator can pace",
                 rate.0
             ))),
             Load::Closed { concurrency: 0 } => {
                 Err(PlanError::Range("--concurrency must be at least 1".into()))
+            }
+            Load::Closed { concurrency } if concurrency > MAX_USERS => {
+                Err(PlanError::Range(format!(
+                    "--concurrency {concurrency} is above the {MAX_USERS} users one generator runs; split the load over several generators"
+                )))
             }
             _ => Ok(()),
         }
@@ -290,7 +301,7 @@ mod opt_duration {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         Option::<String>::deserialize(d)?
-            .map(|s| humantime::parse_duration(&s).map_err(serde::de::Error::custom))
+            .map(|s| crate::units::parse_duration(&s).map_err(serde::de::Error::custom))
             .transpose()
     }
 }

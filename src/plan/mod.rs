@@ -3,6 +3,7 @@
 //! Every way of starting load (`headroom attack`'s flags, a scenario file for `headroom run`)
 //! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
+mod body_file;
 mod data;
 mod flow;
 mod load;
@@ -14,17 +15,21 @@ mod template;
 mod tls;
 mod weights;
 
+pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login};
-pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop};
+pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
-pub use target::{Scheme, Target};
+pub use target::{without_user_info, Scheme, Target};
 pub use template::{Context, Template, TemplateError};
 pub use tls::{ClientIdentity, TlsOptions};
 pub use weights::{MixError, Weights, MAX_CYCLE};
 
 use std::time::Duration;
+
+/// The most engine threads a run takes: each runs an event loop that wants a core.
+pub const MAX_THREADS: usize = 256;
 
 /// Which HTTP version to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -175,6 +180,23 @@ impl AttackPlan {
         let closed = matches!(self.load, Load::Closed { .. });
         for s in &self.stages {
             for v in [s.from, s.to] {
+                let most = if closed {
+                    f64::from(load::MAX_USERS)
+                } else {
+                    load::MAX_RATE
+                };
+                if v > most {
+                    return Err(PlanError::Range(format!(
+                        "stage {:?}: {v} is above the {} one generator {}",
+                        s.name,
+                        most,
+                        if closed {
+                            "users runs; split the load over several generators"
+                        } else {
+                            "req/s paces"
+                        }
+                    )));
+                }
                 if !v.is_finite() || v < 0.0 || (closed && v.fract() != 0.0) {
                     return Err(PlanError::Range(format!(
                         "stage {:?}: {} must be a non-negative {}",
@@ -243,6 +265,12 @@ impl AttackPlan {
         if self.threads == 0 {
             return Err(PlanError::Range("threads must be at least 1".into()));
         }
+        if self.threads > MAX_THREADS {
+            return Err(PlanError::Range(format!(
+                "--threads {} is above {MAX_THREADS}: each engine thread wants a core of its own, so more only adds switching",
+                self.threads
+            )));
+        }
         if self.connection.max_connections == 0 {
             return Err(PlanError::Range(
                 "--max-connections must be at least 1".into(),
@@ -297,6 +325,6 @@ pub mod humantime_serde_compat {
     /// Reads a duration written by [`serialize`].
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let s = String::deserialize(d)?;
-        humantime::parse_duration(&s).map_err(serde::de::Error::custom)
+        crate::units::parse_duration(&s).map_err(serde::de::Error::custom)
     }
 }

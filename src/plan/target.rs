@@ -33,7 +33,7 @@ impl Target {
     /// Parses an absolute http(s) URL.
     pub fn parse(url: &str) -> Result<Target, PlanError> {
         let bad = |reason: &str| PlanError::Url {
-            url: url.to_string(),
+            url: without_user_info(url),
             reason: reason.to_string(),
         };
         let uri: http::Uri = url
@@ -58,10 +58,21 @@ impl Target {
         if host.is_empty() {
             return Err(bad("missing host"));
         }
-        let port = authority.port_u16().unwrap_or(match scheme {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
-        });
+        // `http::Uri` takes anything after the host's colon and reports a port it cannot
+        // read as no port at all: that is a bad port, not the scheme's default.
+        let after_host = authority
+            .as_str()
+            .rsplit_once(']')
+            .map_or(authority.as_str(), |(_, rest)| rest);
+        let port = match after_host.rsplit_once(':') {
+            None => match scheme {
+                Scheme::Http => 80,
+                Scheme::Https => 443,
+            },
+            Some((_, p)) => p
+                .parse::<u16>()
+                .map_err(|_| bad(&format!("port {p:?} is not a number from 1 to 65535")))?,
+        };
         if port == 0 {
             return Err(bad("port 0 cannot be connected to"));
         }
@@ -78,6 +89,21 @@ impl Target {
             authority: authority.as_str().to_string(),
             path_and_query,
         })
+    }
+}
+
+/// `url` with any `user:password@` before its host left out, for error messages: a password
+/// typed into a URL must not reach a terminal or a CI log.
+pub fn without_user_info(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_string(),
     }
 }
 
@@ -108,5 +134,31 @@ mod tests {
         ] {
             assert!(Target::parse(url).is_err(), "{url} should be rejected");
         }
+    }
+
+    #[test]
+    fn a_port_out_of_range_or_not_a_number_is_refused() {
+        for url in [
+            "http://127.0.0.1:99999/",
+            "http://127.0.0.1:abc/",
+            "https://h:65536",
+        ] {
+            let e = Target::parse(url).unwrap_err().to_string();
+            assert!(e.contains("from 1 to 65535"), "{url}: {e}");
+        }
+        assert_eq!(Target::parse("http://h:65535/").unwrap().port, 65535);
+    }
+
+    #[test]
+    fn errors_never_show_a_password() {
+        let e = Target::parse("http://alice:s3cret@h:99999/x").unwrap_err();
+        let e = e.to_string();
+        assert!(!e.contains("s3cret") && !e.contains("alice"), "{e}");
+        assert!(e.contains("http://***@h:99999/x"), "{e}");
+        assert_eq!(
+            without_user_info("https://a:b@c@h/p?q=x@y"),
+            "https://***@h/p?q=x@y"
+        );
+        assert_eq!(without_user_info("not a url"), "not a url");
     }
 }

@@ -296,9 +296,7 @@ impl Level {
 
 /// A duration as written ("30s", "500ms", "5m").
 pub fn duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim()).map_err(|e| {
-        format!("invalid duration {text:?} ({e}); write e.g. \"30s\", \"500ms\", \"5m\"")
-    })
+    crate::units::parse_duration(text).map_err(|e| format!("invalid duration: {e}"))
 }
 
 /// The inclusive range of codes a pattern allows.

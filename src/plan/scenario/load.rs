@@ -86,6 +86,19 @@ impl Lowering<'_> {
                 "load.stages: give at least one stage".into(),
             ));
         }
+        // Each stage is at most a year; the run they make must be too, so that no deadline
+        // computed from their sum can overflow the clock.
+        let total = out
+            .iter()
+            .try_fold(std::time::Duration::ZERO, |t, s| t.checked_add(s.duration));
+        if total.is_none_or(|t| t > crate::units::MAX_DURATION) {
+            return Err(self.error_near(
+                "stages",
+                0,
+                "load.stages: the stages add up to more than a year, the longest run headroom takes"
+                    .into(),
+            ));
+        }
         Ok(out)
     }
 }

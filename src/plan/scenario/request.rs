@@ -92,15 +92,11 @@ impl Lowering<'_> {
             ),
             (None, None, Some(file)) => {
                 let full = self.path(file);
-                let bytes = std::fs::read(&full).map_err(|e| {
+                let bytes = crate::plan::read_body_file(&full).map_err(|e| {
                     self.error_near(
                         &file.display().to_string(),
                         0,
-                        format!(
-                            "requests[{i}] ({}): body_file {}: {e}",
-                            r.name,
-                            full.display()
-                        ),
+                        format!("requests[{i}] ({}): body_file: {e}", r.name),
                     )
                 })?;
                 (bytes::Bytes::from(bytes), None)
