@@ -205,7 +205,7 @@ pub fn execute(
         dir.path().display()
     );
     Ok(if summary.partial.is_some() {
-        ExitCode::from(130)
+        super::stopped_code()
     } else if !summary.slo_met() {
         eprintln!("an objective was not met (exit status 3)");
         ExitCode::from(SLO_NOT_MET)

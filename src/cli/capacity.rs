@@ -106,7 +106,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
         dir.path().display()
     );
     Ok(match record.outcome.map(|o| o.verdict) {
-        Some(headroom::capacity::search::Verdict::Interrupted) | None => ExitCode::from(130),
+        Some(headroom::capacity::search::Verdict::Interrupted) | None => super::stopped_code(),
         _ => ExitCode::SUCCESS,
     })
 }

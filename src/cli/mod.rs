@@ -63,6 +63,16 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     }
 }
 
+/// The signal that stopped the run (SIGINT until one arrives).
+pub static STOP_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(2);
+
+/// The exit status of a run a signal stopped: 128 + the signal, as a shell reports it
+/// (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP).
+pub fn stopped_code() -> ExitCode {
+    let signal = STOP_SIGNAL.load(std::sync::atomic::Ordering::Relaxed);
+    ExitCode::from(u8::try_from(128 + signal).unwrap_or(130))
+}
+
 /// Parses a duration such as `10s`, `1m30s` or `250ms`, at most a year.
 pub fn duration(s: &str) -> Result<std::time::Duration, String> {
     headroom::units::parse_duration(s)

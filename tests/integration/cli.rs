@@ -235,23 +235,31 @@ fn a_killed_attack_leaves_a_run_that_report_renders() {
 }
 
 #[test]
-fn interrupting_with_ctrl_c_keeps_the_results() {
+fn a_stop_signal_keeps_the_results() {
+    use rustix::process::Signal;
     let server = crate::support::start_target(Duration::ZERO);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let url = format!("http://{}/", server.addr());
-    let child = spawn_long_attack(&url, 100, &out);
-    std::thread::sleep(Duration::from_millis(1500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("interrupted"), "{text}");
-    assert!(out.join("end.json").exists());
+    // Ctrl-C, what `timeout`, CI runners, Kubernetes and systemd send, and a closed terminal.
+    for (signal, status) in [(Signal::INT, 130), (Signal::TERM, 143), (Signal::HUP, 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let url = format!("http://{}/", server.addr());
+        let child = spawn_long_attack(&url, 100, &out);
+        // The first interval on disk says the run is under way, signal handlers and all.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::fs::metadata(out.join("intervals.jsonl")).map_or(true, |m| m.len() == 0) {
+            assert!(std::time::Instant::now() < deadline, "the run never began");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(status), "{signal:?}: {}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("interrupted"), "{signal:?}: {text}");
+        let end = std::fs::read_to_string(out.join("end.json")).unwrap();
+        assert!(end.contains("\"interrupted\""), "{end}");
+        let again = headroom(&["report", out.to_str().unwrap()]);
+        assert!(again.status.success(), "{}", stderr(&again));
+    }
 }
 
 #[test]
