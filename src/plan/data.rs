@@ -219,9 +219,10 @@ impl Dataset {
     /// The first row whose `column` holds a line break, if any (it could not go in a header).
     pub fn line_break_in(&self, column: usize) -> Option<u64> {
         match self {
-            Dataset::Table(t) => {
+            Dataset::Table(t) if column < t.columns.len() => {
                 (0..self.rows()).find(|&r| t.cell(r, column).contains(['\r', '\n']))
             }
+            Dataset::Table(_) => None,
             Dataset::Generated { .. } => None,
         }
     }

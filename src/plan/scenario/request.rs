@@ -138,8 +138,11 @@ impl Lowering<'_> {
             let text = value.to_str().unwrap_or_default();
             let t = template(text, Context::Verbatim)?;
             for column in t.columns() {
+                // Names past the data set's columns are captured values, checked as they
+                // arrive, not rows of a file.
                 if let Some(row) = binding
                     .as_ref()
+                    .filter(|b| column < b.dataset.columns().len())
                     .and_then(|b| b.dataset.line_break_in(column))
                 {
                     return Err(self.error_near(

@@ -213,6 +213,48 @@ mod stage_tests {
         assert!(e.contains("send nothing"), "{e}");
         let e = plan("  stages:\n    - {rate: 5, duration: soon}\n").unwrap_err();
         assert!(e.contains("invalid duration"), "{e}");
+        let e = plan("  stages:\n    - {rate: 5, duration: 500000000000y}\n").unwrap_err();
+        assert!(e.contains("longer than a year"), "{e}");
+        let e =
+            plan("  stages:\n    - {rate: 5, duration: 200d}\n    - {rate: 5, duration: 200d}\n")
+                .unwrap_err();
+        assert!(e.contains("add up to more than a year"), "{e}");
+        let e = plan("  stages:\n    - {users: 1000000, duration: 1s}\n").unwrap_err();
+        assert!(e.contains("several generators"), "{e}");
+    }
+
+    /// A header that uses both a data column and a captured value (a login's token in the
+    /// target's headers, a user name from a CSV) is checked without reading past the
+    /// data set's columns (it panicked: index out of bounds).
+    #[test]
+    fn a_header_mixing_data_and_captured_values_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("users.csv"),
+            "user,pass\nalice,a1\nbob,b2\n",
+        )
+        .unwrap();
+        let source = r#"
+target:
+  url: http://127.0.0.1:9/
+  headers: {Authorization: "Bearer {{ token }}", X-User: "{{ user }}"}
+login: {request: login}
+data:
+  users: {csv: users.csv}
+requests:
+  - name: login
+    method: POST
+    path: /login
+    json: {user: "{{ user }}", password: "{{ pass }}"}
+    data: users
+    capture: {token: {json: token}}
+  - name: get
+    path: /x/{{ user }}
+    data: users
+load: {rate: 10, duration: 1s}
+"#;
+        let plan = parse(source, &dir.path().join("s.yaml"), 1).unwrap();
+        assert_eq!(plan.requests.len(), 2);
     }
 }
 
