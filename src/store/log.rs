@@ -91,6 +91,11 @@ impl IntervalReader {
         }
     }
 
+    /// The number of the line last returned (from 1).
+    pub fn line_number(&self) -> usize {
+        self.number
+    }
+
     /// The next whole line, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<IntervalLine>, StoreError> {
         let Some(text) = self.next.take() else {

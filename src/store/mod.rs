@@ -217,6 +217,18 @@ impl RunDir {
                 }
                 if let Some(stage) = line.stage {
                     let i = usize::from(stage);
+                    // The index sizes a vector: a line naming a stage the run does not have
+                    // is damage, never an allocation.
+                    if i >= meta.stages.len() {
+                        return Err(StoreError::Corrupt {
+                            path: self.log_path(),
+                            reason: format!(
+                                "line {}: stage {i}, but the run has {} stage(s)",
+                                reader.line_number(),
+                                meta.stages.len()
+                            ),
+                        });
+                    }
                     if i >= stages.len() {
                         stages.resize_with(i + 1, || IntervalRecord::new(0));
                     }

@@ -3,6 +3,7 @@
 //! `nginx` tests need nginx installed (`.ci/run` installs it); the built-in target and the
 //! hostile servers run in-process.
 
+mod bad_input;
 mod capacity;
 mod cli;
 mod examples;

@@ -1,0 +1,174 @@
+//! Bad input and faults: each is refused with one line that says what to change, in bounded
+//! time and memory, never a panic, and never echoing a secret it was given.
+
+use crate::support::headroom;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Runs headroom, bounded in time, and returns its output and how long it took.
+fn refused(args: &[&str]) -> (String, Duration) {
+    let started = Instant::now();
+    let o: Output = headroom(args);
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{args:?} should fail: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    (err, took)
+}
+
+#[test]
+fn urls_ports_and_user_info() {
+    for (url, says) in [
+        (
+            "http://127.0.0.1:99999/",
+            "port \"99999\" is not a number from 1 to 65535",
+        ),
+        (
+            "http://127.0.0.1:abc/",
+            "port \"abc\" is not a number from 1 to 65535",
+        ),
+        (
+            "http://alice:s3cretpw@127.0.0.1:9/",
+            "invalid URL \"http://***@127.0.0.1:9/\": user info in URLs is not supported",
+        ),
+    ] {
+        let (err, _) = refused(&["attack", url, "--rate", "10", "-d", "1s"]);
+        assert!(err.contains(says), "{url}: {err}");
+        assert!(!err.contains("s3cretpw") && !err.contains("alice"), "{err}");
+    }
+}
+
+#[test]
+fn numbers_past_what_one_generator_takes() {
+    let url = "http://127.0.0.1:9/";
+    for (args, says) in [
+        (
+            vec!["attack", url, "-c", "1", "-d", "500000000000y"],
+            "longer than a year",
+        ),
+        (
+            vec![
+                "attack",
+                url,
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--timeout",
+                "400d",
+            ],
+            "longer than a year",
+        ),
+        (
+            vec![
+                "attack",
+                url,
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--threads",
+                "100000",
+            ],
+            "--threads 100000 is above 256",
+        ),
+        (
+            vec!["attack", url, "-c", "10000000", "-d", "1s"],
+            "--concurrency 10000000 is above the 100000 users one generator runs",
+        ),
+        (
+            vec!["attack", url, "--rate", "1e12", "-d", "1s"],
+            "above the 10,000,000 req/s",
+        ),
+    ] {
+        let (err, took) = refused(&args);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(took < Duration::from_secs(30), "{args:?} took {took:?}");
+    }
+}
+
+#[test]
+fn body_files_that_are_not_files_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    for path in ["/dev/zero", "/dev/urandom", fifo] {
+        let (err, took) = refused(&[
+            "attack",
+            "http://127.0.0.1:9/",
+            "--rate",
+            "10",
+            "-d",
+            "1s",
+            "--body-file",
+            path,
+        ]);
+        assert!(
+            err.contains(&format!("--body-file: {path} is not a regular file")),
+            "{err}"
+        );
+        // Before the change /dev/zero read until memory ran out and a FIFO blocked forever.
+        assert!(took < Duration::from_secs(30), "{path} took {took:?}");
+    }
+}
+
+#[test]
+fn a_data_file_of_secrets_is_never_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("secrets.csv"),
+        "AKIAEXAMPLEKEY,hunter2pass\nrow,two\n",
+    )
+    .unwrap();
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "target: {url: 'http://127.0.0.1:9/'}\ndata:\n  users: {csv: secrets.csv}\nrequests:\n  - {name: get, path: '/x/{{ user }}', data: users}\nload: {rate: 10, duration: 1s}\n",
+    )
+    .unwrap();
+    let (err, _) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    assert!(err.contains("undefined variable \"user\""), "{err}");
+    assert!(
+        !err.contains("AKIAEXAMPLEKEY") && !err.contains("hunter2pass"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_stored_run_naming_a_stage_it_does_not_have_is_refused_not_allocated() {
+    let target = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("sweep");
+    let o = headroom(&[
+        "sweep",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "10,20",
+        "--step-duration",
+        "1s",
+        "-q",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = run.join("intervals.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 2);
+    lines[0]["stage"] = 65535.into();
+    let damaged: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&log, damaged.join("\n") + "\n").unwrap();
+    let (err, _) = refused(&["report", run.to_str().unwrap()]);
+    assert!(
+        err.contains("intervals.jsonl: line 1: stage 65535, but the run has 2 stage(s)"),
+        "{err}"
+    );
+}
