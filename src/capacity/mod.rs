@@ -1,8 +1,10 @@
 //! How much load until the objective breaks: sweeps over a ladder of loads, and the search
 //! for the highest rate that meets an SLO.
 
+pub mod knee;
 mod ladder;
 pub mod search;
+pub mod steady;
 pub mod study;
 mod sweep;
 

@@ -7,7 +7,9 @@
 //! CAPACITY_DIR/01-grow-1000rps/     one run directory per probe
 //! ```
 
+use super::knee::{self, Knee};
 use super::search::{self, Finding, Outcome, Phase, SearchSettings};
+use super::steady::{self, Unsteady};
 use super::{Axis, Ladder, StepLength, Sweep};
 use crate::engine::CancellationToken;
 use crate::monitor::ServerWatch;
@@ -50,8 +52,13 @@ pub struct ProbeRecord {
     pub phase: Phase,
     /// Its run directory, relative to the search's.
     pub run: String,
-    /// Every objective held.
+    /// It passed: every objective held and the rate was held steadily (nothing in
+    /// `unsteady`).
     pub met: bool,
+    /// How the window showed a queue, when it did: the rate was not sustainable whatever
+    /// its percentiles said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsteady: Vec<Unsteady>,
     /// The generator, not the server, set its numbers.
     pub generator_bound: bool,
     /// Completions per second over the window.
@@ -97,6 +104,9 @@ pub struct CapacityRecord {
     pub probes: Vec<ProbeRecord>,
     /// The answer; `None` while the search runs (or after it was killed).
     pub outcome: Option<Outcome>,
+    /// Where p99 turns upward with the rate, from the probes, or why they cannot say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<Knee>,
 }
 
 impl CapacityRecord {
@@ -141,6 +151,7 @@ pub fn run(
     on_probe: &mut dyn FnMut(&ProbeRecord),
 ) -> Result<CapacityRecord, StudyError> {
     settings.search.validate()?;
+    steady::window(&settings.objectives, Some(settings.window))?;
     // Steps the probes cannot take are refused before anything is stored.
     probe_plan(
         plan,
@@ -172,6 +183,7 @@ pub fn run(
         warmup_secs: settings.warmup.as_secs_f64(),
         probes: Vec::new(),
         outcome: None,
+        knee: None,
     };
     record.save(dir)?;
     let StudySettings {
@@ -207,7 +219,23 @@ pub fn run(
         if summary.partial.is_some() {
             return Ok(None);
         }
-        let probe = ProbeRecord::of(rate, phase, name, &summary);
+        let window_secs: Vec<&crate::store::IntervalDigest> = {
+            // The window is the probe's last stage; its whole seconds only (the last,
+            // partial one is the drain after the attack).
+            let window_stage = stored.meta.stages.len().saturating_sub(1);
+            let whole = stored
+                .end
+                .as_ref()
+                .map_or(0, |e| e.attack_secs.floor() as u64);
+            stored
+                .intervals
+                .iter()
+                .filter(|d| d.stage.map(usize::from) == Some(window_stage) && d.index < whole)
+                .collect()
+        };
+        let mut probe = ProbeRecord::of(rate, phase, name, &summary);
+        probe.unsteady = steady::judge(rate, &window_secs);
+        probe.met = probe.met && probe.unsteady.is_empty();
         on_probe(&probe);
         let finding = Finding {
             met: probe.met,
@@ -218,6 +246,8 @@ pub fn run(
         Ok(Some(finding))
     })?;
     record.outcome = Some(outcome);
+    let points: Vec<(f64, u64)> = record.probes.iter().map(|p| (p.rate, p.p99_us)).collect();
+    record.knee = Some(knee::estimate(&points));
     record.save(dir)?;
     Ok(record)
 }
@@ -231,6 +261,7 @@ impl ProbeRecord {
             phase,
             run,
             met,
+            unsteady: Vec::new(),
             // Only the generator's own evidence (its CPU, ports, descriptors, connection
             // cap) makes a probe generator-bound: a server holding every connection makes
             // requests leave late too.

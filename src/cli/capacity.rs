@@ -31,11 +31,12 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 2.0)]
     pub growth: f64,
     /// Stop narrowing once the tipping point is within this share of the capacity.
-    #[arg(long, default_value = "5%", value_parser = percent)]
+    #[arg(long, default_value = "2%", value_parser = percent)]
     pub precision: f64,
-    /// Steady-state window each probe is judged on.
-    #[arg(long, default_value = "10s", value_parser = super::positive_duration)]
-    pub window: Duration,
+    /// Steady-state window each probe is judged on (default: 10s, or 20 times the
+    /// objectives' tightest latency bound when that is longer; a shorter one is refused).
+    #[arg(long, value_parser = super::positive_duration)]
+    pub window: Option<Duration>,
     /// Warm-up before each window (connections open, caches fill), left out of the numbers.
     #[arg(long, default_value = "2s", value_parser = super::duration)]
     pub warmup: Duration,
@@ -65,6 +66,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     if objectives.is_empty() {
         anyhow::bail!("give the objectives to meet: --slo \"p99 < 250ms, errors < 0.1%\" (or a scenario with slo:)");
     }
+    let window = headroom::capacity::steady::window(&objectives, args.window)?;
     let dir = args.output.dir("capacity");
     // One clear error before the first probe rather than a silent gap in every report.
     args.output.server_watch()?;
@@ -83,7 +85,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
                 precision: args.precision,
                 max_probes: args.max_probes,
             },
-            window: args.window,
+            window,
             warmup: args.warmup,
             command: headroom::store::redact_args(&argv),
             server: &mut server,

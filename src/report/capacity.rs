@@ -4,7 +4,9 @@
 use super::table::{aligned, markdown};
 use super::Format;
 use crate::capacity::fmt_level;
+use crate::capacity::knee::Knee;
 use crate::capacity::search::{Outcome, Verdict, DEFAULT_MAX};
+use crate::capacity::steady::Unsteady;
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
 use crate::units::fmt_us;
 use std::fmt::Write as _;
@@ -27,7 +29,13 @@ pub fn probe_line(p: &ProbeRecord) -> String {
         "probe {:<28} {:>9} req/s: {}  p99 {}  errors {:.2}%  {:.1} req/s{}",
         p.run,
         fmt_level(p.rate),
-        if p.met { "met   " } else { "broken" },
+        if p.met {
+            "met   "
+        } else if p.unsteady.is_empty() {
+            "broken"
+        } else {
+            "queue "
+        },
         fmt_us(p.p99_us),
         100.0 * p.failure_ratio,
         p.throughput,
@@ -66,6 +74,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
                     .iter()
                     .filter(|v| !v.met)
                     .map(|v| format!("{} measured {}", v.objective, v.measured))
+                    .chain(p.unsteady.iter().map(unsteady))
                     .collect();
                 missed.join("; ")
             })
@@ -74,7 +83,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
     match verdict {
         Verdict::Found => {
             out.push(format!(
-                "Sustainable capacity: {} (meets {objectives}; confirmed by a repeated run).",
+                "Sustainable capacity: {} (meets {objectives} with the rate held steadily; confirmed by a repeated run).",
                 rate(capacity)
             ));
             out.push(format!(
@@ -132,7 +141,47 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             rate(tipping)
         )),
     }
+    match &record.knee {
+        Some(Knee::Found {
+            rate: at,
+            p99_us,
+            r2,
+            rms_us,
+        }) => out.push(format!(
+            "Knee: p99 turns upward at about {} (p99 {} there; two lines through it explain {:.0} % of the p99's variance, RMS error {}).",
+            rate(Some(*at)),
+            fmt_us(*p99_us),
+            100.0 * r2,
+            crate::units::fmt_us_f(*rms_us)
+        )),
+        Some(Knee::None { why }) => out.push(format!("Knee: none estimated ({why}).")),
+        None => {}
+    }
     out
+}
+
+/// Why a probe's window was not steady, in words.
+pub fn unsteady(u: &Unsteady) -> String {
+    match u {
+        Unsteady::ThroughputShort { offered, completed } => format!(
+            "completed {completed:.1} of the {} req/s offered ({:.1} %)",
+            fmt_level(*offered),
+            100.0 * completed / offered
+        ),
+        Unsteady::BacklogGrowing { per_sec, allowed } => format!(
+            "requests in flight grew by {per_sec:.1} per second (a queue; {allowed:.1} allowed)"
+        ),
+        Unsteady::LatencyClimbing {
+            us_per_sec,
+            first_p50_us,
+            last_p50_us,
+        } => format!(
+            "latency climbed {} per second through the window (median {} to {})",
+            crate::units::fmt_us_f(*us_per_sec),
+            fmt_us(*first_p50_us),
+            fmt_us(*last_p50_us)
+        ),
+    }
 }
 
 /// The probes as table rows (header first).
@@ -149,6 +198,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
         "max",
         "errors",
         "SLO",
+        "steady",
         "generator",
     ]
     .iter()
@@ -169,7 +219,25 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
             fmt_us(p.p99_us),
             fmt_us(p.max_us),
             format!("{:.2}%", 100.0 * p.failure_ratio),
-            if p.met { "met" } else { "broken" }.into(),
+            if p.verdicts.iter().all(|v| v.met) {
+                "met"
+            } else {
+                "broken"
+            }
+            .into(),
+            if p.unsteady.is_empty() {
+                "yes".into()
+            } else {
+                p.unsteady
+                    .iter()
+                    .map(|u| match u {
+                        Unsteady::ThroughputShort { .. } => "short",
+                        Unsteady::BacklogGrowing { .. } => "queue",
+                        Unsteady::LatencyClimbing { .. } => "climbing",
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
             if p.generator_bound {
                 "bound".into()
             } else {
@@ -197,7 +265,7 @@ fn render_text(record: &CapacityRecord) -> String {
     );
     let _ = writeln!(
         out,
-        "Each probe: {}s warm-up, then a {}s window judged against the objectives.\n",
+        "Each probe: {}s warm-up, then a {}s window judged against the objectives and for a steady rate (throughput, requests in flight and latency trends).\n",
         record.warmup_secs, record.window_secs
     );
     for line in answer(record) {
@@ -249,6 +317,7 @@ mod tests {
             window_secs: 10.0,
             warmup_secs: 2.0,
             probes: vec![],
+            knee: None,
             outcome: Some(Outcome {
                 verdict: Verdict::AboveMax,
                 capacity: Some(max),
