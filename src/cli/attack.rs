@@ -52,10 +52,16 @@ pub struct Output {
     /// No live progress line.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Sample a local server process every second (CPU, memory, threads, descriptors) into the
-    /// run and its reports.
-    #[arg(long, value_name = "PID", conflicts_with = "monitor_prometheus")]
-    pub monitor_pid: Option<u32>,
+    /// Sample local server processes every second (CPU, memory, threads, descriptors) into
+    /// the run and its reports; each PID with the processes it started (nginx's master and
+    /// its workers). Repeatable, or a comma list: --monitor-pid 12,34.
+    #[arg(
+        long,
+        value_name = "PID",
+        value_delimiter = ',',
+        conflicts_with = "monitor_prometheus"
+    )]
+    pub monitor_pid: Vec<u32>,
     /// Scrape a Prometheus endpoint every second for the server's CPU and memory:
     /// node_exporter's machine metrics, or an exporter's own process metrics.
     #[arg(long, value_name = "URL")]
@@ -98,11 +104,13 @@ impl Output {
 
     /// The server watch asked for, started now so a wrong PID or URL fails before any load.
     pub fn server_watch(&self) -> anyhow::Result<Option<ServerWatch>> {
-        Ok(match (self.monitor_pid, &self.monitor_prometheus) {
-            (Some(pid), _) => Some(ServerWatch::Process(TargetProbe::new(pid)?)),
-            (None, Some(url)) => Some(ServerWatch::Prometheus(PrometheusProbe::new(url)?)),
-            (None, None) => None,
-        })
+        Ok(
+            match (self.monitor_pid.as_slice(), &self.monitor_prometheus) {
+                ([], Some(url)) => Some(ServerWatch::Prometheus(PrometheusProbe::new(url)?)),
+                ([], None) => None,
+                (pids, _) => Some(ServerWatch::Process(TargetProbe::new(pids)?)),
+            },
+        )
     }
 
     /// The run directory asked for, or a new one named after `command`.

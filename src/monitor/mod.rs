@@ -6,12 +6,14 @@
 mod process;
 mod prometheus;
 mod target;
+mod tree;
 
 pub use process::{
     open_fds, peak_rss_bytes, raise_open_files_limit, CpuTime, Health, ProcessProbe,
 };
 pub use prometheus::{PrometheusProbe, Reading, ScrapeError};
-pub use target::{mean_cpu_percent, MonitorError, TargetHealth, TargetProbe};
+pub use target::{mean_cpu_percent, MonitorError, TargetHealth, TargetProbe, TreeHealth};
+pub use tree::cores_online;
 
 /// The server being watched, by PID or through its Prometheus endpoint.
 #[derive(Debug)]

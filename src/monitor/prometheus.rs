@@ -112,6 +112,7 @@ pub fn health(from: &Reading, to: &Reading) -> TargetHealth {
         rss_bytes: to.memory_bytes.unwrap_or(0),
         threads: to.threads.unwrap_or(0),
         open_fds: to.open_fds,
+        ..TargetHealth::default()
     }
 }
 

@@ -1,11 +1,29 @@
-//! The server watching: a local target process sampled every second (CPU, memory, threads,
-//! descriptors) from /proc, so a report can say whether the server ran out of CPU.
+//! The server watching: local processes sampled every second (CPU, memory, threads,
+//! descriptors) from /proc, each with everything it started, so a report can say whether
+//! the server ran out of CPU.
 
+use super::tree;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::time::Instant;
 
-/// One second of the target process.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+/// One watched process tree over one sample.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TreeHealth {
+    /// The PID asked for: the tree's root.
+    pub pid: u32,
+    /// The root's command name.
+    pub name: String,
+    /// CPU the tree used over the span, as a share of one core.
+    pub cpu_percent: f64,
+    /// Processes in the tree.
+    pub processes: u64,
+    /// Threads in the tree.
+    pub threads: u64,
+}
+
+/// One second of the watched server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetHealth {
     /// CPU used since the last sample, as a share of one core (100 = one core busy).
     pub cpu_percent: f64,
@@ -18,6 +36,12 @@ pub struct TargetHealth {
     /// Seconds the CPU share covers: about one, less for the run's last, partial interval.
     #[serde(default = "one_second")]
     pub wall_secs: f64,
+    /// Cores online on the server's machine (0: unknown, as through Prometheus).
+    #[serde(default)]
+    pub cores: u32,
+    /// Each watched tree (processes watched by PID only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trees: Vec<TreeHealth>,
 }
 
 fn one_second() -> f64 {
@@ -56,54 +80,98 @@ pub struct MonitorError {
     pub reason: String,
 }
 
-/// Samples one process by PID.
+/// Samples process trees by the PIDs of their roots.
 #[derive(Debug)]
 pub struct TargetProbe {
-    pid: u32,
+    roots: Vec<u32>,
     ticks_per_sec: f64,
-    last: (f64, Instant),
+    page_bytes: u64,
+    cores: u32,
+    /// CPU ticks of every process of the trees at the last sample.
+    last: HashMap<u32, u64>,
+    last_at: Instant,
 }
 
 impl TargetProbe {
-    /// Starts watching `pid`; fails when there is no such process to read.
-    pub fn new(pid: u32) -> Result<TargetProbe, MonitorError> {
-        let ticks = rustix::param::clock_ticks_per_second() as f64;
-        let cpu = cpu_ticks(pid).map_err(|reason| MonitorError { pid, reason })?;
-        Ok(TargetProbe {
-            pid,
-            ticks_per_sec: ticks.max(1.0),
-            last: (cpu, Instant::now()),
-        })
-    }
-
-    /// The process's PID.
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    /// The process since the last sample; `None` once it is gone.
-    pub fn sample(&mut self) -> Option<TargetHealth> {
-        let cpu = cpu_ticks(self.pid).ok()?;
-        let now = Instant::now();
-        let (last_cpu, last_at) = std::mem::replace(&mut self.last, (cpu, now));
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse::<u64>().ok())
+    /// Starts watching the trees of `roots`; fails when one is not a process to read.
+    pub fn new(roots: &[u32]) -> Result<TargetProbe, MonitorError> {
+        let procs = tree::scan();
+        for &pid in roots {
+            if !procs.iter().any(|p| p.pid == pid) {
+                let reason = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .err()
+                    .map_or("unreadable /proc stat".into(), |e| e.to_string());
+                return Err(MonitorError { pid, reason });
+            }
+        }
+        let mut probe = TargetProbe {
+            roots: roots.to_vec(),
+            ticks_per_sec: (rustix::param::clock_ticks_per_second() as f64).max(1.0),
+            page_bytes: rustix::param::page_size() as u64,
+            cores: tree::cores_online(),
+            last: HashMap::new(),
+            last_at: Instant::now(),
         };
-        let wall = now.duration_since(last_at);
-        Some(TargetHealth {
-            cpu_percent: cpu_percent((cpu - last_cpu) / self.ticks_per_sec, wall),
+        for &root in roots {
+            for p in tree::tree(root, &procs) {
+                probe.last.insert(p.pid, p.ticks);
+            }
+        }
+        Ok(probe)
+    }
+
+    /// The PIDs watched.
+    pub fn pids(&self) -> &[u32] {
+        &self.roots
+    }
+
+    /// The trees since the last sample; `None` once every root is gone.
+    pub fn sample(&mut self) -> Option<TargetHealth> {
+        let procs = tree::scan();
+        let now = Instant::now();
+        let wall = now.duration_since(std::mem::replace(&mut self.last_at, now));
+        let mut seen = HashMap::new();
+        let mut health = TargetHealth {
             wall_secs: wall.as_secs_f64(),
-            rss_bytes: field("VmRSS:").unwrap_or(0) * 1024,
-            threads: field("Threads:").unwrap_or(0),
-            open_fds: std::fs::read_dir(format!("/proc/{}/fd", self.pid))
-                .ok()
-                .map(|d| d.count() as u64),
-        })
+            cores: self.cores,
+            ..TargetHealth::default()
+        };
+        let mut fds = None;
+        for &root in &self.roots {
+            let members = tree::tree(root, &procs);
+            let Some(head) = members.first() else {
+                continue;
+            };
+            let mut used = 0;
+            for p in &members {
+                // A process new since the last sample was born in the span: all its CPU is.
+                used += p
+                    .ticks
+                    .saturating_sub(self.last.get(&p.pid).copied().unwrap_or(0));
+                seen.insert(p.pid, p.ticks);
+                health.rss_bytes += p.rss_pages * self.page_bytes;
+                if let Ok(d) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) {
+                    *fds.get_or_insert(0) += d.count() as u64;
+                }
+            }
+            let threads: u64 = members.iter().map(|p| p.threads).sum();
+            health.threads += threads;
+            health.trees.push(TreeHealth {
+                pid: root,
+                name: head.name.clone(),
+                cpu_percent: cpu_percent(used as f64 / self.ticks_per_sec, wall),
+                processes: members.len() as u64,
+                threads,
+            });
+        }
+        if health.trees.is_empty() {
+            return None;
+        }
+        // Exited processes leave the map: their PIDs may come back as new processes.
+        self.last = seen;
+        health.cpu_percent = health.trees.iter().map(|t| t.cpu_percent).sum();
+        health.open_fds = fds;
+        Some(health)
     }
 }
 
@@ -117,29 +185,13 @@ pub(super) fn cpu_percent(used: f64, wall: std::time::Duration) -> f64 {
     }
 }
 
-/// User plus system CPU time of `pid`, in clock ticks.
-fn cpu_ticks(pid: u32) -> Result<f64, String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| e.to_string())?;
-    // The command name may hold spaces and parentheses: fields count from the last ')'.
-    let after = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .ok_or("unreadable /proc stat")?;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
-    match (ticks(11), ticks(12)) {
-        (Some(user), Some(system)) => Ok(user + system),
-        _ => Err("unreadable /proc stat".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn this_process_can_be_watched_and_a_missing_one_is_named() {
-        let mut probe = TargetProbe::new(std::process::id()).unwrap();
+        let mut probe = TargetProbe::new(&[std::process::id()]).unwrap();
         let mut x = 0u64;
         for i in 0..2_000_000u64 {
             x = x.wrapping_add(i * i);
@@ -148,7 +200,11 @@ mod tests {
         let h = probe.sample().unwrap();
         assert!(h.rss_bytes > 0 && h.threads >= 1, "{h:?}");
         assert!(h.open_fds.is_some_and(|n| n > 0));
-        let e = TargetProbe::new(u32::MAX).unwrap_err().to_string();
+        assert_eq!(h.trees.len(), 1);
+        assert!(h.cores >= 1);
+        let e = TargetProbe::new(&[std::process::id(), u32::MAX])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("4294967295") && e.contains("PID"), "{e}");
     }
 }

@@ -114,13 +114,28 @@ pub fn render_markdown(s: &Summary) -> String {
     if let Some(sv) = &s.server {
         let _ = writeln!(
             out,
-            "\n### Server\n\nCPU {:.1} % of a core on average, {:.1} % in its busiest second; up to {} of memory, {} threads ({} seconds sampled).",
+            "\n### Server\n\nCPU {:.1} % of a core on average, {:.1} % in its busiest second{}; up to {} of memory, {} threads ({} seconds sampled).",
             sv.cpu_mean_percent,
             sv.cpu_max_percent,
+            sv.cpu_bound_percent
+                .map_or(String::new(), |b| format!(" (at most {b:.0} %)")),
             fmt_bytes(sv.rss_max_bytes as f64),
             sv.threads_max,
             sv.samples
         );
+        if sv.trees.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\n| PID | process | CPU mean | processes |\n|---:|---|---:|---:|"
+            );
+            for t in &sv.trees {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.1} % | {} |",
+                    t.pid, t.name, t.cpu_mean_percent, t.processes_max
+                );
+            }
+        }
     }
     let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
     if let Some(head) = verdict.next() {

@@ -272,14 +272,29 @@ pub fn render_text(s: &Summary) -> String {
             "Server",
             "[cpu mean, max, memory, threads, fds]",
             &format!(
-                "{:.1}%, {:.1}% of a core, {}, {}, {}",
+                "{:.1}%, {:.1}% of a core{}, {}, {}, {}",
                 sv.cpu_mean_percent,
                 sv.cpu_max_percent,
+                sv.cpu_bound_percent
+                    .map_or(String::new(), |b| format!(" (at most {b:.0}%)")),
                 fmt_bytes(sv.rss_max_bytes as f64),
                 sv.threads_max,
                 sv.open_fds_max.map_or("-".into(), |n| n.to_string())
             ),
         );
+        if sv.trees.len() > 1 {
+            for t in &sv.trees {
+                row(
+                    &mut out,
+                    "",
+                    "[pid name, cpu mean, processes]",
+                    &format!(
+                        "{} {}, {:.1}% of a core, {}",
+                        t.pid, t.name, t.cpu_mean_percent, t.processes_max
+                    ),
+                );
+            }
+        }
     }
     let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
     if let Some(head) = verdict.next() {

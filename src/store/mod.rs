@@ -72,7 +72,7 @@ pub struct StoredRun {
 }
 
 /// The few numbers of one interval that reports over time need.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalDigest {
     /// Seconds since the start.
     pub index: u64,
@@ -118,7 +118,7 @@ impl IntervalDigest {
             max_us: latency.quantile(1.0).as_micros() as u64,
             health: line.health,
             stage: line.stage,
-            server: line.server,
+            server: line.server.clone(),
         }
     }
 }

@@ -12,7 +12,7 @@ pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
 pub use generator::GeneratorHealth;
-pub use server::ServerHealth;
+pub use server::{ServerHealth, TreeSummary};
 pub use slo::{measure, SloVerdict};
 pub use stats::Stats;
 

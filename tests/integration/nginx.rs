@@ -327,3 +327,59 @@ fn hundreds_of_users_on_one_thread_are_all_served() {
     );
     assert_eq!(nginx.access_log().len(), 3000);
 }
+
+/// `--monitor-pid` takes nginx's master and finds its workers; given twice (or as a list) it
+/// watches each tree and says how much each used, and the CPU is bounded by the cores the
+/// watched threads could run on.
+#[test]
+fn watched_pids_are_process_trees_with_their_own_lines() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let served = Nginx::with_workers(2);
+    let other = Nginx::start(Tls::None);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let pid = |n: &Nginx| n.pid().as_raw_nonzero().get().to_string();
+    let pids = format!("{},{}", pid(&served), pid(&other));
+    let o = crate::support::headroom(&[
+        "attack",
+        &served.url("http", "/"),
+        "--rate",
+        "1000",
+        "-d",
+        "3s",
+        "-q",
+        "--monitor-pid",
+        &pids,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("of a core (at most "), "{text}");
+    assert!(text.contains("[pid name, cpu mean, processes]"), "{text}");
+    let o = crate::support::headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let server = &json["server"];
+    let trees = server["trees"].as_array().unwrap();
+    assert_eq!(trees.len(), 2, "{server}");
+    assert_eq!(trees[0]["pid"].to_string(), pid(&served));
+    // The master and its two workers.
+    assert!(trees[0]["processes_max"].as_u64().unwrap() >= 3, "{server}");
+    assert_eq!(trees[1]["processes_max"], 1, "{server}");
+    assert!(
+        trees[0]["cpu_mean_percent"].as_f64().unwrap() > 0.0,
+        "{server}"
+    );
+    let bound = server["cpu_bound_percent"].as_f64().unwrap();
+    let cores = headroom::monitor::cores_online() as f64;
+    let threads = server["threads_max"].as_f64().unwrap();
+    assert_eq!(bound, 100.0 * cores.min(threads), "{server}");
+    assert!(
+        server["cpu_max_percent"].as_f64().unwrap() <= bound,
+        "{server}"
+    );
+}

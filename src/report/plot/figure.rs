@@ -78,6 +78,9 @@ pub struct Axis {
     pub label: String,
     /// How values map to positions.
     pub scale: Scale,
+    /// The highest value the axis shows, when the measure has one (a server's CPU cannot
+    /// pass 100 % per core it runs on); a linear axis then spans up to it.
+    pub most: Option<f64>,
 }
 
 impl Axis {
@@ -86,6 +89,7 @@ impl Axis {
         Axis {
             label: label.into(),
             scale: Scale::Linear,
+            most: None,
         }
     }
 
@@ -94,6 +98,7 @@ impl Axis {
         Axis {
             label: label.into(),
             scale: Scale::Log,
+            most: None,
         }
     }
 }
@@ -224,7 +229,10 @@ impl Figure {
         }
         match axis.scale {
             // Counts and latencies read best from zero.
-            Scale::Linear if lo >= 0.0 => 0.0..(hi * 1.08).max(1e-9),
+            Scale::Linear if lo >= 0.0 => match axis.most {
+                Some(most) => 0.0..most.max(1e-9),
+                None => 0.0..(hi * 1.08).max(1e-9),
+            },
             Scale::Linear => lo - (hi - lo) * 0.05..hi + (hi - lo) * 0.05,
             Scale::Log => lo.floor()..(hi.ceil()).max(lo.floor() + 1.0),
             Scale::Nines => 0.0..hi.max(2.0).ceil(),
@@ -367,6 +375,7 @@ mod tests {
             x: Axis {
                 label: "percentile".into(),
                 scale: Scale::Nines,
+                most: None,
             },
             y: Axis::log("latency (ms)"),
             y2: Some(Axis::linear("server CPU (%)")),

@@ -43,8 +43,9 @@ fn over_time(
         .collect()
 }
 
-/// Adds the watched server's CPU on a second axis, when there is any; returns that axis.
-fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>) -> Option<Axis> {
+/// Adds the watched server's CPU on a second axis, when there is any; returns that axis,
+/// bounded by the most the watched processes could use when that is known.
+fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>, most: Option<f64>) -> Option<Axis> {
     if cpu.is_empty() {
         return None;
     }
@@ -54,7 +55,9 @@ fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>) -> Option<Axis> {
         mark: Mark::Dashed,
         secondary: true,
     });
-    Some(Axis::linear("server CPU (% of a core)"))
+    let mut axis = Axis::linear("server CPU (% of a core)");
+    axis.most = most;
+    Some(axis)
 }
 
 /// The latency-by-percentile figure (the seed 004 graph) of `series`.
@@ -65,6 +68,7 @@ fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
         x: Axis {
             label: "percentile".into(),
             scale: Scale::Nines,
+            most: None,
         },
         y: Axis::log("latency (ms)"),
         y2: None,
@@ -137,7 +141,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
         let cpu: Vec<(f64, f64)> = steps(view.summary)
             .filter_map(|r| r.server_cpu_percent.map(|c| (r.rps, c)))
             .collect();
-        let y2 = server_cpu(&mut lines, cpu);
+        let y2 = server_cpu(&mut lines, cpu, cpu_bound(view));
         figures.push(Figure {
             name: "headroom".into(),
             title: "Headroom: latency against achieved throughput (one point per step)".into(),
@@ -150,9 +154,19 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
     figures
 }
 
+/// The most CPU the run's watched server could use, % of a core.
+fn cpu_bound(view: &RunView<'_>) -> Option<f64> {
+    view.summary
+        .server
+        .as_ref()
+        .and_then(|s| s.cpu_bound_percent)
+}
+
 fn throughput_over_time(view: &RunView<'_>) -> Figure {
     let d = &view.run.intervals;
-    let cpu = over_time(d, |d| d.server.and_then(|s| s.judged_cpu_percent()));
+    let cpu = over_time(d, |d| {
+        d.server.as_ref().and_then(|s| s.judged_cpu_percent())
+    });
     let mut series_list = vec![
         series("sent/s", over_time(d, |d| Some(d.sent as f64)), Mark::Line),
         series(
@@ -166,7 +180,7 @@ fn throughput_over_time(view: &RunView<'_>) -> Figure {
             Mark::Line,
         ),
     ];
-    let y2 = server_cpu(&mut series_list, cpu);
+    let y2 = server_cpu(&mut series_list, cpu, cpu_bound(view));
     Figure {
         name: "throughput-over-time".into(),
         title: "Throughput and errors over time".into(),

@@ -86,8 +86,38 @@ impl Nginx {
         )
     }
 
+    /// nginx as it runs in production: a master process and `workers` worker processes.
+    pub fn with_workers(workers: u32) -> Nginx {
+        Nginx::launch_conf(
+            Tls::None,
+            &format!("worker_processes {workers};\nmaster_process on;"),
+            "worker_connections 4096;",
+            "",
+            r#"location / { return 200 "ok\n"; }"#,
+            DEFAULT_LOG_FORMAT,
+        )
+    }
+
     fn launch_full(
         tls: Tls<'_>,
+        events: &str,
+        http_conf: &str,
+        locations: &str,
+        log_format: &str,
+    ) -> Nginx {
+        Nginx::launch_conf(
+            tls,
+            "worker_processes 1;\nmaster_process off;",
+            events,
+            http_conf,
+            locations,
+            log_format,
+        )
+    }
+
+    fn launch_conf(
+        tls: Tls<'_>,
+        processes: &str,
         events: &str,
         http_conf: &str,
         locations: &str,
@@ -127,9 +157,8 @@ impl Nginx {
         };
         let r = root.display();
         let conf = format!(
-            r#"worker_processes 1;
+            r#"{processes}
 daemon off;
-master_process off;
 error_log {r}/logs/error.log warn;
 pid {r}/nginx.pid;
 events {{ {events} }}
