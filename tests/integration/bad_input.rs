@@ -172,3 +172,25 @@ fn a_stored_run_naming_a_stage_it_does_not_have_is_refused_not_allocated() {
         "{err}"
     );
 }
+
+#[test]
+fn a_scenario_that_aliases_expand_past_its_limit_is_refused_before_it_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 MiB aliased a thousand times: a gigabyte once expanded (2 GB of memory before).
+    let mut yaml = format!(
+        "target: {{url: 'http://127.0.0.1:9/'}}\nrequests:\n  - name: a\n    path: /\n    body: &big '{}'\n",
+        "x".repeat(1024 * 1024)
+    );
+    for i in 0..1000 {
+        yaml += &format!("  - {{name: a{i}, path: /, body: *big}}\n");
+    }
+    yaml += "load: {rate: 1, duration: 1s}\n";
+    let scenario = dir.path().join("bomb.yaml");
+    std::fs::write(&scenario, yaml).unwrap();
+    let (err, took) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    assert!(
+        err.contains("the scenario expands to more than 16 MiB (YAML aliases"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}

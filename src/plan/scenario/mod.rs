@@ -3,6 +3,7 @@
 //! Everything is checked before any request is sent, and a mistake is reported with the file,
 //! line and column it is at.
 
+mod budget;
 mod file;
 mod flows;
 mod load;
@@ -37,11 +38,21 @@ pub fn json_schema() -> String {
 
 /// Reads and checks the scenario at `path`; `threads` is used when the file sets none.
 pub fn load(path: &Path, threads: usize) -> Result<AttackPlan, ScenarioError> {
-    let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let refuse = |message: String| ScenarioError {
         file: path.to_path_buf(),
         at: None,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
+        message,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?
+        .len();
+    if size > budget::MAX_FILE_BYTES {
+        return Err(refuse(format!(
+            "the scenario is {size} bytes, above the 16 MiB a scenario may be; put large bodies in body_file and data in a data set"
+        )));
+    }
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?;
     parse(&source, path, threads)
 }
 
@@ -52,7 +63,7 @@ pub fn parse(source: &str, path: &Path, threads: usize) -> Result<AttackPlan, Sc
         file: path,
         dir: path.parent().unwrap_or(Path::new(".")),
     };
-    let scenario: ScenarioFile = yaml_serde::from_str(source).map_err(|e| {
+    let yaml_error = |e: yaml_serde::Error| {
         let at = e.location().map(|l| (l.line(), l.column()));
         let mut message = e.to_string();
         if let Some((line, column)) = at {
@@ -62,7 +73,15 @@ pub fn parse(source: &str, path: &Path, threads: usize) -> Result<AttackPlan, Sc
             }
         }
         lower.error_at(at, message)
-    })?;
+    };
+    // Counted before it is built: aliases could make a small file gigabytes.
+    let used = std::cell::Cell::new(0);
+    serde::de::DeserializeSeed::deserialize(
+        budget::Budget::new(&used, budget::MAX_EXPANDED_BYTES),
+        yaml_serde::Deserializer::from_str(source),
+    )
+    .map_err(yaml_error)?;
+    let scenario: ScenarioFile = yaml_serde::from_str(source).map_err(yaml_error)?;
     lower.plan(scenario, threads)
 }
 
