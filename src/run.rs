@@ -17,6 +17,15 @@ pub enum RunError {
     /// The run directory could not be written or read.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Writing the run's seconds failed mid-run (a full disk, an I/O error): the attack was
+    /// stopped rather than sent on unrecorded.
+    #[error("{cause}; the attack was stopped within a second, and the {written} second(s) written before are kept in the run directory")]
+    Lost {
+        /// The write that failed (in the message, not a `source`: the CLI would print it twice).
+        cause: StoreError,
+        /// Seconds written before it.
+        written: u64,
+    },
 }
 
 /// Receives each whole interval as it is stored (live progress).
@@ -74,6 +83,9 @@ pub fn attack_watching(
     let cpu_at_start = probe.cpu_time();
     let mut peak_fds = 0;
     let mut write_error: Option<StoreError> = None;
+    let mut written = 0;
+    // Load that cannot be recorded is load for nothing: a failed write stops the run.
+    let stop = shutdown.clone();
     let bounds = crate::plan::StageBounds::of(&plan.stages);
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
@@ -89,14 +101,18 @@ pub fn attack_watching(
             server: server.as_mut().and_then(ServerWatch::sample),
         };
         if write_error.is_none() {
-            if let Err(e) = writer.append(&line) {
-                write_error = Some(e);
+            match writer.append(&line) {
+                Ok(()) => written += 1,
+                Err(e) => {
+                    write_error = Some(e);
+                    stop.cancel();
+                }
             }
         }
         observer.interval(&line);
     });
-    if let Some(e) = write_error {
-        return Err(e.into());
+    if let Some(cause) = write_error {
+        return Err(RunError::Lost { cause, written });
     }
     let report = report?;
     let reason = observer.stopped_early();

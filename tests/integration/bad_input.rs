@@ -194,3 +194,33 @@ fn a_scenario_that_aliases_expand_past_its_limit_is_refused_before_it_is_built()
     );
     assert!(took < Duration::from_secs(30), "took {took:?}");
 }
+
+/// A run directory that fills up (its log written to /dev/full, which fails every write with
+/// ENOSPC) stops the attack at the first failed second instead of sending on unrecorded, and
+/// says what happened.
+#[test]
+fn a_full_disk_stops_the_attack_and_says_so() {
+    let target = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("intervals.jsonl")).unwrap();
+    let (err, took) = refused(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "100",
+        "-d",
+        "60s",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("No space left on device")
+            && err.contains("the attack was stopped within a second"),
+        "{err}"
+    );
+    // Not the minute asked for: stopped at the first second it could not write.
+    assert!(took < Duration::from_secs(45), "took {took:?}");
+}

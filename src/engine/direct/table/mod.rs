@@ -65,6 +65,13 @@ pub struct Table<'a> {
     pools: Vec<Pool>,
     /// Logins this worker has run, numbering their data rows.
     logins: u64,
+    /// The open model's identity: one per worker, shared by all its connections, so a closed
+    /// connection (keep-alive off, a server close, a retry) is not a new login.
+    identity: Option<LoggedIn>,
+    /// True while the identity's login is in flight: one at a time, no login storm.
+    identity_pending: bool,
+    /// Requests waiting for the identity's login to answer.
+    held: Vec<Job>,
     delayed: Delayed,
     dialing: usize,
     open: usize,
@@ -117,6 +124,9 @@ impl<'a> Table<'a> {
             },
             pools,
             logins: 0,
+            identity: None,
+            identity_pending: false,
+            held: Vec::new(),
             delayed: Delayed::default(),
             dialing: 0,
             open: 0,
@@ -187,7 +197,11 @@ impl<'a> Table<'a> {
 
     /// True while anything is waiting, in flight or being connected.
     pub fn busy(&self) -> bool {
-        self.inflight > 0 || self.dialing > 0 || self.waiting() > 0 || self.delayed.len() > 0
+        self.inflight > 0
+            || self.dialing > 0
+            || self.waiting() > 0
+            || self.delayed.len() > 0
+            || !self.held.is_empty()
     }
 
     /// True while replies are awaited.
@@ -239,7 +253,21 @@ impl<'a> Table<'a> {
             return;
         };
         if let Some(rule) = &spec.requests.login {
-            if !job.login && LoggedIn::stale(open.login.as_ref(), rule, Instant::now()) {
+            // The open model logs in once per worker (its identity); the closed model once
+            // per connection its user holds.
+            let current = if self.paced {
+                self.identity.as_ref()
+            } else {
+                open.login.as_ref()
+            };
+            if !job.login && LoggedIn::stale(current, rule, Instant::now()) {
+                if self.paced && self.identity_pending {
+                    // The identity's login is under way: wait for it, not a second login.
+                    self.held.push(job);
+                    self.pools[p].idle.push(index);
+                    return;
+                }
+                self.identity_pending = self.paced;
                 let count = self.logins;
                 self.logins += 1;
                 let login = Job::login(
@@ -260,7 +288,11 @@ impl<'a> Table<'a> {
             login,
             fresh,
         } = open;
-        let vars = job.vars(login.as_ref());
+        let vars = job.vars(if self.paced {
+            self.identity.as_ref()
+        } else {
+            login.as_ref()
+        });
         let (bytes, body_bytes) =
             match template.h1(job.turn(&spec.requests), &vars, &mut self.scratch) {
                 Ok(rendered) => rendered,

@@ -68,6 +68,10 @@ impl Table<'_> {
         let InFlight { mut job, sent } = inflight;
         let verdict = settle::judge(self.spec, &mut job, &reply, sent);
         self.tally.record(&verdict.sample, reply.end.max(sent.at));
+        if job.login && self.paced {
+            let waiting = job.then.take().map(|j| *j);
+            return self.identified(index, waiting, verdict.logged_in, reusable);
+        }
         if job.login {
             let waiting = job.then.take().map(|j| *j);
             let Some(vars) = verdict.logged_in.filter(|_| reusable) else {
@@ -97,6 +101,11 @@ impl Table<'_> {
             if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
                 open.login = None;
             }
+            // The identity is renewed only when the request used the current one, so a burst
+            // of refusals makes one new login, not one each.
+            if self.identity.as_ref().is_some_and(|l| l.at <= sent.at) {
+                self.identity = None;
+            }
         }
         // A flow goes on only past a step that got what it expected.
         if verdict.expected && job.session.is_some() && !self.stopped {
@@ -122,6 +131,62 @@ impl Table<'_> {
         self.tally.record(&sample, end);
         if let Some(waiting) = job.then.take() {
             self.fail(*waiting, None, ErrorKind::LoginFailed);
+        }
+        if job.login && self.paced {
+            self.identity_pending = false;
+            for held in std::mem::take(&mut self.held) {
+                self.fail(held, None, ErrorKind::LoginFailed);
+            }
+        }
+    }
+}
+
+impl Table<'_> {
+    /// Ends the open model's login on connection `index`: the identity holds what it captured
+    /// and the requests that waited go, or they fail as `login_failed`.
+    fn identified(
+        &mut self,
+        index: usize,
+        waiting: Option<Job>,
+        logged_in: Option<crate::engine::job::Values>,
+        reusable: bool,
+    ) -> Next {
+        self.identity_pending = false;
+        let Some(vars) = logged_in else {
+            if let Some(waiting) = waiting {
+                self.fail(waiting, None, ErrorKind::LoginFailed);
+            }
+            for held in std::mem::take(&mut self.held) {
+                self.fail(held, None, ErrorKind::LoginFailed);
+            }
+            return Next::Close;
+        };
+        self.identity = Some(LoggedIn {
+            vars,
+            at: Instant::now(),
+        });
+        // A login whose connection the server closed is no failed login: its token stays good.
+        for held in std::mem::take(&mut self.held) {
+            self.pools[usize::from(held.instance)]
+                .waiting
+                .push_front(held);
+        }
+        match waiting {
+            Some(waiting) if !self.stopped && reusable => {
+                self.send_on(index, waiting);
+                Next::Busy
+            }
+            Some(waiting) if !self.stopped => {
+                self.pools[usize::from(waiting.instance)]
+                    .waiting
+                    .push_front(waiting);
+                Next::Idle
+            }
+            Some(waiting) => {
+                self.fail(waiting, None, ErrorKind::LoginFailed);
+                Next::Idle
+            }
+            None => Next::Idle,
         }
     }
 }
