@@ -22,7 +22,7 @@ pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USE
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{without_user_info, Scheme, Target};
-pub use template::{Context, Template, TemplateError};
+pub use template::{Context, Names, Template, TemplateError};
 pub use tls::{ClientIdentity, TlsOptions};
 pub use weights::{MixError, Weights, MAX_CYCLE};
 

@@ -80,11 +80,51 @@ pub enum TemplateError {
     },
 }
 
+/// The names a template may fill: a data set's columns (slots from 0), then captured values
+/// (slots after the columns). Looked up by hash: a scenario may have tens of thousands.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    /// The data set's columns, in slot order.
+    pub columns: &'a [String],
+    /// Captured values and their slot among the captures.
+    pub captured: &'a std::collections::HashMap<String, usize>,
+}
+
+impl Names<'_> {
+    fn slot(&self, name: &str) -> Option<usize> {
+        match self.columns.iter().position(|c| c == name) {
+            Some(c) => Some(c),
+            None => self.captured.get(name).map(|v| self.columns.len() + v),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.columns.len() + self.captured.len()
+    }
+}
+
 impl Template {
     /// Parses `text`, resolving names against `columns` (plus the built-in `seq`).
     pub fn parse(
         text: &str,
         columns: &[String],
+        context: Context,
+    ) -> Result<Template, TemplateError> {
+        let none = std::collections::HashMap::new();
+        Template::parse_names(
+            text,
+            Names {
+                columns,
+                captured: &none,
+            },
+            context,
+        )
+    }
+
+    /// Parses `text`, resolving names against a data set's columns and captured values.
+    pub fn parse_names(
+        text: &str,
+        names: Names<'_>,
         context: Context,
     ) -> Result<Template, TemplateError> {
         let mut pieces = Vec::new();
@@ -114,18 +154,18 @@ impl Template {
             }
             pieces.push(match name {
                 "seq" if filter == Filter::None && batch.is_none() => Piece::Seq,
-                _ => Piece::Column(columns.iter().position(|c| c == name).ok_or_else(|| {
+                _ => Piece::Column(names.slot(name).ok_or_else(|| {
                     TemplateError::Undefined {
                         name: name.to_string(),
                         text: text.to_string(),
-                        known: if columns.is_empty() {
+                        known: if names.len() == 0 {
                             "the request has no data source (add data: NAME to it); only {{ seq }} is built in".into()
                         } else {
                             // The names may be a data file's first line, and a file of
                             // secrets pointed at by mistake must not reach a CI log.
                             format!(
                                 "its data and captures name {} value(s), none of them {name:?} (the names are a data file's first line, not shown here); {{{{ seq }}}} is built in",
-                                columns.len()
+                                names.len()
                             )
                         },
                     }

@@ -15,6 +15,11 @@ impl Lowering<'_> {
         logged_in: &[usize],
     ) -> Result<Vec<Flow>, ScenarioError> {
         let mut flows = Vec::with_capacity(sections.len());
+        let by_name: std::collections::HashMap<&str, usize> = requests
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.name.as_str(), i))
+            .collect();
         for (f, section) in sections.iter().enumerate() {
             let name = section
                 .name
@@ -32,25 +37,20 @@ impl Lowering<'_> {
                 ));
             }
             // What the login captures is there before any step.
-            let mut set: Vec<bool> = (0..variables.len())
-                .map(|v| logged_in.contains(&v))
-                .collect();
+            let mut set: std::collections::HashSet<usize> = logged_in.iter().copied().collect();
             let mut steps = Vec::with_capacity(section.steps.len());
             for step in &section.steps {
-                let index = requests
-                    .iter()
-                    .position(|r| &r.name == step)
-                    .ok_or_else(|| {
-                        self.error_near(
-                            step,
-                            0,
-                            format!("flows[{f}] ({name}): no request named {step:?}"),
-                        )
-                    })?;
+                let index = by_name.get(step.as_str()).copied().ok_or_else(|| {
+                    self.error_near(
+                        step,
+                        0,
+                        format!("flows[{f}] ({name}): no request named {step:?}"),
+                    )
+                })?;
                 let r = &requests[index];
                 let data_columns = r.data.as_ref().map_or(0, |b| b.dataset.columns().len());
                 for c in captured_uses(r, data_columns) {
-                    if !set[c] {
+                    if !set.contains(&c) {
                         return Err(self.error_near(
                             step,
                             0,
@@ -61,9 +61,7 @@ impl Lowering<'_> {
                         ));
                     }
                 }
-                for c in &r.captures {
-                    set[c.slot] = true;
-                }
+                set.extend(r.captures.iter().map(|c| c.slot));
                 steps.push(index as u16);
             }
             flows.push(Flow {

@@ -166,19 +166,33 @@ impl Lowering<'_> {
                 "requests: give at least one request".into(),
             ));
         }
+        if s.requests.len() > usize::from(u16::MAX) {
+            return Err(self.error_near(
+                "requests",
+                0,
+                format!(
+                    "requests: {} requests, but a mix can hold at most {}",
+                    s.requests.len(),
+                    u16::MAX
+                ),
+            ));
+        }
         let data = self.data(&s.data)?;
         // Every captured name is a variable any template may use, after its capture.
         let mut variables: Vec<String> = Vec::new();
+        let mut captured = std::collections::HashMap::new();
         for r in &s.requests {
             for name in r.capture.keys() {
-                if !variables.contains(name) {
+                if !captured.contains_key(name) {
+                    captured.insert(name.clone(), variables.len());
                     variables.push(name.clone());
                 }
             }
         }
         let mut requests = Vec::with_capacity(s.requests.len());
+        let mut first_named = std::collections::HashMap::with_capacity(s.requests.len());
         for (i, r) in s.requests.iter().enumerate() {
-            if let Some(first) = s.requests[..i].iter().position(|o| o.name == r.name) {
+            if let Some(first) = first_named.insert(r.name.as_str(), i) {
                 return Err(self.error_near(
                     &format!("name: {}", r.name),
                     1,
@@ -188,7 +202,7 @@ impl Lowering<'_> {
                     ),
                 ));
             }
-            requests.push(self.request(&target, &t.headers, r, i, &data, &variables)?);
+            requests.push(self.request(&target, &t.headers, r, i, &data, &captured)?);
         }
         let duration =
             |text: &Option<String>| -> Result<Option<std::time::Duration>, ScenarioError> {

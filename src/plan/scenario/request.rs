@@ -4,8 +4,8 @@
 use super::file::{self, RequestSection};
 use super::{Lowering, ScenarioError};
 use crate::plan::{
-    json_path, Capture, CaptureFrom, Context, DataBinding, Dataset, Expect, NamedRequest, Pick,
-    RequestSpec, Target, Template, TemplateError, Templates,
+    json_path, Capture, CaptureFrom, Context, DataBinding, Dataset, Expect, NamedRequest, Names,
+    Pick, RequestSpec, Target, Template, TemplateError, Templates,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ impl Lowering<'_> {
         r: &RequestSection,
         i: usize,
         data: &BTreeMap<String, Arc<Dataset>>,
-        variables: &[String],
+        captured: &std::collections::HashMap<String, usize>,
     ) -> Result<NamedRequest, ScenarioError> {
         let here = |message: String| {
             self.error_near(&r.path, 0, format!("requests[{i}] ({}): {message}", r.name))
@@ -55,13 +55,12 @@ impl Lowering<'_> {
                 }
             };
         // A template's names are the data set's columns, then the flows' captured variables.
-        let mut columns: Vec<String> = binding
-            .as_ref()
-            .map(|b| b.dataset.columns().to_vec())
-            .unwrap_or_default();
-        columns.extend(variables.iter().cloned());
+        let names = Names {
+            columns: binding.as_ref().map_or(&[], |b| b.dataset.columns()),
+            captured,
+        };
         let template = |text: &str, context: Context| {
-            Template::parse(text, &columns, context).map_err(|e| {
+            Template::parse_names(text, names, context).map_err(|e| {
                 let message = format!("requests[{i}] ({}): {e}", r.name);
                 // A JSON body was re-serialized: find the slot itself in the file.
                 let slot = match &e {
@@ -151,7 +150,7 @@ impl Lowering<'_> {
                         format!(
                             "requests[{i}] ({}): header {name} takes column {:?}, whose row {} holds a line break, which would end the header",
                             r.name,
-                            columns[column],
+                            names.columns[column],
                             row + 1
                         ),
                     ));
@@ -186,10 +185,7 @@ impl Lowering<'_> {
             };
             captures.push(Capture {
                 name: name.clone(),
-                slot: variables
-                    .iter()
-                    .position(|v| v == name)
-                    .expect("collected above"),
+                slot: captured[name],
                 from,
             });
         }
