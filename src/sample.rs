@@ -252,6 +252,8 @@ error_kinds! {
     Backlog => ("backlog_full", Client, "not sent: all connections busy and the backlog full (raise --max-connections)"),
     /// A request picking its data rows uniquely had used them all, so it was not sent.
     DataExhausted => ("data_exhausted", Client, "not sent: its data rows (pick: unique) were all used"),
+    /// A data set too large to hold in memory could not be read back from its file.
+    DataUnreadable => ("data_unreadable", Client, "not sent: its data file could not be read back (changed or removed during the run?)"),
     /// A value a flow step captures was not in the response, so the flow could not go on.
     CaptureFailed => ("capture_failed", Server, "a value the flow captures was not in the response"),
     /// The connection's login failed, so a request that needed it was not sent.

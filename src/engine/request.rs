@@ -4,7 +4,7 @@
 
 use super::http1;
 use super::job::Vars;
-use crate::plan::{NamedRequest, Target};
+use crate::plan::{NamedRequest, Target, Unreadable};
 use crate::sample::ErrorKind;
 use bytes::Bytes;
 
@@ -112,7 +112,8 @@ impl RequestTemplate {
             return Ok((&self.h1_request, self.body.len() as u64));
         };
         let row = d.row(k)?;
-        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| d.fill(row, vars, nth, c, out);
+        let failed = std::cell::Cell::new(false);
+        let cell = d.filler(row, vars, &failed);
         let Scratch { head, body } = scratch;
         body.clear();
         match &d.templates.body {
@@ -132,6 +133,9 @@ impl RequestTemplate {
             &|i, out: &mut Vec<u8>| d.templates.headers[i].1.render(k, &cell, out),
             body,
         );
+        if failed.get() {
+            return Err(ErrorKind::DataUnreadable);
+        }
         Ok((head, body.len() as u64))
     }
 
@@ -147,7 +151,8 @@ impl RequestTemplate {
             });
         };
         let row = d.row(k)?;
-        let cell = |c: usize, nth: usize, out: &mut Vec<u8>| d.fill(row, vars, nth, c, out);
+        let failed = std::cell::Cell::new(false);
+        let cell = d.filler(row, vars, &failed);
         let body = match &d.templates.body {
             Some(t) => {
                 let mut out = Vec::new();
@@ -168,6 +173,9 @@ impl RequestTemplate {
                     http::HeaderValue::from_bytes(&value).map_err(|_| ErrorKind::ClientOther)?;
                 headers.insert(name.clone(), value);
             }
+        }
+        if failed.get() {
+            return Err(ErrorKind::DataUnreadable);
         }
         Ok(H2Request {
             method: self.method.clone(),
@@ -248,7 +256,14 @@ impl Dynamic {
 
     /// Writes slot `slot` of a send: a column of its `nth` row, or (past the data set's
     /// columns) a captured value, the iteration's own before the connection's login.
-    fn fill(&self, first: Option<u64>, vars: Vars<'_>, nth: usize, slot: usize, out: &mut Vec<u8>) {
+    fn fill(
+        &self,
+        first: Option<u64>,
+        vars: Vars<'_>,
+        nth: usize,
+        slot: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Unreadable> {
         match slot.checked_sub(self.data_columns) {
             Some(var) => out.extend_from_slice(
                 vars.iter()
@@ -258,9 +273,25 @@ impl Dynamic {
             None => {
                 if let (Some(b), Some(first)) = (&self.data, first) {
                     if let Some(row) = b.pick.row(first + nth as u64, b.dataset.rows()) {
-                        b.dataset.write_cell(row, slot, out);
+                        b.dataset.write_cell(row, slot, out)?;
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// A template filler for the `k`-th send, and the flag it raises when a row could not
+    /// be read (templates fill infallibly; the send is failed after).
+    fn filler<'a>(
+        &'a self,
+        row: Option<u64>,
+        vars: Vars<'a>,
+        failed: &'a std::cell::Cell<bool>,
+    ) -> impl Fn(usize, usize, &mut Vec<u8>) + 'a {
+        move |c: usize, nth: usize, out: &mut Vec<u8>| {
+            if self.fill(row, vars, nth, c, out).is_err() {
+                failed.set(true);
             }
         }
     }

@@ -5,7 +5,6 @@
 //! before a byte is read, rather than read until the machine runs out.
 
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The largest body file taken: bodies of load tests are kilobytes to megabytes.
@@ -47,25 +46,18 @@ pub fn read_body_file(path: &Path) -> Result<Vec<u8>, BodyFileError> {
         path: shown(),
         cause,
     };
-    // Non-blocking, so that a FIFO swapped in after a check could not hang the open.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
+    let Some((file, len)) = super::regular_file::open_regular(path).map_err(io)? else {
         return Err(BodyFileError::NotAFile { path: shown() });
-    }
-    if meta.len() > MAX_BODY_FILE {
+    };
+    if len > MAX_BODY_FILE {
         return Err(BodyFileError::TooLarge {
             path: shown(),
-            size: meta.len(),
+            size: len,
         });
     }
     // The size can change under us (a file still being written): read at most one byte past
     // the limit to know.
-    let mut body = Vec::with_capacity(meta.len() as usize);
+    let mut body = Vec::with_capacity(len as usize);
     file.take(MAX_BODY_FILE + 1)
         .read_to_end(&mut body)
         .map_err(io)?;

@@ -7,6 +7,7 @@ mod body_file;
 mod data;
 mod flow;
 mod load;
+mod regular_file;
 pub(crate) mod request;
 pub mod scenario;
 mod slo;
@@ -16,7 +17,7 @@ mod tls;
 mod weights;
 
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
-pub use data::{DataError, Dataset, Pick};
+pub use data::{DataError, Dataset, Pick, Unreadable, MAX_COLUMNS, MAX_ROW, RESIDENT_MAX};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login};
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};

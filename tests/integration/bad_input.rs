@@ -16,6 +16,31 @@ fn refused(args: &[&str]) -> (String, Duration) {
     (err, took)
 }
 
+/// Like [`refused`], under GNU time: also the peak resident memory, in MiB.
+fn refused_in_memory(args: &[&str]) -> (String, Duration, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("rss");
+    let started = Instant::now();
+    let o = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o", measured.to_str().unwrap()])
+        .arg(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("GNU time runs (tests/run installs it)");
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{args:?} should fail: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let kib: u64 = std::fs::read_to_string(&measured)
+        .unwrap()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("GNU time's peak RSS in KiB");
+    (err, took, kib / 1024)
+}
+
 #[test]
 fn urls_ports_and_user_info() {
     for (url, says) in [
@@ -264,4 +289,56 @@ fn a_scenario_of_thirty_thousand_requests_checks_in_bounded_time() {
         "{err}"
     );
     assert!(took < Duration::from_secs(90), "took {took:?}");
+}
+
+/// A data file of one endless line, or of millions of columns, is refused at the first row
+/// past its bounds (1 MiB, 1,024 columns), having read no more than that: it took about three
+/// times the file in memory when it was read whole first.
+#[test]
+fn data_files_of_endless_rows_or_columns_are_refused_at_their_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    // A gigabyte of one line (sparse: no disk is used), and 10 million columns.
+    let line = dir.path().join("line.csv");
+    std::fs::File::create(&line)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let columns = dir.path().join("columns.csv");
+    std::fs::write(&columns, "a,".repeat(10_000_000)).unwrap();
+    let jsonl = dir.path().join("line.jsonl");
+    std::fs::File::create(&jsonl)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    for (file, kind, says) in [
+        (
+            &line,
+            "csv",
+            "line.csv:1: a row longer than 1 MiB, the most one request takes from a data file (put large bodies in body_file)",
+        ),
+        (
+            &columns,
+            "csv",
+            "columns.csv:1: more than 1024 columns, the most a data file may have",
+        ),
+        (
+            &jsonl,
+            "jsonl",
+            "line.jsonl:1: a row longer than 1 MiB",
+        ),
+    ] {
+        let scenario = dir.path().join("s.yaml");
+        std::fs::write(
+            &scenario,
+            format!(
+                "target: {{url: 'http://127.0.0.1:9/'}}\ndata: {{d: {{{kind}: {}}}}}\nrequests: [{{name: a, path: '/{{{{ a }}}}', data: d}}]\nload: {{rate: 1, duration: 1s}}\n",
+                file.display()
+            ),
+        )
+        .unwrap();
+        let (err, took, rss_mib) = refused_in_memory(&["run", "--check", scenario.to_str().unwrap()]);
+        assert!(err.contains(says), "{err}");
+        assert!(rss_mib < 48, "{file:?}: {rss_mib} MiB");
+        assert!(took < Duration::from_secs(60), "{file:?}: took {took:?}");
+    }
 }

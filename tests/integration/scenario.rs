@@ -612,3 +612,80 @@ load: {{users: 2, requests: 40}}
         "the statuses are still counted"
     );
 }
+
+/// A data set past what is held in memory is read back from its file as rows are needed:
+/// the server gets every row's value, in order, while the generator's memory stays a small
+/// fraction of the file (seed 002's set is 1 million values of 5 KB: 5 GB).
+#[test]
+fn a_data_file_larger_than_memory_takes_is_read_from_disk_row_by_row() {
+    let nginx = Nginx::with_locations_and_log(
+        Tls::None,
+        r#"location /kv/ { return 200 "value\n"; }
+    location / { return 404; }"#,
+        "$request_method $request_uri $status",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let value = |i: usize| format!("{i:07}{}", "v".repeat(4089));
+    let mut rows = 0;
+    {
+        use std::io::Write;
+        let file = std::fs::File::create(dir.path().join("kv.csv")).unwrap();
+        let mut w = std::io::BufWriter::new(file);
+        writeln!(w, "key,value").unwrap();
+        // 96 MiB: half again what a table may hold in memory.
+        while rows * 4110 < 96 * 1024 * 1024 {
+            writeln!(w, "key-{rows:07},{}", value(rows)).unwrap();
+            rows += 1;
+        }
+    }
+    let scenario = dir.path().join("kv.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            r#"
+target: {{url: "{}"}}
+data:
+  kv: {{csv: kv.csv}}
+requests:
+  - {{name: get, path: "/kv/{{{{ key }}}}", data: kv}}
+  - {{name: put, method: PUT, path: "/kv/{{{{ key }}}}", body: "{{{{ value }}}}", data: kv, pick: random}}
+load: {{users: 2, requests: 400}}
+"#,
+            nginx.url("http", "")
+        ),
+    )
+    .unwrap();
+    let o = crate::support::headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["requests"]["total"].as_u64(), Some(400), "{v}");
+    assert_eq!(v["success_ratio"].as_f64(), Some(1.0), "{v}");
+    // Every put carried one whole row's value (4,096 bytes), read back from the file.
+    assert_eq!(v["bytes"]["out_total"].as_u64(), Some(200 * 4096), "{v}");
+    let log = nginx.access_log();
+    let gets: Vec<&String> = log.iter().filter(|l| l.starts_with("GET ")).collect();
+    assert_eq!(gets.len(), 200);
+    // The sequential gets walked the first 200 rows, each once.
+    for i in 0..200 {
+        let line = format!("GET /kv/key-{i:07} 200");
+        assert_eq!(
+            gets.iter().filter(|l| **l == &line).count(),
+            1,
+            "{line}\n{gets:?}"
+        );
+    }
+    let rss = v["generator"]["peak_rss_bytes"].as_u64().unwrap();
+    assert!(
+        rss < 48 * 1024 * 1024,
+        "peak RSS {} MiB for a 96 MiB data file",
+        rss >> 20
+    );
+}

@@ -1,9 +1,15 @@
 //! Data for templates: tables read from CSV or JSON-lines files, and generated key-value sets.
 //!
-//! A table is read once into one text buffer with cell offsets (memory close to the file's
-//! size, whatever the number of rows); a generated set is computed on demand, so a million
-//! 5 KiB values cost nothing until sent. Values are the same on every run: a written key is
-//! read back with the value it was written with.
+//! A table is checked whole when it is loaded and held in memory when small, or read back
+//! from its file by blocks when large (see [`table`]); a generated set is computed on
+//! demand, so a million 5 KiB values cost nothing until sent. Values are the same on every
+//! run: a written key is read back with the value it was written with.
+
+mod rows;
+mod table;
+
+pub use rows::{MAX_COLUMNS, MAX_ROW};
+pub use table::{Table, Unreadable, RESIDENT_MAX};
 
 use std::path::{Path, PathBuf};
 
@@ -26,15 +32,6 @@ pub enum Dataset {
         /// The column names.
         columns: Vec<String>,
     },
-}
-
-/// Rows read from a file, stored as one buffer and cell offsets.
-#[derive(Debug)]
-pub struct Table {
-    columns: Vec<String>,
-    text: String,
-    /// Start and end of each cell in `text`, row-major.
-    cells: Vec<(usize, usize)>,
 }
 
 /// How a request picks its row.
@@ -93,91 +90,12 @@ pub enum DataError {
 impl Dataset {
     /// Reads a CSV file whose first line names the columns.
     pub fn csv(path: &Path) -> Result<Dataset, DataError> {
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(true)
-            .from_path(path)
-            .map_err(|e| read_error(path, e))?;
-        let columns: Vec<String> = reader
-            .headers()
-            .map_err(|e| read_error(path, e))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
-        let mut table = Table::new(
-            columns,
-            std::fs::metadata(path).map_or(0, |m| m.len() as usize),
-        );
-        let mut record = csv::StringRecord::new();
-        loop {
-            match reader.read_record(&mut record) {
-                Ok(false) => break,
-                Ok(true) => {
-                    let line = record.position().map_or(0, |p| p.line());
-                    if record.len() != table.columns.len() {
-                        return Err(DataError::Malformed {
-                            path: path.to_path_buf(),
-                            line,
-                            reason: format!(
-                                "{} fields where the header names {}",
-                                record.len(),
-                                table.columns.len()
-                            ),
-                        });
-                    }
-                    for field in record.iter() {
-                        table.push(field);
-                    }
-                }
-                Err(e) => {
-                    let line = e.position().map_or(0, |p| p.line());
-                    return Err(DataError::Malformed {
-                        path: path.to_path_buf(),
-                        line,
-                        reason: e.to_string(),
-                    });
-                }
-            }
-        }
-        Ok(Dataset::Table(table))
+        Table::read(path, rows::Format::Csv).map(Dataset::Table)
     }
 
     /// Reads a JSON-lines file: one object per line, the first line's keys are the columns.
     pub fn jsonl(path: &Path) -> Result<Dataset, DataError> {
-        let text = std::fs::read_to_string(path).map_err(|e| read_error(path, e))?;
-        let mut table: Option<Table> = None;
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let malformed = |reason: String| DataError::Malformed {
-                path: path.to_path_buf(),
-                line: i as u64 + 1,
-                reason,
-            };
-            let value: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| malformed(e.to_string()))?;
-            let serde_json::Value::Object(object) = value else {
-                return Err(malformed("expected a JSON object".into()));
-            };
-            let t = table
-                .get_or_insert_with(|| Table::new(object.keys().cloned().collect(), text.len()));
-            for column in &t.columns.clone() {
-                let cell = object
-                    .get(column)
-                    .ok_or_else(|| malformed(format!("no {column:?}, which the first line has")))?;
-                match cell {
-                    serde_json::Value::String(s) => t.push(s),
-                    other => t.push(&other.to_string()),
-                }
-            }
-        }
-        table
-            .map(Dataset::Table)
-            .ok_or_else(|| DataError::Malformed {
-                path: path.to_path_buf(),
-                line: 1,
-                reason: "no rows".into(),
-            })
+        Table::read(path, rows::Format::JsonLines).map(Dataset::Table)
     }
 
     /// `count` keys (`key-0000042`) with `value_bytes`-byte values of letters and digits.
@@ -203,7 +121,7 @@ impl Dataset {
     /// The column names.
     pub fn columns(&self) -> &[String] {
         match self {
-            Dataset::Table(t) => &t.columns,
+            Dataset::Table(t) => t.columns(),
             Dataset::Generated { columns, .. } => columns,
         }
     }
@@ -211,7 +129,7 @@ impl Dataset {
     /// Number of rows.
     pub fn rows(&self) -> u64 {
         match self {
-            Dataset::Table(t) => (t.cells.len() / t.columns.len().max(1)) as u64,
+            Dataset::Table(t) => t.rows(),
             Dataset::Generated { count, .. } => *count,
         }
     }
@@ -219,61 +137,33 @@ impl Dataset {
     /// The first row whose `column` holds a line break, if any (it could not go in a header).
     pub fn line_break_in(&self, column: usize) -> Option<u64> {
         match self {
-            Dataset::Table(t) if column < t.columns.len() => {
-                (0..self.rows()).find(|&r| t.cell(r, column).contains(['\r', '\n']))
-            }
-            Dataset::Table(_) => None,
+            Dataset::Table(t) => t.line_break_in(column),
             Dataset::Generated { .. } => None,
         }
     }
 
-    /// Appends the value of `column` in `row` to `out`.
+    /// Appends the value of `column` in `row` to `out`; fails only when a table too large
+    /// to hold cannot be read back from its file.
     #[inline]
-    pub fn write_cell(&self, row: u64, column: usize, out: &mut Vec<u8>) {
+    pub fn write_cell(&self, row: u64, column: usize, out: &mut Vec<u8>) -> Result<(), Unreadable> {
         match self {
-            Dataset::Table(t) => out.extend_from_slice(t.cell(row, column).as_bytes()),
+            Dataset::Table(t) => t.write_cell(row, column, out),
             Dataset::Generated {
                 value_bytes, width, ..
-            } => match column {
-                0 => {
-                    use std::io::Write;
-                    let _ = write!(out, "key-{row:0width$}");
+            } => {
+                use std::io::Write;
+                match column {
+                    0 => {
+                        let _ = write!(out, "key-{row:0width$}");
+                    }
+                    1 => generated_value(row, *value_bytes, out),
+                    _ => {
+                        let _ = write!(out, "{row}");
+                    }
                 }
-                1 => generated_value(row, *value_bytes, out),
-                _ => {
-                    use std::io::Write;
-                    let _ = write!(out, "{row}");
-                }
-            },
+                Ok(())
+            }
         }
-    }
-}
-
-impl Table {
-    fn new(columns: Vec<String>, size_hint: usize) -> Table {
-        Table {
-            columns,
-            text: String::with_capacity(size_hint),
-            cells: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, cell: &str) {
-        let start = self.text.len();
-        self.text.push_str(cell);
-        self.cells.push((start, self.text.len()));
-    }
-
-    fn cell(&self, row: u64, column: usize) -> &str {
-        let (start, end) = self.cells[row as usize * self.columns.len() + column];
-        &self.text[start..end]
-    }
-}
-
-fn read_error(path: &Path, e: impl std::fmt::Display) -> DataError {
-    DataError::Read {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
     }
 }
 
@@ -310,7 +200,7 @@ mod tests {
 
     fn cell(d: &Dataset, row: u64, column: usize) -> String {
         let mut out = Vec::new();
-        d.write_cell(row, column, &mut out);
+        d.write_cell(row, column, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
