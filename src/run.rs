@@ -67,9 +67,9 @@ pub fn attack_watching(
     mut server: Option<ServerWatch>,
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
-    let prepared = engine::prepare(plan)?;
+    let prepared = engine::prepare(plan, open_files)?;
     let meta = RunMeta::describe(
-        plan,
+        prepared.plan(),
         command,
         open_files,
         prepared.protocol(),

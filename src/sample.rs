@@ -163,6 +163,15 @@ impl Sample {
 pub enum Notice {
     /// The server asked for a client certificate and none was given.
     ClientCertificateAsked,
+    /// The connection cap was lowered to what the open-files limit lets the process hold.
+    ConnectionsLowered {
+        /// The cap asked for.
+        from: u32,
+        /// The cap the run has.
+        to: u32,
+        /// The open-files limit in force.
+        open_files: u64,
+    },
 }
 
 impl fmt::Display for Notice {
@@ -170,6 +179,10 @@ impl fmt::Display for Notice {
         match self {
             Notice::ClientCertificateAsked => f.write_str(
                 "the server asked for a client certificate and none was given (--cert and --key): it may refuse every request",
+            ),
+            Notice::ConnectionsLowered { from, to, open_files } => write!(
+                f,
+                "at most {to} connections, not {from}: this process may open {open_files} files (ulimit -n, at its hard limit)"
             ),
         }
     }

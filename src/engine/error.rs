@@ -32,6 +32,20 @@ pub enum EngineError {
     /// The request cannot be built.
     #[error("cannot build the request: {0}")]
     Request(String),
+    /// The run would need more connections than the process may hold descriptors for.
+    #[error("the run needs {needed} connections ({wanted}), but this process may open {open_files} files (ulimit -n, already raised to its hard limit) and keeps {reserved} for itself; {advice}")]
+    Descriptors {
+        /// What asks for them ("30000 users over HTTP/1.1").
+        wanted: String,
+        /// Connections it would open.
+        needed: u64,
+        /// The open-files limit in force.
+        open_files: u64,
+        /// Descriptors kept for other things than connections.
+        reserved: u64,
+        /// What to change.
+        advice: String,
+    },
     /// The operating system refused a thread or event loop.
     #[error("cannot start the engine: {0}")]
     Io(#[from] std::io::Error),

@@ -101,12 +101,85 @@ impl Prepared {
     pub fn notices(&self) -> &[Notice] {
         &self.notices
     }
+
+    /// The plan as it will run (its connection cap fitted to the open-files limit).
+    pub fn plan(&self) -> &AttackPlan {
+        &self.plan
+    }
+}
+
+/// Descriptors a run holds besides its connections: the standard streams, the run
+/// directory's files, the monitor's readings, and each engine thread's event loop and timers.
+fn reserved_descriptors(threads: usize) -> u64 {
+    32 + 4 * threads as u64
+}
+
+/// Checks that the connections the run may open fit in `open_files` descriptors: a closed
+/// model over HTTP/1.1 (a connection per user) or a cap the user set beyond them is refused;
+/// the default cap is lowered to fit, with a notice, since an open-model pool only grows to
+/// what the server's pace needs.
+fn fit_connections(
+    plan: &mut AttackPlan,
+    h2: bool,
+    open_files: Option<u64>,
+    notices: &mut Vec<Notice>,
+) -> Result<(), EngineError> {
+    let Some(open_files) = open_files else {
+        return Ok(());
+    };
+    let reserved = reserved_descriptors(plan.threads);
+    let room = open_files.saturating_sub(reserved);
+    let cap = plan.connection.max_connections;
+    let refuse = |wanted: String, needed: u64, lower: &str| EngineError::Descriptors {
+        wanted,
+        needed,
+        open_files,
+        reserved,
+        advice: format!("{lower}raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)"),
+    };
+    if let (Load::Closed { concurrency }, false) = (plan.load, h2) {
+        let needed = u64::from(cap.min(concurrency));
+        if needed > room {
+            return Err(refuse(
+                format!("{concurrency} users over HTTP/1.1, a connection each"),
+                needed,
+                "lower the users, or --max-connections (users beyond it wait for a connection), or ",
+            ));
+        }
+        return Ok(());
+    }
+    if u64::from(cap) <= room {
+        return Ok(());
+    }
+    if room == 0 {
+        return Err(refuse(
+            format!("--max-connections {cap}"),
+            u64::from(cap),
+            "",
+        ));
+    }
+    if cap != crate::plan::ConnectionOptions::default().max_connections {
+        return Err(refuse(
+            format!("--max-connections {cap}"),
+            u64::from(cap),
+            "lower --max-connections, or ",
+        ));
+    }
+    let to = u32::try_from(room).unwrap_or(u32::MAX);
+    notices.push(Notice::ConnectionsLowered {
+        from: cap,
+        to,
+        open_files,
+    });
+    plan.connection.max_connections = to;
+    Ok(())
 }
 
 /// Resolves the target, builds the TLS configuration and opens one connection to each
 /// instance, so that a wrong host, port, certificate or HTTP version is one clear error
-/// before anything is recorded.
-pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
+/// before anything is recorded; the connections the run may open must fit in `open_files`
+/// descriptors (the limit in force, when known).
+pub fn prepare(plan: &AttackPlan, open_files: Option<u64>) -> Result<Prepared, EngineError> {
     let config = match plan.target.scheme {
         Scheme::Https => Some(tls::client_config(&plan.tls, plan.connection.http, None)?),
         Scheme::Http => None,
@@ -169,6 +242,8 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
             }
         }
     }
+    let mut plan = plan.clone();
+    fit_connections(&mut plan, h2, open_files, &mut notices)?;
     let mut templates = Vec::new();
     let login = plan.login.as_ref().map(|l| usize::from(l.request));
     for target in plan.targets() {
@@ -181,7 +256,7 @@ pub fn prepare(plan: &AttackPlan) -> Result<Prepared, EngineError> {
         }
     }
     Ok(Prepared {
-        plan: plan.clone(),
+        plan,
         endpoints,
         templates,
         h2,
