@@ -32,6 +32,9 @@ struct Lane {
     generation: Option<u64>,
     /// What the connection of the attempt in progress logged in with.
     login: Option<Arc<LoggedIn>>,
+    /// Without keep-alive, the lane's own login per instance, kept across the connections
+    /// it opens (a closed connection is not a new login).
+    own_login: Vec<Option<Arc<LoggedIn>>>,
     /// The deadline of the exchange in progress, `--timeout` after its send as on
     /// HTTP/1.1: reset for each (cheaper than a timer made and dropped per request).
     deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
@@ -53,6 +56,7 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
         sent: None,
         generation: None,
         login: None,
+        own_login: (0..instances).map(|_| None).collect(),
         deadline: Box::pin(tokio::time::sleep(std::time::Duration::ZERO)),
     };
     while let Some((intended, n)) = worker.next_job(id).await {
@@ -109,8 +113,16 @@ impl Lane {
         let login = self.login.take();
         if verdict.refused {
             let instance = usize::from(job.instance);
-            if let (Some(pools), Some(login)) = (&self.worker.pools, login) {
-                Box::pin(pools[instance].refuse_login(&login)).await;
+            if let Some(login) = login {
+                match &self.worker.pools {
+                    Some(pools) => Box::pin(pools[instance].refuse_login(&login)).await,
+                    None => {
+                        let own = &mut self.own_login[instance];
+                        if own.as_ref().is_some_and(|l| Arc::ptr_eq(l, &login)) {
+                            *own = None;
+                        }
+                    }
+                }
             }
         }
         if !verdict.expected {
@@ -211,12 +223,16 @@ impl Lane {
             let mut conn = Conn {
                 sender,
                 generation: None,
-                login: None,
+                login: self.own_login[instance].clone(),
             };
             if let Some(rule) = &spec.requests.login {
-                let login = self.login(&mut conn, instance, rule, Some(opened)).await?;
-                conn.login = Some(Arc::new(login));
-                return Ok((conn, None));
+                if LoggedIn::stale(conn.login.as_deref(), rule, Instant::now()) {
+                    let login =
+                        Arc::new(self.login(&mut conn, instance, rule, Some(opened)).await?);
+                    self.own_login[instance] = Some(login.clone());
+                    conn.login = Some(login);
+                    return Ok((conn, None));
+                }
             }
             return Ok((conn, Some(opened)));
         };

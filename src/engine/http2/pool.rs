@@ -1,5 +1,6 @@
 //! A worker's HTTP/2 connections to one instance: slots that lanes share as streams, each
-//! opened when first needed and again when found closed, with the login its requests use.
+//! opened when first needed and again when found closed, with the login its requests use
+//! (kept across the slot's connections until refused).
 //!
 //! Lane `i` uses slot `i / max_streams`, so connections fill up before new ones open: a
 //! handful of lanes share one connection, as an HTTP/2 client would.
@@ -112,8 +113,8 @@ impl Pool {
             }
             tokio::time::sleep_until(until.into()).await;
         }
+        // The slot keeps its login: a connection opened again is not a new identity.
         slot.live = None;
-        slot.login = None;
         match connect::open(&self.endpoint, conn).await {
             Ok((sender, opened)) => {
                 self.backoff().clear();

@@ -72,6 +72,9 @@ pub struct Table<'a> {
     identity_pending: bool,
     /// Requests waiting for the identity's login to answer.
     held: Vec<Job>,
+    /// The closed model's identities of closed connections: a user's next connection takes
+    /// one instead of logging in again (keep-alive off, a server close, a retry).
+    spare: Vec<LoggedIn>,
     delayed: Delayed,
     dialing: usize,
     open: usize,
@@ -127,6 +130,7 @@ impl<'a> Table<'a> {
             identity: None,
             identity_pending: false,
             held: Vec::new(),
+            spare: Vec::new(),
             delayed: Delayed::default(),
             dialing: 0,
             open: 0,
@@ -254,7 +258,12 @@ impl<'a> Table<'a> {
         };
         if let Some(rule) = &spec.requests.login {
             // The open model logs in once per worker (its identity); the closed model once
-            // per connection its user holds.
+            // per user: a connection takes the identity a closed one left, if any.
+            if !self.paced && !job.login && open.login.is_none() {
+                let now = Instant::now();
+                self.spare.retain(|l| !LoggedIn::stale(Some(l), rule, now));
+                open.login = self.spare.pop();
+            }
             let current = if self.paced {
                 self.identity.as_ref()
             } else {
@@ -554,7 +563,10 @@ impl<'a> Table<'a> {
     }
 
     fn close(&mut self, index: usize) {
-        if let Some(Slot::Open(open)) = self.slots[index].take() {
+        if let Some(Slot::Open(mut open)) = self.slots[index].take() {
+            if let Some(login) = open.login.take() {
+                self.spare.push(login);
+            }
             let pool = &mut self.pools[self.owner[index]];
             pool.open -= 1;
             pool.idle.retain(|&i| i != index);

@@ -74,9 +74,7 @@ impl Table<'_> {
         }
         if job.login {
             let waiting = job.then.take().map(|j| *j);
-            let Some(vars) = verdict.logged_in.filter(|_| reusable) else {
-                // Refused, or the server closed the connection after the login (a server
-                // that takes one request per connection cannot take a login's).
+            let Some(vars) = verdict.logged_in else {
                 if let Some(waiting) = waiting {
                     self.fail(waiting, None, ErrorKind::LoginFailed);
                 }
@@ -89,15 +87,28 @@ impl Table<'_> {
                 });
             }
             return match waiting {
-                Some(waiting) if !self.stopped => {
+                Some(waiting) if !self.stopped && reusable => {
                     self.send_on(index, waiting);
                     Next::Busy
                 }
-                _ => Next::Idle,
+                // The server closed the login's connection: its token stays good, and goes
+                // with the closed connection's identity to the user's next one.
+                Some(waiting) if !self.stopped => {
+                    self.pools[usize::from(waiting.instance)]
+                        .waiting
+                        .push_front(waiting);
+                    Next::Close
+                }
+                Some(waiting) => {
+                    self.fail(waiting, None, ErrorKind::LoginFailed);
+                    Next::Close
+                }
+                None => Next::Idle,
             };
         }
         if verdict.refused {
-            // The token was refused: this connection logs in again before its next request.
+            // The token was refused: this connection (its user) logs in again before its
+            // next request.
             if let Some(Slot::Open(open)) = self.slots[index].as_mut() {
                 open.login = None;
             }
