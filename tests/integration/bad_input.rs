@@ -5,15 +5,33 @@ use crate::support::headroom;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-/// Runs headroom, bounded in time, and returns its output and how long it took.
+/// Runs headroom, bounded in time, and returns its error and how long it took; the error is
+/// one line, and the exit status 1.
 fn refused(args: &[&str]) -> (String, Duration) {
     let started = Instant::now();
     let o: Output = headroom(args);
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(!o.status.success(), "{args:?} should fail: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert_refusal(args, &o.status, &err);
     (err, took)
+}
+
+/// A refusal: one line on standard error that says what is wrong, with exit status 1; or,
+/// for a flag's value the argument parser refuses, its `error:` line and exit status 2.
+fn assert_refusal(args: &[&str], status: &std::process::ExitStatus, err: &str) {
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    match status.code() {
+        Some(1) => assert!(
+            lines.len() == 1 && lines[0].starts_with("headroom: "),
+            "{args:?}: not one line: {err}"
+        ),
+        Some(2) => assert!(
+            lines[0].starts_with("error: invalid value"),
+            "{args:?}: {err}"
+        ),
+        other => panic!("{args:?}: exit status {other:?}: {err}"),
+    }
 }
 
 /// Like [`refused`], under GNU time: also the peak resident memory, in MiB.
@@ -30,8 +48,7 @@ fn refused_in_memory(args: &[&str]) -> (String, Duration, u64) {
         .expect("GNU time runs (tests/run installs it)");
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(!o.status.success(), "{args:?} should fail: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert_refusal(args, &o.status, &err);
     let kib: u64 = std::fs::read_to_string(&measured)
         .unwrap()
         .lines()
