@@ -66,6 +66,13 @@ http {
            } }
 }
 CONF
+  # A port another process holds would make nginx give up after retrying, while the ports it
+  # did bind answer the readiness check below: refuse to start instead.
+  for port in 18080 18081 18443 18444 18445 18446 18447 18448 18449 23790 23800; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "servers.sh: port $port is taken by another process; stop it first" >&2; exit 1
+    fi
+  done
   nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/logs/nginx-error.log" >/dev/null 2>&1 &
   echo $! > "$RUN/nginx.pid"
   etcd --name example --data-dir "$RUN/etcd" \
