@@ -182,7 +182,7 @@ impl fmt::Display for Notice {
             ),
             Notice::ConnectionsLowered { from, to, open_files } => write!(
                 f,
-                "at most {to} connections, not {from}: this process may open {open_files} files (ulimit -n, at its hard limit)"
+                "at most {to} connections, not {from}: this process may open {open_files} files (ulimit -n)"
             ),
         }
     }

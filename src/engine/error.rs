@@ -33,7 +33,7 @@ pub enum EngineError {
     #[error("cannot build the request: {0}")]
     Request(String),
     /// The run would need more connections than the process may hold descriptors for.
-    #[error("the run needs {needed} connections ({wanted}), but this process may open {open_files} files (ulimit -n, already raised to its hard limit) and keeps {reserved} for itself; {advice}")]
+    #[error("the run needs {needed} connections ({wanted}), but this process may open {open_files} files (ulimit -n) and keeps {reserved} for itself; {advice}")]
     Descriptors {
         /// What asks for them ("30000 users over HTTP/1.1").
         wanted: String,

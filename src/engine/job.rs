@@ -32,6 +32,10 @@ pub struct Job {
     /// For a login: the request waiting for it, sent on the same connection once it has
     /// logged in, or failed as `login_failed` if it cannot.
     pub then: Option<Box<Job>>,
+    /// True for a request that waited for a login that answered, put back to go on
+    /// another connection: it goes with the identity as it is, stale or not, so a
+    /// `refresh_after` shorter than a reconnect cannot log in again and again.
+    pub after_login: bool,
 }
 
 /// Where a flow iteration stands: its flow, its step, its data turn and what it captured.
@@ -96,6 +100,7 @@ impl Job {
             session,
             login: false,
             then: None,
+            after_login: false,
         }
     }
 
@@ -119,6 +124,7 @@ impl Job {
             session: None,
             login: true,
             then: None,
+            after_login: false,
         }
     }
 
@@ -172,6 +178,7 @@ impl Job {
             session: Some(session),
             login: false,
             then: None,
+            after_login: false,
         })
     }
 
@@ -179,6 +186,15 @@ impl Job {
     pub fn again(self) -> Job {
         Job {
             retried: true,
+            after_login: false,
+            ..self
+        }
+    }
+
+    /// The request that waited for a login that answered, to go on another connection.
+    pub fn logged_in(self) -> Job {
+        Job {
+            after_login: true,
             ..self
         }
     }

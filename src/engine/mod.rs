@@ -109,69 +109,97 @@ impl Prepared {
 }
 
 /// Descriptors a run holds besides its connections: the standard streams, the run
-/// directory's files, the monitor's readings, and each engine thread's event loop and timers.
-fn reserved_descriptors(threads: usize) -> u64 {
-    32 + 4 * threads as u64
+/// directory's files, the monitor's readings, each engine thread's event loop and timers,
+/// and the data files read from disk as the run goes.
+fn reserved_descriptors(plan: &AttackPlan) -> u64 {
+    let mut files: Vec<&crate::plan::Dataset> = Vec::new();
+    for r in &plan.requests {
+        if let Some(d) = r.data.as_ref().filter(|d| d.dataset.holds_file()) {
+            if !files.iter().any(|f| std::ptr::eq(*f, &*d.dataset)) {
+                files.push(&d.dataset);
+            }
+        }
+    }
+    32 + 4 * plan.threads as u64 + files.len() as u64
 }
 
-/// Checks that the connections the run may open fit in `open_files` descriptors: a closed
-/// model over HTTP/1.1 (a connection per user) or a cap the user set beyond them is refused;
-/// the default cap is lowered to fit, with a notice, since an open-model pool only grows to
-/// what the server's pace needs.
+/// Checks that the connections the run may hold fit in `open_files` descriptors. A run
+/// whose users each hold a connection of their own, or whose cap the user set, is refused
+/// past them; the default cap is lowered to fit, with a notice (a pool only grows to what
+/// the load needs, and requests beyond it wait, which the verdict can then name).
 fn fit_connections(
     plan: &mut AttackPlan,
     h2: bool,
     open_files: Option<u64>,
     notices: &mut Vec<Notice>,
 ) -> Result<(), EngineError> {
+    const CAP: &str = "(--max-connections, or max_connections: in a scenario)";
     let Some(open_files) = open_files else {
         return Ok(());
     };
-    let reserved = reserved_descriptors(plan.threads);
+    let reserved = reserved_descriptors(plan);
     let room = open_files.saturating_sub(reserved);
+    let shape = spec::Shape::of(plan, h2);
     let cap = plan.connection.max_connections;
-    let refuse = |wanted: String, needed: u64, lower: &str| EngineError::Descriptors {
+    let needed = shape.most(cap);
+    if needed <= room {
+        return Ok(());
+    }
+    // A user's own connections go to each instance; a pool's cap is the run's, split.
+    let each = match shape.instances {
+        n if n > 1 && shape.per_user() => format!(" to each of {n} instances"),
+        _ => String::new(),
+    };
+    let refuse = |wanted: String, lower: String| EngineError::Descriptors {
         wanted,
         needed,
         open_files,
         reserved,
         advice: format!("{lower}raise the hard limit (ulimit -Hn, or LimitNOFILE= for a service)"),
     };
-    if let (Load::Closed { concurrency }, false) = (plan.load, h2) {
-        let needed = u64::from(cap.min(concurrency));
-        if needed > room {
-            return Err(refuse(
-                format!("{concurrency} users over HTTP/1.1, a connection each"),
-                needed,
-                "lower the users, or --max-connections (users beyond it wait for a connection), or ",
-            ));
+    let users = shape.users.unwrap_or(0);
+    if shape.per_user() && (shape.streams.is_some() || users <= cap as usize) {
+        let (how, lower) = match shape.streams {
+            None => (
+                format!("a connection each{each}"),
+                format!("lower the users, or set a connection cap {CAP} for users beyond it to wait for, or "),
+            ),
+            Some(_) => (
+                "a connection each without keep-alive".to_string(),
+                "lower the users, or keep connections alive (users then share them as streams), or ".into(),
+            ),
+        };
+        return Err(refuse(format!("{users} users, {how}"), lower));
+    }
+    let default = crate::plan::ConnectionOptions::default().max_connections;
+    if cap != default {
+        return Err(refuse(
+            format!("a connection cap of {cap}{each}"),
+            format!("lower the cap {CAP}, or "),
+        ));
+    }
+    // The largest cap that fits: `most` grows with the cap.
+    let (mut fits, mut over) = (0u32, cap);
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        if shape.most(mid) <= room {
+            fits = mid;
+        } else {
+            over = mid;
         }
-        return Ok(());
     }
-    if u64::from(cap) <= room {
-        return Ok(());
-    }
-    if room == 0 {
+    if fits == 0 {
         return Err(refuse(
-            format!("--max-connections {cap}"),
-            u64::from(cap),
-            "",
+            format!("a connection cap of {cap}{each}"),
+            String::new(),
         ));
     }
-    if cap != crate::plan::ConnectionOptions::default().max_connections {
-        return Err(refuse(
-            format!("--max-connections {cap}"),
-            u64::from(cap),
-            "lower --max-connections, or ",
-        ));
-    }
-    let to = u32::try_from(room).unwrap_or(u32::MAX);
     notices.push(Notice::ConnectionsLowered {
         from: cap,
-        to,
+        to: fits,
         open_files,
     });
-    plan.connection.max_connections = to;
+    plan.connection.max_connections = fits;
     Ok(())
 }
 
@@ -277,13 +305,15 @@ fn pacer(plan: &AttackPlan) -> Option<Pacer> {
 }
 
 /// What the workers of a prepared plan share.
-fn spec(prepared: Prepared, threads: usize) -> Result<RunSpec, EngineError> {
+fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
     let Prepared {
         plan,
         endpoints,
         templates,
+        h2,
         ..
     } = prepared;
+    let shape = spec::Shape::of(&plan, h2);
     let weights = |w: &[u32]| {
         crate::plan::Weights::new(w)
             .map(|w| Mix::new(&w))
@@ -302,7 +332,7 @@ fn spec(prepared: Prepared, threads: usize) -> Result<RunSpec, EngineError> {
             start,
             load: plan.load,
             stop: plan.stop,
-            threads,
+            threads: shape.threads,
             pacer: pacer(&plan),
             coalesce: plan.connection.coalesce,
             stage_bounds: crate::plan::StageBounds::of(&plan.stages),
@@ -326,6 +356,7 @@ fn spec(prepared: Prepared, threads: usize) -> Result<RunSpec, EngineError> {
             timeout: plan.connection.timeout,
             connect_timeout: plan.connection.connect_timeout,
             max_header_bytes: plan.connection.max_header_bytes,
+            shape,
         },
     })
 }
@@ -341,11 +372,8 @@ pub fn run(
     mut on_interval: impl FnMut(IntervalRecord),
 ) -> Result<EngineReport, EngineError> {
     let h2 = prepared.h2;
-    let threads = match prepared.plan.load {
-        Load::Closed { concurrency } => prepared.plan.threads.min(concurrency as usize).max(1),
-        Load::Open { .. } => prepared.plan.threads.max(1),
-    };
-    let spec = Arc::new(spec(prepared, threads)?);
+    let spec = Arc::new(spec(prepared)?);
+    let threads = spec.conn.shape.threads;
     let start = spec.pace.start;
 
     let (tx, rx) = std::sync::mpsc::channel();

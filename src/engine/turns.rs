@@ -98,23 +98,6 @@ impl<'a> Users<'a> {
         share(users.round() as usize, self.index, pace.threads)
     }
 
-    /// The most users this worker ever runs at once.
-    pub fn most(&self) -> usize {
-        let pace = self.pace;
-        let peak = if pace.stages.is_empty() {
-            match pace.load {
-                crate::plan::Load::Closed { concurrency } => concurrency as f64,
-                crate::plan::Load::Open { .. } => 0.0,
-            }
-        } else {
-            pace.stages
-                .iter()
-                .map(|s| s.from.max(s.to))
-                .fold(0.0, f64::max)
-        };
-        share(peak.round() as usize, self.index, pace.threads)
-    }
-
     /// The next request: now, and its number in the run (run-wide, so the mix holds across
     /// workers); `None` once the stop condition is reached.
     pub fn next(&self, now: Instant) -> Option<(Instant, u64)> {
@@ -202,7 +185,6 @@ mod tests {
         let p = pace(Load::Closed { concurrency: 5 }, stop, 2, vec![]);
         let (a, b) = (Users::new(&p, 0), Users::new(&p, 1));
         assert_eq!((a.target(p.start), b.target(p.start)), (3, 2));
-        assert_eq!(a.most() + b.most(), 5);
         let now = p.start;
         let got: Vec<_> = (0..5).filter_map(|_| a.next(now).map(|(_, n)| n)).collect();
         assert_eq!(got, vec![0, 1, 2]);
@@ -225,6 +207,5 @@ mod tests {
         assert_eq!(u.target(p.start + Duration::from_secs(5)), 4);
         assert_eq!(u.target(p.start + Duration::from_secs(15)), 1);
         assert_eq!(u.target(p.start + Duration::from_secs(25)), 0);
-        assert_eq!(u.most(), 4);
     }
 }

@@ -83,14 +83,10 @@ pub fn run(
     tx: Sender<Part>,
 ) -> std::io::Result<WorkerReport> {
     let pace = &spec.pace;
-    let connections = match pace.pacer {
-        Some(_) => super::spec::share(spec.conn.max_connections as usize, index, pace.threads),
-        None => Users::new(pace, index).most().min(super::spec::share(
-            spec.conn.max_connections as usize,
-            index,
-            pace.threads,
-        )),
-    };
+    let connections = spec
+        .conn
+        .shape
+        .per_instance(spec.conn.max_connections, index);
     let mut table = Table::new(spec, index, connections)?;
     // Timeouts are otherwise rounded up by the default 50 µs timer slack: lag on every send.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));

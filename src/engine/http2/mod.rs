@@ -12,7 +12,7 @@ mod lane;
 mod pool;
 
 use super::job::Job;
-use super::spec::{share, RunSpec};
+use super::spec::RunSpec;
 use super::tally::{Seconds, Tally, WorkerReport};
 use super::turns::{DueWalk, Users};
 use crate::record::Part;
@@ -77,18 +77,14 @@ impl Worker {
         let pace = &spec.pace;
         let conn = &spec.conn;
         let streams = conn.max_streams as usize;
-        let connections = share(conn.max_connections as usize, index, pace.threads).max(1);
-        let (max_lanes, connections) = match pace.pacer {
-            // The open model's share is the run's, split over the instances (as on HTTP/1.1).
-            Some(_) => {
-                let per_instance = connections.div_ceil(conn.endpoints.len()).max(1);
-                (per_instance * streams, per_instance)
-            }
+        let connections = conn.shape.per_instance(conn.max_connections, index);
+        let max_lanes = match pace.pacer {
+            // The open model's lanes fill the pool's streams; without keep-alive each lane
+            // opens a connection of its own, so lanes are connections.
+            Some(_) if conn.keepalive => connections * streams,
+            Some(_) => connections,
             // A closed-model user sends to each instance in turn, a stream on each.
-            None => {
-                let users = Users::new(pace, index).most();
-                (users, connections.min(users.div_ceil(streams)))
-            }
+            None => conn.shape.users_of(index),
         };
         let pools = conn.keepalive.then(|| {
             conn.endpoints

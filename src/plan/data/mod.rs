@@ -134,6 +134,11 @@ impl Dataset {
         }
     }
 
+    /// True when its rows are read from a file as the run goes (a descriptor held open).
+    pub fn holds_file(&self) -> bool {
+        matches!(self, Dataset::Table(t) if !t.is_resident())
+    }
+
     /// The first row whose `column` holds a line break, if any (it could not go in a header).
     pub fn line_break_in(&self, column: usize) -> Option<u64> {
         match self {

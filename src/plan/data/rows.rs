@@ -101,12 +101,16 @@ pub(super) struct RowReader<'k, R> {
     keys: Cow<'k, [String]>,
     /// The first JSON object, read for its keys and still to be handed out as a row.
     pending: Option<(RowAt, Cells)>,
+    /// True until a reader resumed mid-file has read: `csv_core` strips a byte-order mark
+    /// from its first input, which only the file's start may have.
+    mid_file: bool,
 }
 
 impl<'k, R: BufRead> RowReader<'k, R> {
     /// A reader at the start of a file, and the file's column names.
     pub fn open(source: R, format: Format) -> Result<(Self, Vec<String>), RowError> {
         let mut reader = RowReader::resume(source, format, &[]);
+        reader.mid_file = false;
         let mut first = Cells::default();
         let columns = match format {
             Format::Csv => {
@@ -153,6 +157,7 @@ impl<'k, R: BufRead> RowReader<'k, R> {
             field_ends: Vec::new(),
             keys: Cow::Borrowed(columns),
             pending: None,
+            mid_file: true,
         }
     }
 
@@ -195,6 +200,7 @@ impl<'k, R: BufRead> RowReader<'k, R> {
     /// The next CSV record, appended to `out`.
     fn csv_row(&mut self, out: &mut Cells) -> Result<Option<RowAt>, RowError> {
         use csv_core::ReadRecordResult as R;
+        self.skip_blank_lines()?;
         let at = RowAt {
             // csv_core counts lines from 1.
             line: self.csv.line(),
@@ -208,7 +214,11 @@ impl<'k, R: BufRead> RowReader<'k, R> {
             self.field_ends.resize(16, 0);
         }
         loop {
-            let input = self.source.fill_buf()?;
+            let mut input = self.source.fill_buf()?;
+            if std::mem::take(&mut self.mid_file) {
+                // Less than a mark's three bytes: nothing is taken for one.
+                input = &input[..input.len().min(1)];
+            }
             let (result, read, wrote, ends) = self.csv.read_record(
                 input,
                 &mut out.text[text_start + written..],
@@ -256,6 +266,25 @@ impl<'k, R: BufRead> RowReader<'k, R> {
                     return Ok(None);
                 }
             }
+        }
+    }
+
+    /// Skips the line breaks before a record: blank lines, and the LF of a CRLF that
+    /// `csv_core` ended the last record before, so a row's line and offset are its own.
+    fn skip_blank_lines(&mut self) -> Result<(), RowError> {
+        loop {
+            let input = self.source.fill_buf()?;
+            let blank = input
+                .iter()
+                .take_while(|&&b| b == b'\n' || b == b'\r')
+                .count();
+            if blank == 0 {
+                return Ok(());
+            }
+            let lines = input[..blank].iter().filter(|&&b| b == b'\n').count();
+            self.source.consume(blank);
+            self.offset += blank as u64;
+            self.csv.set_line(self.csv.line() + lines as u64);
         }
     }
 
@@ -399,6 +428,33 @@ mod tests {
                 vec!["cy", ""]
             ]
         );
+    }
+
+    #[test]
+    fn rows_are_placed_on_their_own_lines_after_crlf_and_blank_lines() {
+        let text = b"a,b\r\n1,2\r\n\r\n\n3,4\r\nsecret\r\n";
+        let (mut r, _) = RowReader::open(&text[..], Format::Csv).unwrap();
+        let mut cells = Cells::default();
+        let first = r.next_row(&mut cells).unwrap().unwrap();
+        let second = r.next_row(&mut cells).unwrap().unwrap();
+        assert_eq!((first.line, first.offset), (2, 5));
+        assert_eq!((second.line, second.offset), (5, 13));
+        assert_eq!(&text[13..16], b"3,4");
+        let e = r.next_row(&mut cells).unwrap_err().to_string();
+        assert_eq!(e, "line 6: 1 fields where the header names 2");
+    }
+
+    #[test]
+    fn a_mark_is_taken_off_the_files_start_only() {
+        let text = "k\n\u{feff}v\n".as_bytes();
+        let (mut r, columns) = RowReader::open(text, Format::Csv).unwrap();
+        let mut cells = Cells::default();
+        let at = r.next_row(&mut cells).unwrap().unwrap();
+        assert_eq!(cells.cell(0), "\u{feff}v".as_bytes());
+        let mut again = RowReader::resume(&text[at.offset as usize..], Format::Csv, &columns);
+        let mut resumed = Cells::default();
+        again.next_row(&mut resumed).unwrap().unwrap();
+        assert_eq!(resumed.cell(0), cells.cell(0));
     }
 
     #[test]

@@ -26,6 +26,10 @@ const MAX_BLOCKS: usize = 1 << 20;
 /// Blocks each thread keeps: a request's rows, and those of the few data sets a mix uses.
 const CACHED_BLOCKS: usize = 4;
 
+/// The most bytes a block may span: what a thread reads at once (a file of billions of
+/// short rows followed by long ones could make blocks of gigabytes).
+const MAX_BLOCK_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Rows read from a file.
 #[derive(Debug)]
 pub struct Table {
@@ -52,8 +56,6 @@ struct Blocks {
     id: u64,
     file: std::fs::File,
     format: Format,
-    columns: Vec<String>,
-    rows: u64,
     rows_per_block: u64,
     /// The offset of each block's first row.
     starts: Vec<u64>,
@@ -130,6 +132,24 @@ impl Table {
             row.clear();
             rows += 1;
         }
+        let end = reader.offset();
+        if resident.is_none() {
+            let widest = starts
+                .offsets
+                .iter()
+                .zip(starts.offsets.iter().skip(1).chain([&end]))
+                .map(|(a, b)| b - a)
+                .max()
+                .unwrap_or(0);
+            if widest > MAX_BLOCK_BYTES {
+                return Err(read_error(format!(
+                    "a block of {} rows spans {} MiB, above the {} MiB read at once: too few rows for their length (split the file)",
+                    starts.rows_per_block,
+                    widest >> 20,
+                    MAX_BLOCK_BYTES >> 20
+                )));
+            }
+        }
         let store = match resident {
             Some(mut cells) => {
                 cells.text.shrink_to_fit();
@@ -138,11 +158,9 @@ impl Table {
             }
             None => Store::OnDisk(Blocks {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                end: reader.offset(),
+                end,
                 file,
                 format,
-                columns: columns.clone(),
-                rows,
                 rows_per_block: starts.rows_per_block,
                 starts: starts.offsets,
             }),
@@ -184,7 +202,7 @@ impl Table {
                 out.extend_from_slice(cells.cell(row as usize * width + column));
                 Ok(())
             }
-            Store::OnDisk(blocks) => blocks.with_block_of(row, |cells, first| {
+            Store::OnDisk(blocks) => blocks.with_block_of(self, row, |cells, first| {
                 out.extend_from_slice(cells.cell((row - first) as usize * width + column));
             }),
         }
@@ -247,8 +265,14 @@ thread_local! {
 }
 
 impl Blocks {
-    /// Calls `f` with the cells of the block holding `row`, and the block's first row.
-    fn with_block_of(&self, row: u64, f: impl FnOnce(&Cells, u64)) -> Result<(), Unreadable> {
+    /// Calls `f` with the cells of the block of `table` holding `row`, and the block's
+    /// first row.
+    fn with_block_of(
+        &self,
+        table: &Table,
+        row: u64,
+        f: impl FnOnce(&Cells, u64),
+    ) -> Result<(), Unreadable> {
         let block = row / self.rows_per_block;
         CACHE.with_borrow_mut(|(clock, slots)| {
             *clock += 1;
@@ -273,7 +297,7 @@ impl Blocks {
                     };
                     let slot = &mut slots[i];
                     slot.table = u64::MAX;
-                    self.load(block, slot)?;
+                    self.load(table, block, slot)?;
                     slot.table = self.id;
                     slot.block = block;
                     i
@@ -286,8 +310,8 @@ impl Blocks {
         })
     }
 
-    /// Reads block `block` into `slot`.
-    fn load(&self, block: u64, slot: &mut Cached) -> Result<(), Unreadable> {
+    /// Reads block `block` of `table` into `slot`.
+    fn load(&self, table: &Table, block: u64, slot: &mut Cached) -> Result<(), Unreadable> {
         let start = *self.starts.get(block as usize).ok_or(Unreadable)?;
         let stop = self
             .starts
@@ -302,8 +326,8 @@ impl Blocks {
             .map_err(|_| Unreadable)?;
         slot.cells.clear();
         let first_row = block * self.rows_per_block;
-        let count = self.rows_per_block.min(self.rows - first_row);
-        let mut reader = RowReader::resume(&slot.bytes[..], self.format, &self.columns);
+        let count = self.rows_per_block.min(table.rows - first_row);
+        let mut reader = RowReader::resume(&slot.bytes[..], self.format, &table.columns);
         for _ in 0..count {
             match reader.next_row(&mut slot.cells) {
                 Ok(Some(_)) => {}

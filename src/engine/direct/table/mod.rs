@@ -92,7 +92,8 @@ pub struct Table<'a> {
 }
 
 impl<'a> Table<'a> {
-    /// An empty table for worker `worker`, whose share of the connections is `connections`.
+    /// An empty table for worker `worker`, which keeps at most `connections` to each
+    /// instance.
     pub fn new(spec: &'a RunSpec, worker: usize, connections: usize) -> std::io::Result<Table<'a>> {
         let pools: Vec<Pool> = spec
             .conn
@@ -119,12 +120,8 @@ impl<'a> Table<'a> {
             free_slots: Vec::new(),
             // The open model's share is the run's, split over the instances; a closed-model
             // user keeps a connection to each instance it sends to, as a client with a pool
-            // per host does.
-            max_connections: if paced {
-                connections.div_ceil(pools.len()).max(1)
-            } else {
-                connections.max(1)
-            },
+            // per host does (`Shape::per_instance`).
+            max_connections: connections.max(1),
             pools,
             logins: 0,
             identity: None,
@@ -260,16 +257,22 @@ impl<'a> Table<'a> {
             // The open model logs in once per worker (its identity); the closed model once
             // per user: a connection takes the identity a closed one left, if any.
             if !self.paced && !job.login && open.login.is_none() {
+                // The latest first; stale ones are dropped on the way.
                 let now = Instant::now();
-                self.spare.retain(|l| !LoggedIn::stale(Some(l), rule, now));
-                open.login = self.spare.pop();
+                while let Some(spare) = self.spare.pop() {
+                    if job.after_login || !LoggedIn::stale(Some(&spare), rule, now) {
+                        open.login = Some(spare);
+                        break;
+                    }
+                }
             }
             let current = if self.paced {
                 self.identity.as_ref()
             } else {
                 open.login.as_ref()
             };
-            if !job.login && LoggedIn::stale(current, rule, Instant::now()) {
+            let fresh_enough = job.after_login && current.is_some();
+            if !job.login && !fresh_enough && LoggedIn::stale(current, rule, Instant::now()) {
                 if self.paced && self.identity_pending {
                     // The identity's login is under way: wait for it, not a second login.
                     self.held.push(job);

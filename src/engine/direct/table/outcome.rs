@@ -96,14 +96,11 @@ impl Table<'_> {
                 Some(waiting) if !self.stopped => {
                     self.pools[usize::from(waiting.instance)]
                         .waiting
-                        .push_front(waiting);
+                        .push_front(waiting.logged_in());
                     Next::Close
                 }
-                Some(waiting) => {
-                    self.fail(waiting, None, ErrorKind::LoginFailed);
-                    Next::Close
-                }
-                None => Next::Idle,
+                // Stopped: dropped unsent, as the requests still waiting are.
+                _ => Next::Idle,
             };
         }
         if verdict.refused {
@@ -177,10 +174,13 @@ impl Table<'_> {
             at: Instant::now(),
         });
         // A login whose connection the server closed is no failed login: its token stays good.
-        for held in std::mem::take(&mut self.held) {
-            self.pools[usize::from(held.instance)]
-                .waiting
-                .push_front(held);
+        let held = std::mem::take(&mut self.held);
+        if !self.stopped {
+            for held in held {
+                self.pools[usize::from(held.instance)]
+                    .waiting
+                    .push_front(held.logged_in());
+            }
         }
         match waiting {
             Some(waiting) if !self.stopped && reusable => {
@@ -190,14 +190,11 @@ impl Table<'_> {
             Some(waiting) if !self.stopped => {
                 self.pools[usize::from(waiting.instance)]
                     .waiting
-                    .push_front(waiting);
+                    .push_front(waiting.logged_in());
                 Next::Idle
             }
-            Some(waiting) => {
-                self.fail(waiting, None, ErrorKind::LoginFailed);
-                Next::Idle
-            }
-            None => Next::Idle,
+            // Stopped: dropped unsent, as the requests still waiting are.
+            _ => Next::Idle,
         }
     }
 }
