@@ -72,8 +72,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = e.to_string();
             if let Some((line, column)) = e.at {
                 assert!(line >= 1 && column >= 1, "{e}");
-                // YAML breaks lines at CR LF, LF and a lone CR alike.
-                let lines = text.replace("\r\n", "\n").split(['\n', '\r']).count();
+                // YAML 1.1 breaks lines at CR LF, LF, CR, NEL, LS and PS alike.
+                let breaks = ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'];
+                let lines = text.replace("\r\n", "\n").split(breaks).count();
                 assert!(line <= lines + 1, "{e}");
             }
         }
