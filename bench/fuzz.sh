@@ -94,7 +94,7 @@ for t in "${targets[@]}"; do
     [[ -n $execs ]] || execs=$(sed -nE 's/^#([0-9]+).*/\1/p' <<<"$stats")
     cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$stats")
     ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$stats")
-    corp=$(sed -nE 's/.* corp: ([0-9]+\/[0-9A-Za-z]+).*/\1/p' <<<"$stats")
+    corp=$(sed -nE 's/.* corp: ([0-9]+(\/[0-9A-Za-z]+)?).*/\1/p' <<<"$stats")
     found=$(find "$artifacts" -type f -newer "$marker" \
         \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' -o -name 'leak-*' \) | sort)
     rm -f "$marker"
