@@ -1,15 +1,18 @@
 //! A run directory read back as `headroom report` reads it: `RunDir::load` (meta.json,
 //! intervals.jsonl line by line, end.json), the summary, and the text, Markdown and JSON
-//! reports (HTML too, when bit 0 of the input's last byte is set: its plots cost time).
+//! reports (HTML too, when bit 0 of the input's last byte is set: its plots cost time); and a
+//! capacity search's record (capacity.json), when the input has one, rendered the same ways.
 //!
 //! Input: NUL-separated files: intervals.jsonl, then meta.json (a real sweep's, with four
-//! stages, when absent), then end.json (none when absent).
+//! stages, when absent), then end.json (none when absent), then capacity.json (none when
+//! absent).
 //!
 //! Invariants: no panic, no allocation past the RSS limit; a corrupt file is a `StoreError`
-//! naming it; a run that loads has as many interval digests as whole lines, never more
-//! stages than its metadata has, and renders in every format.
+//! naming it; a run that loads has no more interval digests than lines, never more stages
+//! than its metadata has, and renders in every format.
 #![no_main]
 
+use headroom::capacity::study::CapacityRecord;
 use headroom::report::{self, Format};
 use headroom::store::{RunDir, StoreError};
 use headroom::summary::Summary;
@@ -28,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
     let intervals = files.next().unwrap_or_default();
     let meta = files.next().unwrap_or(META.as_bytes());
     let end = files.next();
+    let capacity = files.next();
     let root = dir().path();
     std::fs::write(root.join("intervals.jsonl"), intervals).expect("write intervals");
     std::fs::write(root.join("meta.json"), meta).expect("write meta");
@@ -36,6 +40,27 @@ fuzz_target!(|data: &[u8]| {
         None => {
             let _ = std::fs::remove_file(root.join("end.json"));
         }
+    }
+    match capacity {
+        Some(c) => std::fs::write(root.join("capacity.json"), c).expect("write capacity"),
+        None => {
+            let _ = std::fs::remove_file(root.join("capacity.json"));
+        }
+    }
+    let html = data.last().is_some_and(|b| b & 1 == 1);
+    let formats = [Format::Text, Format::Markdown, Format::Json, Format::Html];
+    let formats = &formats[..if html { 4 } else { 3 }];
+    match CapacityRecord::load(root) {
+        Ok(Some(record)) => {
+            for &format in formats {
+                let _ = report::capacity::render(&record, format);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => assert!(
+            matches!(e, StoreError::Corrupt { .. } | StoreError::Io { .. }),
+            "{e}"
+        ),
     }
     let stored = match RunDir::at(root).load() {
         Ok(stored) => stored,
@@ -55,11 +80,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(stored.intervals.len() <= lines);
     assert!(stored.stages.len() <= stored.meta.stages.len());
     let summary = Summary::of(&stored);
-    let html = data.last().is_some_and(|b| b & 1 == 1);
-    for format in [Format::Text, Format::Markdown, Format::Json, Format::Html] {
-        if format == Format::Html && !html {
-            continue;
-        }
+    for &format in formats {
         let _ = report::render(&stored, &summary, format);
     }
 });
