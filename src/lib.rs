@@ -26,6 +26,9 @@
 
 pub mod capacity;
 pub mod engine;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod monitor;
 pub mod plan;
 pub mod record;

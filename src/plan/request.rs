@@ -210,7 +210,7 @@ pub fn is_sensitive(name: &str) -> bool {
         .any(|s| s.eq_ignore_ascii_case(name.trim()))
 }
 
-fn parse_header(raw: &str) -> Result<(http::HeaderName, http::HeaderValue), PlanError> {
+pub(crate) fn parse_header(raw: &str) -> Result<(http::HeaderName, http::HeaderValue), PlanError> {
     let (name, value) = raw
         .split_once(':')
         .ok_or_else(|| PlanError::Header(redact_raw(raw)))?;

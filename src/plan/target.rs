@@ -76,11 +76,13 @@ impl Target {
         if port == 0 {
             return Err(bad("port 0 cannot be connected to"));
         }
-        let path_and_query = uri
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "/".to_string());
+        // `http://h?x=1` has an empty path, which a request line cannot carry before its
+        // query: the path is `/` (RFC 9112 §3.2.1).
+        let path_and_query = match uri.path_and_query().map(|p| p.as_str()) {
+            None | Some("") => "/".to_string(),
+            Some(p) if p.starts_with('/') => p.to_string(),
+            Some(p) => format!("/{p}"),
+        };
         Ok(Target {
             url: url.to_string(),
             scheme,
@@ -121,6 +123,19 @@ mod tests {
         assert_eq!(t.path_and_query, "/status?x=1");
         let t = Target::parse("http://127.0.0.1:8080").unwrap();
         assert_eq!((t.port, t.path_and_query.as_str()), (8080, "/"));
+    }
+
+    #[test]
+    fn a_query_without_a_path_gets_the_root_path() {
+        // Found by fuzzing (fuzz/fuzz_targets/url_header.rs): "?0.0.1:8080" was sent as the
+        // request line's target, which no server can read.
+        let t = Target::parse("http://17?0.0.1:8080").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("17", 80));
+        assert_eq!(t.path_and_query, "/?0.0.1:8080");
+        assert_eq!(
+            Target::parse("https://h:8443?q=1").unwrap().path_and_query,
+            "/?q=1"
+        );
     }
 
     #[test]

@@ -68,17 +68,80 @@ impl Histogram {
         base64::engine::general_purpose::STANDARD.encode(buf)
     }
 
-    /// Reads what [`Histogram::encode`] wrote.
+    /// Reads what [`Histogram::encode`] wrote (or its uncompressed V2 form).
+    ///
+    /// The text comes from disk, and the decoder sizes its buffers from the header's claims
+    /// (a 4 GiB payload, 5 significant digits over the whole u64 range: 50 MB), so the
+    /// header is checked against what this module writes before anything is decoded.
     pub fn decode(text: &str) -> Result<Histogram, String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text)
             .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let v2 = match bytes
+            .get(..4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        {
+            Some(V2_COOKIE) => std::borrow::Cow::Borrowed(&bytes[..]),
+            Some(V2_DEFLATE_COOKIE) => {
+                std::borrow::Cow::Owned(inflate(&bytes[8.min(bytes.len())..])?)
+            }
+            _ => return Err("histogram is not an HdrHistogram V2 encoding".into()),
+        };
+        check_header(&v2)?;
         let mut h: hdrhistogram::Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
+            .deserialize(&mut &v2[..])
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
         h.auto(true);
         Ok(Histogram(h))
     }
+}
+
+/// HdrHistogram's V2 encoding, and the same deflated (what [`Histogram::encode`] writes).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+/// Cookie, payload length, normalizing offset, significant digits, lowest and highest
+/// trackable values, integer-to-double ratio.
+const V2_HEADER: usize = 40;
+/// The largest V2 encoding read: 3 significant digits over the whole u64 range are 56,320
+/// counters of at most 9 bytes each (500 KB).
+const MAX_V2: usize = 1 << 20;
+
+/// Inflates a deflated V2 encoding, refusing one that expands past [`MAX_V2`].
+fn inflate(deflated: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(deflated)
+        .take(MAX_V2 as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("histogram does not inflate: {e}"))?;
+    if out.len() > MAX_V2 {
+        return Err(format!("histogram inflates past {MAX_V2} bytes"));
+    }
+    Ok(out)
+}
+
+/// Refuses a V2 header whose claims would size the decoder's buffers: a payload longer than
+/// the bytes there are, or a histogram of another precision or floor than [`Histogram::new`]'s
+/// (3 digits from 1 µs, whose counts over the whole u64 range take 450 KB).
+fn check_header(v2: &[u8]) -> Result<(), String> {
+    let field = |at: usize, len: usize| {
+        v2.get(at..at + len)
+            .map(|b| b.iter().fold(0u64, |n, &b| n << 8 | u64::from(b)))
+            .ok_or_else(|| "histogram header is cut short".to_string())
+    };
+    let (payload, digits, lowest) = (field(4, 4)?, field(12, 4)?, field(16, 8)?);
+    let there = (v2.len() - V2_HEADER.min(v2.len())) as u64;
+    if payload > there {
+        return Err(format!(
+            "histogram claims {payload} bytes of counts but has {there}"
+        ));
+    }
+    if (digits, lowest) != (3, 1) {
+        return Err(format!(
+            "histogram has {digits} significant digits from {lowest}; headroom writes 3 from 1"
+        ));
+    }
+    Ok(())
 }
 
 impl serde::Serialize for Histogram {
@@ -128,6 +191,61 @@ mod tests {
         assert_eq!(back.len(), 5);
         assert_eq!(back.quantile(1.0), h.quantile(1.0));
         assert!(Histogram::decode("not base64!").is_err());
+    }
+
+    #[test]
+    fn a_header_claiming_more_than_it_holds_is_refused_before_it_is_allocated() {
+        // Found through the stored_run fuzz target (a stored run edited by hand): 56 bytes of
+        // base64 claiming a 4 GiB payload made `headroom report` allocate 4 GiB; 5 digits over
+        // the u64 range, 50 MB per histogram (a 11 KB line took 1.2 GB).
+        let payload_4gib = "HISTE/////8AAAAAAAAAAwAAAAAAAAABAAAAAAAACAA/8AAAAAAAAA==";
+        assert_eq!(
+            Histogram::decode(payload_4gib).unwrap_err(),
+            "histogram claims 4294967295 bytes of counts but has 0"
+        );
+        let deflated_4gib = "HISTFAAAABx4nJNpmSz8HwgYIIAZSjNCKA4G+w8QFgDD3wZ+";
+        assert_eq!(
+            Histogram::decode(deflated_4gib).unwrap_err(),
+            "histogram claims 4294967295 bytes of counts but has 0"
+        );
+        let five_digits = "HISTEwAAAAAAAAAAAAAABQAAAAAAAAABgAAAAAAAAAA/8AAAAAAAAA==";
+        assert_eq!(
+            Histogram::decode(five_digits).unwrap_err(),
+            "histogram has 5 significant digits from 1; headroom writes 3 from 1"
+        );
+        assert!(Histogram::decode("HISTEw==")
+            .unwrap_err()
+            .contains("cut short"));
+    }
+
+    #[test]
+    fn a_deflated_histogram_expanding_past_its_bound_is_refused() {
+        use std::io::Write;
+        let mut v2 = Vec::new();
+        for (n, len) in [
+            (V2_COOKIE as u64, 4),
+            (2 << 20, 4),
+            (0, 4),
+            (3, 4),
+            (1, 8),
+            (2048, 8),
+        ] {
+            v2.extend_from_slice(&u64::to_be_bytes(n)[8 - len..]);
+        }
+        v2.extend_from_slice(&1.0f64.to_be_bytes());
+        v2.resize(V2_HEADER + (2 << 20), 0);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&v2).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut bytes = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&deflated);
+        let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+        assert!(text.len() < 4096, "{}", text.len());
+        assert_eq!(
+            Histogram::decode(&text).unwrap_err(),
+            format!("histogram inflates past {MAX_V2} bytes")
+        );
     }
 
     #[test]

@@ -105,7 +105,13 @@ impl IntervalReader {
         // Read one ahead: only the last line may be torn.
         self.next = self.read_raw()?;
         match serde_json::from_str::<IntervalLine>(&text) {
-            Ok(line) => Ok(Some(line)),
+            Ok(line) => match super::check::implausible(&line.record) {
+                None => Ok(Some(line)),
+                Some(reason) => Err(StoreError::Corrupt {
+                    path: self.path.clone(),
+                    reason: format!("line {}: {reason}", self.number),
+                }),
+            },
             Err(_) if self.next.is_none() => {
                 self.torn_tail = true;
                 Ok(None)

@@ -7,6 +7,7 @@
 //! ```
 //! A run without `end.json` is still readable: the report marks it partial.
 
+mod check;
 mod log;
 mod meta;
 mod redact;
@@ -208,6 +209,14 @@ impl RunDir {
             while let Some(line) = reader.next_line()? {
                 intervals.push(IntervalDigest::of(&line));
                 all.merge(&line.record);
+                // Each line is within bounds (the reader checks it), so adding one to a total
+                // within them cannot overflow; the total is checked before the next.
+                if let Some(reason) = check::implausible(&all) {
+                    return Err(StoreError::Corrupt {
+                        path: self.log_path(),
+                        reason: format!("line {}: the run's {reason}", reader.line_number()),
+                    });
+                }
                 let warmup = line
                     .stage
                     .and_then(|s| meta.stages.get(usize::from(s)))
@@ -271,4 +280,100 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Store
         path: path.to_path_buf(),
         reason: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
+    use crate::record::RequestStats;
+
+    /// A run directory holding `records`, one line each.
+    fn stored(records: &[IntervalRecord]) -> (tempfile::TempDir, RunDir) {
+        let target = Target::parse("http://127.0.0.1:9/").unwrap();
+        let request = NamedRequest::single(
+            RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+            &target,
+        );
+        let plan = AttackPlan::new(
+            target,
+            vec![request],
+            Load::Open { rate: Rate(10.0) },
+            Stop {
+                duration: Some(std::time::Duration::from_secs(2)),
+                requests: None,
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::at(dir.path().join("run"));
+        let meta = RunMeta::describe(&plan, &[], None, "HTTP/1.1", &[]);
+        let mut log = run.create(&meta).unwrap();
+        for record in records {
+            log.append(&IntervalLine {
+                record: record.clone(),
+                health: Health::default(),
+                stage: None,
+                server: None,
+            })
+            .unwrap();
+        }
+        (dir, run)
+    }
+
+    fn refused(run: &RunDir) -> String {
+        match run.load() {
+            Err(StoreError::Corrupt { reason, .. }) => reason,
+            other => panic!("not refused as corrupt: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_line_with_more_failures_than_completions_is_refused() {
+        // Found through the stored_run fuzz target (a line edited by hand): the summary's
+        // count - failures overflowed (a panic in a debug build, billions of successes in a
+        // release one).
+        let mut r = IntervalRecord::new(0);
+        r.requests.push(RequestStats {
+            count: 200,
+            failures: 500,
+            ..Default::default()
+        });
+        let (_dir, run) = stored(&[IntervalRecord::new(0), r]);
+        assert_eq!(
+            refused(&run),
+            "line 2: request 0 has 500 failures of 200 completions"
+        );
+    }
+
+    #[test]
+    fn counts_past_any_run_are_refused_never_added_up() {
+        // Found through the stored_run fuzz target (lines edited by hand): two lines of
+        // u64::MAX requests sent overflowed the merged total (a panic in a debug build, a
+        // wrapped count in a release one).
+        let mut huge = IntervalRecord::new(0);
+        huge.sent = u64::MAX;
+        let (_dir, run) = stored(&[huge.clone(), huge]);
+        assert!(
+            refused(&run)
+                .starts_with("line 1: sent, scheduled, retried or byte counts add up past 2^60"),
+            "{}",
+            refused(&run)
+        );
+        let mut statuses = IntervalRecord::new(0);
+        statuses.status.insert(200, u64::MAX / 2 + 1);
+        statuses.status.insert(503, u64::MAX / 2 + 1);
+        let (_dir, run) = stored(&[statuses]);
+        assert!(refused(&run).starts_with("line 1: completions"));
+        // Each line plausible, the two together not: refused at the second.
+        let mut half = IntervalRecord::new(0);
+        half.sent = check::MAX_COUNT;
+        let (_dir, run) = stored(&[half.clone(), half.clone()]);
+        assert!(
+            refused(&run).starts_with("line 2: the run's sent"),
+            "{}",
+            refused(&run)
+        );
+        let (_dir, run) = stored(&[half]);
+        assert_eq!(run.load().unwrap().all.sent, check::MAX_COUNT);
+    }
 }

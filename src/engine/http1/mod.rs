@@ -7,9 +7,9 @@
 //! a two-core machine is CPU stolen from the server under test. HTTP/2 uses the `h2` crate.
 
 mod buffer;
-mod chunked;
+pub(crate) mod chunked;
 mod codec;
-mod response;
+pub(crate) mod response;
 
 pub use codec::Codec;
 

@@ -259,7 +259,11 @@ fn parse_head(data: &[u8], keep: bool) -> Result<Option<Head>, ErrorKind> {
         Err(httparse::Error::TooManyHeaders) => return Err(ErrorKind::HeaderTooLarge),
         Err(_) => return Err(ErrorKind::Protocol),
     };
-    let status = response.code.ok_or(ErrorKind::Protocol)?;
+    // httparse reads any three digits; "020" is no status (hyper and h2 refuse it too).
+    let status = response
+        .code
+        .filter(|c| (100..=999).contains(c))
+        .ok_or(ErrorKind::Protocol)?;
     let http10 = response.version == Some(0);
     let mut keep_alive = !http10;
     let mut length = None;
@@ -457,6 +461,17 @@ mod tests {
             parse_head(b"\x00garbage\r\n\r\n", false).err(),
             Some(ErrorKind::Protocol)
         );
+        // Found by fuzzing (fuzz/fuzz_targets/response.rs): "020" was answer status 20.
+        for status in ["000", "020", "099"] {
+            let head = format!("HTTP/1.1 {status} OK.\nContent-Len`th: 1999999\r\n\r\n");
+            assert_eq!(
+                parse_head(head.as_bytes(), false).err(),
+                Some(ErrorKind::Protocol),
+                "{status}"
+            );
+        }
+        let head = b"HTTP/1.1 999 Whatever\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(parse_head(head, false).unwrap().unwrap().status, 999);
         let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
         for i in 0..200 {
             many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
