@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 /// Most body bytes kept for captures and checks; the rest is counted and dropped.
-pub const KEEP_LIMIT: usize = 1024 * 1024;
+pub const KEEP_LIMIT: usize = crate::plan::MAX_CAPTURED as usize;
 
 /// A whole response.
 #[derive(Debug)]

@@ -3,6 +3,10 @@
 
 use std::time::Duration;
 
+/// The longest value a capture can hold: captures read an answer's head and the first MiB
+/// of its body (the rest is counted and dropped), so a template knows what it may fill to.
+pub const MAX_CAPTURED: u64 = 1024 * 1024;
+
 /// Where a captured value is found in a response.
 #[derive(Debug, Clone)]
 pub enum CaptureFrom {

@@ -179,6 +179,39 @@ impl Template {
         Ok(Template { pieces, context })
     }
 
+    /// The most bytes the template can fill to, when slot `c`'s value is at most
+    /// `widest(c).0` bytes, of letters, digits and `-._~` only when `widest(c).1`: batches,
+    /// filters and escaping included (percent-encoding triples a byte, JSON escaping makes
+    /// six of a control byte, base64 four of three; plain values need no escaping).
+    pub fn max_len(&self, widest: &dyn Fn(usize) -> (u64, bool)) -> u64 {
+        let escaped = match self.context {
+            Context::Path => 3,
+            Context::Verbatim => 1,
+            Context::Json => 6,
+        };
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Literal(s) => s.len() as u64,
+                Piece::Seq => 20,
+                Piece::Column(c, filter, batch) => {
+                    let (rows, separator) = batch
+                        .as_ref()
+                        .map_or((1, 0), |b| (b.rows as u64, b.separator.len() as u64));
+                    // base64's alphabet needs no escaping in a path or a JSON string.
+                    let (bytes, plain) = widest(*c);
+                    let one = match filter {
+                        Filter::None if plain => bytes,
+                        Filter::None => bytes.saturating_mul(escaped),
+                        Filter::Base64 | Filter::Base64Url => bytes.div_ceil(3) * 4,
+                    };
+                    rows.saturating_mul(one)
+                        .saturating_add((rows - 1) * separator)
+                }
+            })
+            .fold(0, u64::saturating_add)
+    }
+
     /// The template filled with `x` in every slot: what a path is checked with before a run.
     pub fn sample(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -313,18 +346,30 @@ fn encode_tail(out: &mut Vec<u8>, start: usize, filter: Filter) {
     out.truncate(start + written);
 }
 
-/// Percent-encodes, in place, the bytes of `out[start..]` that may not appear in a path.
+/// Percent-encodes, in place, the bytes of `out[start..]` that may not appear in a path:
+/// grown once, then filled from the end, so a send allocates nothing once the buffer has.
 fn percent_encode_tail(out: &mut Vec<u8>, start: usize) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let safe = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
-    if out[start..].iter().all(|&b| safe(b)) {
+    let unsafe_bytes = out[start..].iter().filter(|&&b| !safe(b)).count();
+    if unsafe_bytes == 0 {
         return;
     }
-    let raw = out.split_off(start);
-    for b in raw {
+    let end = out.len();
+    out.resize(end + 2 * unsafe_bytes, 0);
+    let mut w = out.len();
+    for r in (start..end).rev() {
+        let b = out[r];
         if safe(b) {
-            out.push(b);
+            w -= 1;
+            out[w] = b;
         } else {
-            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+            w -= 3;
+            out[w..w + 3].copy_from_slice(&[
+                b'%',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 15)],
+            ]);
         }
     }
 }
@@ -410,6 +455,45 @@ mod tests {
         );
         assert_eq!(out, br#"["YQ==","Yg=="]"#);
         assert!(Template::parse("{{ key | batch(0) }}", &columns(), Context::Path).is_err());
+    }
+
+    #[test]
+    fn the_most_a_template_fills_to_bounds_every_filling() {
+        let widest = |c: usize| ([5u64, 3][c], false);
+        for (text, context) in [
+            ("/kv/{{ key }}?n={{seq}}", Context::Path),
+            (
+                r#"{"v":"{{ value }}","k":"{{ key | base64 }}"}"#,
+                Context::Json,
+            ),
+            ("{{ key | batch(4, '; ') }}", Context::Verbatim),
+        ] {
+            let t = Template::parse(text, &columns(), context).unwrap();
+            let most = t.max_len(&widest);
+            // The longest filling there is: every byte one that escapes the most.
+            for cell in ["\u{1}\u{1}\u{1}\u{1}\u{1}", "\"\"\"\"\"", "zzzzz"] {
+                let mut out = Vec::new();
+                t.render(
+                    u64::MAX,
+                    &|c, _, o: &mut Vec<u8>| {
+                        o.extend_from_slice(&cell.as_bytes()[..widest(c).0 as usize])
+                    },
+                    &mut out,
+                );
+                assert!(out.len() as u64 <= most, "{text}: {} > {most}", out.len());
+            }
+        }
+        let t = Template::parse("{{ key | batch(1000) }}", &columns(), Context::Path).unwrap();
+        assert_eq!(t.max_len(&|_| (1 << 20, false)), 1000 * 3 * (1 << 20) + 999);
+        assert_eq!(t.max_len(&|_| (1 << 20, true)), 1000 * (1 << 20) + 999);
+    }
+
+    #[test]
+    fn percent_encoding_in_place_keeps_what_is_safe() {
+        let mut out = b"/kv/".to_vec();
+        out.extend_from_slice("a b/\u{0}ü%~".as_bytes());
+        percent_encode_tail(&mut out, 4);
+        assert_eq!(out, b"/kv/a%20b/%00%C3%BC%25~");
     }
 
     #[test]

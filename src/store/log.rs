@@ -51,11 +51,40 @@ impl IntervalWriter {
     }
 }
 
+/// The longest line read back: an interval of a run of 65,535 requests takes about 16 MiB.
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// What a run's lines may hold: as many requests and stages as its metadata names. A line
+/// is checked against these before its histograms are decoded, since each may take hundreds
+/// of kilobytes once decoded: a damaged line is never trusted to size memory.
+#[derive(Debug, Clone, Copy)]
+pub struct LineBounds {
+    /// Requests of the run.
+    pub requests: usize,
+    /// Stages of the run.
+    pub stages: usize,
+}
+
+/// The parts of a line that size its decoding, read without decoding anything.
+#[derive(Deserialize)]
+struct Skeleton {
+    record: SkeletonRecord,
+}
+
+#[derive(Deserialize)]
+struct SkeletonRecord {
+    #[serde(default)]
+    requests: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    steps: std::collections::BTreeMap<u16, serde::de::IgnoredAny>,
+}
+
 /// Streams the log's lines in order, one decoded at a time, so reading a long run back
 /// costs the memory of one interval, not of the whole run.
 pub struct IntervalReader {
     path: PathBuf,
-    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    source: std::io::BufReader<std::fs::File>,
+    bounds: LineBounds,
     next: Option<String>,
     number: usize,
     /// Set once a torn last line (from a kill mid-write) was skipped.
@@ -63,7 +92,7 @@ pub struct IntervalReader {
 }
 
 impl IntervalReader {
-    pub(super) fn open(path: &Path) -> Result<Option<Self>, StoreError> {
+    pub(super) fn open(path: &Path, bounds: LineBounds) -> Result<Option<Self>, StoreError> {
         let file = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -71,7 +100,8 @@ impl IntervalReader {
         };
         let mut reader = IntervalReader {
             path: path.to_path_buf(),
-            lines: std::io::BufReader::new(file).lines(),
+            source: std::io::BufReader::new(file),
+            bounds,
             next: None,
             number: 0,
             torn_tail: false,
@@ -80,14 +110,41 @@ impl IntervalReader {
         Ok(Some(reader))
     }
 
+    fn corrupt(&self, line: usize, reason: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            reason: format!("line {line}: {reason}"),
+        }
+    }
+
+    /// The next non-blank line, read no further than [`MAX_LINE`].
     fn read_raw(&mut self) -> Result<Option<String>, StoreError> {
+        use std::io::Read;
         loop {
-            match self.lines.next() {
-                None => return Ok(None),
-                Some(Err(e)) => return Err(io_err(&self.path)(e)),
-                Some(Ok(line)) if line.trim().is_empty() => self.number += 1,
-                Some(Ok(line)) => return Ok(Some(line)),
+            let mut bytes = Vec::new();
+            let read = (&mut self.source)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut bytes)
+                .map_err(io_err(&self.path))?;
+            if read == 0 {
+                return Ok(None);
             }
+            let line = self.number + usize::from(self.next.is_some()) + 1;
+            if bytes.len() > MAX_LINE {
+                return Err(self.corrupt(
+                    line,
+                    format!(
+                        "longer than {} MiB, more than any interval takes",
+                        MAX_LINE >> 20
+                    ),
+                ));
+            }
+            let text = String::from_utf8(bytes).map_err(|_| self.corrupt(line, "not UTF-8"))?;
+            if text.trim().is_empty() {
+                self.number += 1;
+                continue;
+            }
+            return Ok(Some(text));
         }
     }
 
@@ -104,22 +161,39 @@ impl IntervalReader {
         self.number += 1;
         // Read one ahead: only the last line may be torn.
         self.next = self.read_raw()?;
+        let torn = |reader: &mut Self, e: serde_json::Error| {
+            if reader.next.is_none() {
+                reader.torn_tail = true;
+                Ok(None)
+            } else {
+                Err(reader.corrupt(reader.number, e))
+            }
+        };
+        let skeleton: Skeleton = match serde_json::from_str(&text) {
+            Ok(s) => s,
+            Err(e) => return torn(self, e),
+        };
+        let LineBounds { requests, stages } = self.bounds;
+        let r = &skeleton.record;
+        if r.requests.len() > requests {
+            let n = r.requests.len();
+            return Err(self.corrupt(
+                self.number,
+                format!("{n} requests, but the run has {requests}"),
+            ));
+        }
+        if let Some(&stage) = r.steps.keys().find(|&&s| usize::from(s) >= stages) {
+            return Err(self.corrupt(
+                self.number,
+                format!("stage {stage}, but the run has {stages} stage(s)"),
+            ));
+        }
         match serde_json::from_str::<IntervalLine>(&text) {
             Ok(line) => match super::check::implausible(&line.record) {
                 None => Ok(Some(line)),
-                Some(reason) => Err(StoreError::Corrupt {
-                    path: self.path.clone(),
-                    reason: format!("line {}: {reason}", self.number),
-                }),
+                Some(reason) => Err(self.corrupt(self.number, reason)),
             },
-            Err(_) if self.next.is_none() => {
-                self.torn_tail = true;
-                Ok(None)
-            }
-            Err(e) => Err(StoreError::Corrupt {
-                path: self.path.clone(),
-                reason: format!("line {}: {e}", self.number),
-            }),
+            Err(e) => torn(self, e),
         }
     }
 }
@@ -127,6 +201,55 @@ impl IntervalReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BOUNDS: LineBounds = LineBounds {
+        requests: 1,
+        stages: 0,
+    };
+
+    #[test]
+    fn lines_past_what_the_run_has_are_refused_before_they_are_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("intervals.jsonl");
+        let mut record = IntervalRecord::new(0);
+        record.requests = vec![Default::default(); 3];
+        let line = IntervalLine {
+            record,
+            health: Health::default(),
+            stage: None,
+            server: None,
+        };
+        std::fs::write(&path, serde_json::to_string(&line).unwrap() + "\n").unwrap();
+        let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
+        let e = reader.next_line().err().expect("refused").to_string();
+        assert!(e.ends_with("line 1: 3 requests, but the run has 1"), "{e}");
+
+        let mut v = serde_json::to_value(&line).unwrap();
+        v["record"]["steps"] = serde_json::json!({"7": {}});
+        std::fs::write(&path, format!("{v}\n{v}\n")).unwrap();
+        let bounds = LineBounds {
+            requests: 3,
+            stages: 2,
+        };
+        let mut reader = IntervalReader::open(&path, bounds).unwrap().unwrap();
+        let e = reader.next_line().err().expect("refused").to_string();
+        assert!(
+            e.ends_with("line 1: stage 7, but the run has 2 stage(s)"),
+            "{e}"
+        );
+
+        // A line of endless bytes is cut at the bound, not read whole.
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_LINE as u64 + 2).unwrap();
+        let e = IntervalReader::open(&path, BOUNDS)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.ends_with("line 1: longer than 64 MiB, more than any interval takes"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_torn_last_line_is_skipped_not_fatal() {
@@ -146,7 +269,7 @@ mod tests {
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("{\"record\":{\"ind");
         std::fs::write(&path, &text).unwrap();
-        let mut reader = IntervalReader::open(&path).unwrap().unwrap();
+        let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
         let mut n = 0;
         while reader.next_line().unwrap().is_some() {
             n += 1;
@@ -154,7 +277,7 @@ mod tests {
         assert_eq!(n, 3);
         assert!(reader.torn_tail);
         std::fs::write(&path, format!("garbage\n{text}")).unwrap();
-        let mut reader = IntervalReader::open(&path).unwrap().unwrap();
+        let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
         assert!(reader.next_line().is_err());
     }
 }

@@ -12,7 +12,7 @@ mod log;
 mod meta;
 mod redact;
 
-pub use log::{IntervalLine, IntervalReader, IntervalWriter};
+pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
 pub use meta::{EndStatus, RequestMeta, RunEnd, RunMeta};
 pub use redact::redact_args;
 
@@ -205,7 +205,11 @@ impl RunDir {
         let mut stages: Vec<IntervalRecord> = Vec::new();
         let mut intervals = Vec::new();
         let mut torn_tail = false;
-        if let Some(mut reader) = IntervalReader::open(&self.log_path())? {
+        let bounds = LineBounds {
+            requests: meta.requests.len(),
+            stages: meta.stages.len(),
+        };
+        if let Some(mut reader) = IntervalReader::open(&self.log_path(), bounds)? {
             while let Some(line) = reader.next_line()? {
                 intervals.push(IntervalDigest::of(&line));
                 all.merge(&line.record);
@@ -273,9 +277,25 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Sto
     std::fs::rename(&tmp, path).map_err(io_err(path))
 }
 
+/// The largest JSON file of a run read back (metadata, end, a search's record).
+const MAX_JSON: u64 = 64 * 1024 * 1024;
+
 /// Reads a JSON file headroom wrote.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_JSON + 1).read_to_string(&mut text))
+        .map_err(io_err(path))?;
+    if text.len() as u64 > MAX_JSON {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!(
+                "larger than {} MiB, more than headroom writes",
+                MAX_JSON >> 20
+            ),
+        });
+    }
     serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
         path: path.to_path_buf(),
         reason: e.to_string(),

@@ -359,3 +359,22 @@ fn data_files_of_endless_rows_or_columns_are_refused_at_their_bounds() {
         assert!(took < Duration::from_secs(60), "{file:?}: took {took:?}");
     }
 }
+
+/// A request whose templates could fill to more than a request may take (a batch of a
+/// hundred 1 MiB values) is refused when the scenario is checked, not when a
+/// send allocates gigabytes.
+#[test]
+fn a_template_that_could_fill_past_a_request_is_refused_when_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "target: {url: 'http://127.0.0.1:9/'}\ndata: {kv: {generate: {keys: 10, value_bytes: 1048576}}}\nrequests:\n  - {name: many, method: POST, path: /many, json: {v: '{{ value | batch(100) }}'}, data: kv}\nload: {rate: 1, duration: 1s}\n",
+    )
+    .unwrap();
+    let (err, _) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    assert!(
+        err.contains("requests[0] (many): its templates may fill to 100 MiB (the longest values of its data and captures, its batches and escaping), above the 64 MiB one request may take"),
+        "{err}"
+    );
+}

@@ -139,6 +139,21 @@ impl Dataset {
         matches!(self, Dataset::Table(t) if !t.is_resident())
     }
 
+    /// The longest value `column` holds, in bytes, and whether all are plain (letters,
+    /// digits and `-._~`, which no context escapes): a generated set's are.
+    pub fn widest(&self, column: usize) -> (u64, bool) {
+        match self {
+            Dataset::Table(t) => t.widest(column),
+            Dataset::Generated {
+                value_bytes, width, ..
+            } => match column {
+                0 => (4 + *width as u64, true),
+                1 => (*value_bytes as u64, true),
+                _ => (20, true),
+            },
+        }
+    }
+
     /// The first row whose `column` holds a line break, if any (it could not go in a header).
     pub fn line_break_in(&self, column: usize) -> Option<u64> {
         match self {

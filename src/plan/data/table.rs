@@ -37,6 +37,9 @@ pub struct Table {
     rows: u64,
     /// Per column, the first row whose value holds a line break.
     line_breaks: Vec<Option<u64>>,
+    /// Per column, its longest value (what a template filled from it may grow to), and
+    /// whether all its values are plain (letters, digits, `-._~`: nothing to escape).
+    widest: Vec<(u64, bool)>,
     store: Store,
 }
 
@@ -99,6 +102,7 @@ impl Table {
             }));
         }
         let mut line_breaks = vec![None; columns.len()];
+        let mut widest = vec![(0u64, true); columns.len()];
         // A file larger than a table may hold is not gathered at all, only indexed.
         let mut resident = (file_len <= RESIDENT_MAX as u64).then(Cells::default);
         let mut starts = Starts::default();
@@ -118,6 +122,13 @@ impl Table {
                         *first = Some(rows);
                     }
                 }
+            }
+            for (column, (bytes, plain)) in widest.iter_mut().enumerate() {
+                let cell = row.cell(column);
+                *bytes = (*bytes).max(cell.len() as u64);
+                *plain &= cell
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(b));
             }
             starts.note(rows, at.offset);
             if let Some(cells) = &mut resident {
@@ -169,6 +180,7 @@ impl Table {
             columns,
             rows,
             line_breaks,
+            widest,
             store,
         })
     }
@@ -191,6 +203,11 @@ impl Table {
     /// The first row whose `column` holds a line break, if any.
     pub fn line_break_in(&self, column: usize) -> Option<u64> {
         self.line_breaks.get(column).copied().flatten()
+    }
+
+    /// The longest value of `column`, in bytes, and whether all its values are plain.
+    pub fn widest(&self, column: usize) -> (u64, bool) {
+        self.widest.get(column).copied().unwrap_or((0, true))
     }
 
     /// Appends the value of `column` in `row` to `out`.

@@ -26,8 +26,17 @@ impl Lowering<'_> {
         if !r.path.starts_with('/') {
             return Err(here(format!("path {:?} must start with '/'", r.path)));
         }
-        let base = target.path_and_query.trim_end_matches('/');
-        let path = format!("{base}{}", r.path);
+        // The request's path goes after the target's path, and the target's query (an API
+        // key in the URL, say) after the request's own.
+        let (base, query) = match target.path_and_query.split_once('?') {
+            Some((base, query)) => (base, Some(query)),
+            None => (target.path_and_query.as_str(), None),
+        };
+        let mut path = format!("{}{}", base.trim_end_matches('/'), r.path);
+        if let Some(query) = query {
+            path.push(if r.path.contains('?') { '&' } else { '?' });
+            path.push_str(query);
+        }
         let binding =
             match &r.data {
                 None => None,
@@ -206,6 +215,26 @@ impl Lowering<'_> {
             headers: header_templates,
             body: body_context.map(|_| body_template),
         });
+        if let Some(t) = &templates {
+            // What a send can fill to is known now: a batch of long values, escaped, must
+            // not make one request take more memory than a body file may.
+            let widest = |slot: usize| match (slot.checked_sub(data_columns), &binding) {
+                (None, Some(b)) => b.dataset.widest(slot),
+                _ => (crate::plan::MAX_CAPTURED, false),
+            };
+            let most = std::iter::once(&t.path)
+                .chain(t.headers.iter().map(|(_, h)| h))
+                .chain(&t.body)
+                .map(|t| t.max_len(&widest))
+                .fold(0, u64::saturating_add);
+            if most > crate::plan::MAX_BODY_FILE {
+                return Err(here(format!(
+                    "its templates may fill to {} MiB (the longest values of its data and captures, its batches and escaping), above the {} MiB one request may take",
+                    most >> 20,
+                    crate::plan::MAX_BODY_FILE >> 20
+                )));
+            }
+        }
         Ok(NamedRequest {
             templates,
             data: binding,

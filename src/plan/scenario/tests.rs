@@ -72,6 +72,22 @@ slo:
         assert_eq!(plan.slo.len(), 3);
         assert_eq!(plan.slo[1].request.as_deref(), Some("read"));
         assert_eq!(plan.threads, 2);
+
+        // A query on the target's URL goes after each request's path and query.
+        let plan = parse_at(&GOOD.replace("8443/v1", "8443/v1/?key=k1")).unwrap();
+        let paths: Vec<_> = plan
+            .requests
+            .iter()
+            .map(|r| r.spec.path.clone().unwrap())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/v1/kv/key1?consistent=1&key=k1",
+                "/v1/kv/key1?key=k1",
+                "/v1/kv/key1?key=k1"
+            ]
+        );
     }
 
     /// The error for `GOOD` with `from` replaced by `to`, and where `needle` (its `nth`
