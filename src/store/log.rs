@@ -221,7 +221,10 @@ mod tests {
         };
         std::fs::write(&path, serde_json::to_string(&line).unwrap() + "\n").unwrap();
         let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
-        let e = reader.next_line().err().expect("refused").to_string();
+        let Err(e) = reader.next_line() else {
+            panic!("the line should be refused");
+        };
+        let e = e.to_string();
         assert!(e.ends_with("line 1: 3 requests, but the run has 1"), "{e}");
 
         let mut v = serde_json::to_value(&line).unwrap();
@@ -232,7 +235,10 @@ mod tests {
             stages: 2,
         };
         let mut reader = IntervalReader::open(&path, bounds).unwrap().unwrap();
-        let e = reader.next_line().err().expect("refused").to_string();
+        let Err(e) = reader.next_line() else {
+            panic!("the line should be refused");
+        };
+        let e = e.to_string();
         assert!(
             e.ends_with("line 1: stage 7, but the run has 2 stage(s)"),
             "{e}"
