@@ -6,6 +6,7 @@
 mod bad_input;
 mod capacity;
 mod cli;
+mod data;
 mod examples;
 mod hostile;
 mod nginx;

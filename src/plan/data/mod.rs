@@ -8,8 +8,7 @@
 mod rows;
 mod table;
 
-pub use rows::{MAX_COLUMNS, MAX_ROW};
-pub use table::{Table, Unreadable, RESIDENT_MAX};
+pub use table::{Table, Unreadable};
 
 use std::path::{Path, PathBuf};
 

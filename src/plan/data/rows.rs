@@ -35,6 +35,7 @@ pub(super) struct Cells {
 }
 
 impl Cells {
+    /// Empties it, keeping its buffers.
     pub fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
