@@ -8,6 +8,15 @@ use headroom::plan::HttpVersion;
 use std::path::Path;
 use std::process::Command;
 
+/// Each request's row: its name, completions and failures.
+fn rows_of(summary: &headroom::summary::Summary) -> Vec<(&str, u64, u64)> {
+    summary
+        .by_request
+        .iter()
+        .map(|r| (r.name.as_str(), r.count, r.failures))
+        .collect()
+}
+
 /// nginx as a key-value API: /kv/ needs "Bearer good", anything else is 404.
 pub(crate) fn kv_nginx() -> Nginx {
     Nginx::with_locations(
@@ -58,11 +67,7 @@ threads: 2
     assert_eq!(count("HTTP/1.1 401 - /kv/a "), 100, "bad credentials");
     assert_eq!(count("HTTP/1.1 404 - /nope "), 100, "missing");
 
-    let rows: Vec<(&str, u64, u64)> = summary
-        .by_request
-        .iter()
-        .map(|r| (r.name.as_str(), r.count, r.failures))
-        .collect();
+    let rows = rows_of(&summary);
     assert_eq!(
         rows,
         vec![
@@ -329,11 +334,7 @@ load: LOAD
         let source = source.replace("LOAD", load);
         let plan = scenario::parse(&source, Path::new("flows.yaml"), 2).unwrap();
         let (summary, _, _dir) = attack(&plan);
-        let rows: Vec<(&str, u64, u64)> = summary
-            .by_request
-            .iter()
-            .map(|r| (r.name.as_str(), r.count, r.failures))
-            .collect();
+        let rows = rows_of(&summary);
         assert_eq!(
             rows,
             [
@@ -456,11 +457,7 @@ load: {load}
         let mut plan = plan_of(&scenario_with("{users: 3, requests: 60}", ""), 2);
         plan.connection.keepalive = false;
         let (summary, _, _dir) = attack(&plan);
-        let rows: Vec<(&str, u64, u64)> = summary
-            .by_request
-            .iter()
-            .map(|r| (r.name.as_str(), r.count, r.failures))
-            .collect();
+        let rows = rows_of(&summary);
         assert_eq!(rows, [("login", 3, 0), ("api", 60, 0)], "{http:?}");
         assert!(
             summary.connect.as_ref().unwrap().count >= 60,
@@ -487,11 +484,7 @@ load: {load}
         let source = scenario_with(&format!("{{users: {users}, requests: 20}}"), "")
             .replace(&nginx.url(scheme, ""), &closing.url(scheme, ""));
         let (summary, _, _dir) = attack(&plan_of(&source, 1));
-        let rows: Vec<(&str, u64, u64)> = summary
-            .by_request
-            .iter()
-            .map(|r| (r.name.as_str(), r.count, r.failures))
-            .collect();
+        let rows = rows_of(&summary);
         assert_eq!(
             rows,
             [("login", users, 0), ("api", 20, 0)],
@@ -557,11 +550,7 @@ load: {{users: 2, requests: 40}}
     );
     let plan = scenario::parse(&source, Path::new("expect.yaml"), 1).unwrap();
     let (summary, _, _dir) = attack(&plan);
-    let rows: Vec<(&str, u64, u64)> = summary
-        .by_request
-        .iter()
-        .map(|r| (r.name.as_str(), r.count, r.failures))
-        .collect();
+    let rows = rows_of(&summary);
     assert_eq!(
         rows,
         [("a", 10, 0), ("b", 10, 10), ("c", 10, 0), ("d", 10, 10)]
