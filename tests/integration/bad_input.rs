@@ -34,6 +34,13 @@ fn assert_refusal(args: &[&str], status: &std::process::ExitStatus, err: &str) {
     }
 }
 
+/// Writes `yaml` as a scenario in `dir` and returns how `run --check` refused it.
+fn check_refused(dir: &std::path::Path, yaml: &str) -> (String, Duration) {
+    let scenario = dir.join("s.yaml");
+    std::fs::write(&scenario, yaml).unwrap();
+    refused(&["run", "--check", scenario.to_str().unwrap()])
+}
+
 /// Like [`refused`], under GNU time: also the peak resident memory, in MiB.
 fn refused_in_memory(args: &[&str]) -> (String, Duration, u64) {
     let dir = tempfile::tempdir().unwrap();
@@ -167,13 +174,10 @@ fn a_data_file_of_secrets_is_never_echoed() {
         "AKIAEXAMPLEKEY,hunter2pass\nrow,two\n",
     )
     .unwrap();
-    let scenario = dir.path().join("s.yaml");
-    std::fs::write(
-        &scenario,
+    let (err, _) = check_refused(
+        dir.path(),
         "target: {url: 'http://127.0.0.1:9/'}\ndata:\n  users: {csv: secrets.csv}\nrequests:\n  - {name: get, path: '/x/{{ user }}', data: users}\nload: {rate: 10, duration: 1s}\n",
-    )
-    .unwrap();
-    let (err, _) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    );
     assert!(err.contains("undefined variable \"user\""), "{err}");
     assert!(
         !err.contains("AKIAEXAMPLEKEY") && !err.contains("hunter2pass"),
@@ -227,9 +231,7 @@ fn a_scenario_that_aliases_expand_past_its_limit_is_refused_before_it_is_built()
         yaml += &format!("  - {{name: a{i}, path: /, body: *big}}\n");
     }
     yaml += "load: {rate: 1, duration: 1s}\n";
-    let scenario = dir.path().join("bomb.yaml");
-    std::fs::write(&scenario, yaml).unwrap();
-    let (err, took) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    let (err, took) = check_refused(dir.path(), &yaml);
     assert!(
         err.contains("the scenario expands to more than 16 MiB (YAML aliases"),
         "{err}"
@@ -299,8 +301,7 @@ fn a_scenario_of_sixty_thousand_requests_checks_in_bounded_time() {
         yaml += &format!("  - {{name: r{i}, path: /}}\n");
     }
     yaml += "load: {rate: 1, duration: 1s}\n";
-    std::fs::write(&scenario, yaml).unwrap();
-    let (err, took) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    let (err, took) = check_refused(dir.path(), &yaml);
     assert!(
         err.contains("requests: 65536 requests, but a mix can hold at most 65535"),
         "{err}"
@@ -366,13 +367,10 @@ fn data_files_of_endless_rows_or_columns_are_refused_at_their_bounds() {
 #[test]
 fn a_template_that_could_fill_past_a_request_is_refused_when_checked() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("s.yaml");
-    std::fs::write(
-        &scenario,
+    let (err, _) = check_refused(
+        dir.path(),
         "target: {url: 'http://127.0.0.1:9/'}\ndata: {kv: {generate: {keys: 10, value_bytes: 1048576}}}\nrequests:\n  - {name: many, method: POST, path: /many, json: {v: '{{ value | batch(100) }}'}, data: kv}\nload: {rate: 1, duration: 1s}\n",
-    )
-    .unwrap();
-    let (err, _) = refused(&["run", "--check", scenario.to_str().unwrap()]);
+    );
     assert!(
         err.contains("requests[0] (many): its templates may fill to 100 MiB (the longest values of its data and captures, its batches and escaping), above the 64 MiB one request may take"),
         "{err}"

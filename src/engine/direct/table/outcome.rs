@@ -86,22 +86,7 @@ impl Table<'_> {
                     at: Instant::now(),
                 });
             }
-            return match waiting {
-                Some(waiting) if !self.stopped && reusable => {
-                    self.send_on(index, waiting);
-                    Next::Busy
-                }
-                // The server closed the login's connection: its token stays good, and goes
-                // with the closed connection's identity to the user's next one.
-                Some(waiting) if !self.stopped => {
-                    self.pools[usize::from(waiting.instance)]
-                        .waiting
-                        .push_front(waiting.logged_in());
-                    Next::Close
-                }
-                // Stopped: dropped unsent, as the requests still waiting are.
-                _ => Next::Idle,
-            };
+            return self.resume(index, waiting, reusable);
         }
         if verdict.refused {
             // The token was refused: this connection (its user) logs in again before its
@@ -182,6 +167,12 @@ impl Table<'_> {
                     .push_front(held.logged_in());
             }
         }
+        self.resume(index, waiting, reusable)
+    }
+
+    /// Sends the request that waited for a login on the login's own connection, or first on
+    /// the next one when the server closed it (the token stays good and goes with it).
+    fn resume(&mut self, index: usize, waiting: Option<Job>, reusable: bool) -> Next {
         match waiting {
             Some(waiting) if !self.stopped && reusable => {
                 self.send_on(index, waiting);
@@ -191,7 +182,7 @@ impl Table<'_> {
                 self.pools[usize::from(waiting.instance)]
                     .waiting
                     .push_front(waiting.logged_in());
-                Next::Idle
+                Next::Close
             }
             // Stopped: dropped unsent, as the requests still waiting are.
             _ => Next::Idle,
