@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod capacity;
+mod check;
 mod cli;
 mod data;
 mod examples;
