@@ -59,7 +59,11 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(path) = &args.output {
-        eprintln!("{} record(s) written to {}", exported.records, path.display());
+        eprintln!(
+            "{} record(s) written to {}",
+            exported.records,
+            path.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

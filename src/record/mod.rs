@@ -12,7 +12,7 @@ mod raw;
 
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
-pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};
 pub use interval::{
     ClassStats, ErrorKindKey, IntervalRecord, RequestStats, StatusClass, StepStats,
 };
+pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};

@@ -190,7 +190,10 @@ mod tests {
         assert_eq!((r.intended, r.sent, r.end), (ms(10), ms(13), ms(20)));
         assert_eq!(r.latency(), sample.latency);
         assert_eq!(r.service(), sample.service);
-        assert_eq!((r.request, r.stage, r.bytes_in, r.bytes_out), (1, Some(2), 7, 3));
+        assert_eq!(
+            (r.request, r.stage, r.bytes_in, r.bytes_out),
+            (1, Some(2), 7, 3)
+        );
         // Sent early (coalescing): due at its send, as its latency is measured.
         let early = Timing::new(start + ms(14), start + ms(13), start + ms(20));
         let failed = Sample::failed(origin(), early, ErrorKind::Reset);
@@ -205,7 +208,11 @@ mod tests {
         let (sink, stream) = raw_channel();
         let start = Instant::now();
         let at = Timing::new(start, start, start);
-        let record = RawRecord::of(&Sample::failed(origin(), at, ErrorKind::Reset), start, start);
+        let record = RawRecord::of(
+            &Sample::failed(origin(), at, ErrorKind::Reset),
+            start,
+            start,
+        );
         let mut batch = sink.batch();
         for _ in 0..(RAW_QUEUE + 3) * RAW_BATCH {
             batch.push(record);

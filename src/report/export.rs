@@ -87,9 +87,7 @@ impl<'a> Row<'a> {
         Row {
             request: &request.name,
             method: &request.method,
-            stage: r
-                .stage
-                .map(|s| meta.stages[usize::from(s)].name.as_str()),
+            stage: r.stage.map(|s| meta.stages[usize::from(s)].name.as_str()),
             intended_ns: ns(r.intended),
             sent_ns: ns(r.sent),
             latency_ns: ns(r.latency()),

@@ -152,7 +152,9 @@ fn a_raw_run_keeps_one_record_per_request_as_the_summary_counts_them() {
         .collect();
     assert_eq!(errors, summary_errors);
     // Each kind of outcome is there, under its own request, with what it carried.
-    assert!(records.iter().any(|r| r["request"] == "slow" && r["error"] == "timeout"));
+    assert!(records
+        .iter()
+        .any(|r| r["request"] == "slow" && r["error"] == "timeout"));
     assert!(records
         .iter()
         .all(|r| (r["request"] == "slow") == (r["error"] == "timeout")));
@@ -301,7 +303,10 @@ fn a_run_without_raw_records_says_how_to_get_them() {
     let o = headroom(&["export", run.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1));
-    assert!(err.contains("holds no per-request records: run with --raw"), "{err}");
+    assert!(
+        err.contains("holds no per-request records: run with --raw"),
+        "{err}"
+    );
 }
 
 /// Like the interval log, a raw file that cannot be written (/dev/full fails every write
@@ -336,4 +341,21 @@ fn a_full_disk_under_the_raw_file_stops_the_attack_and_says_so() {
     );
     // Not the minute asked for.
     assert!(took < Duration::from_secs(45), "took {took:?}");
+}
+
+#[test]
+fn a_capacity_search_refuses_raw_and_says_what_to_do_instead() {
+    let o = headroom(&[
+        "capacity",
+        "http://127.0.0.1:9/",
+        "--slo",
+        "p99 < 10ms",
+        "--raw",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--raw is for attack, run and sweep") && err.contains("headroom attack --raw"),
+        "{err}"
+    );
 }

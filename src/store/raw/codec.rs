@@ -84,7 +84,10 @@ pub fn encode(r: &RawRecord, out: &mut [u8; RECORD_BYTES]) {
 
 /// Reads one record, or says what is wrong with it. `kinds` are the header's error kinds
 /// resolved (`None` for a key this headroom does not know).
-pub fn decode(bytes: &[u8; RECORD_BYTES], kinds: &[Option<ErrorKind>]) -> Result<RawRecord, String> {
+pub fn decode(
+    bytes: &[u8; RECORD_BYTES],
+    kinds: &[Option<ErrorKind>],
+) -> Result<RawRecord, String> {
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
     let u16_at = |i: usize| u16::from_le_bytes(bytes[i..i + 2].try_into().expect("2 bytes"));
     let crc = u32::from_le_bytes(bytes[48..52].try_into().expect("4 bytes"));
@@ -188,7 +191,11 @@ mod tests {
             Outcome::Error(ErrorKind::Refused)
         );
         other[index] = None;
-        assert!(decode(&bytes, &other).unwrap_err().contains("does not know"));
-        assert!(decode(&bytes, &other[..index]).unwrap_err().contains("header lists"));
+        assert!(decode(&bytes, &other)
+            .unwrap_err()
+            .contains("does not know"));
+        assert!(decode(&bytes, &other[..index])
+            .unwrap_err()
+            .contains("header lists"));
     }
 }

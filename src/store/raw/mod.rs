@@ -125,7 +125,13 @@ mod tests {
         }
         drop(batch);
         let end = writer.finish().unwrap();
-        assert_eq!(end, RawEnd { records: n, dropped: 0 });
+        assert_eq!(
+            end,
+            RawEnd {
+                records: n,
+                dropped: 0
+            }
+        );
         (dir, path)
     }
 
@@ -195,11 +201,22 @@ mod tests {
     #[test]
     fn a_record_naming_what_the_run_does_not_have_is_refused() {
         let (_dir, path) = written(0);
-        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         let mut bytes = [0u8; codec::RECORD_BYTES];
-        codec::encode(&RawRecord { request: 5, ..record(1) }, &mut bytes);
+        codec::encode(
+            &RawRecord {
+                request: 5,
+                ..record(1)
+            },
+            &mut bytes,
+        );
         file.write_all(&bytes).unwrap();
         let (_, result, _) = read_all(&path);
-        assert!(result.unwrap_err().ends_with("record 1: request 5, but the run has 2"));
+        assert!(result
+            .unwrap_err()
+            .ends_with("record 1: request 5, but the run has 2"));
     }
 }

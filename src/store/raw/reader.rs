@@ -54,8 +54,8 @@ impl RawReader {
         if read_full(&mut source, &mut json).map_err(io_err(path))? < json.len() {
             return Err(corrupt("cut short in its header".into()));
         }
-        let header: Header = serde_json::from_slice(&json)
-            .map_err(|e| corrupt(format!("header: {e}")))?;
+        let header: Header =
+            serde_json::from_slice(&json).map_err(|e| corrupt(format!("header: {e}")))?;
         Ok(RawReader {
             path: path.to_path_buf(),
             source,
