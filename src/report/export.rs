@@ -119,7 +119,8 @@ impl<'a> Row<'a> {
     }
 }
 
-/// Writes every record `reader` holds to `out` in `format`.
+/// Writes every record `reader` holds to `out` in `format`; `reader` is the one
+/// `RunDir::open_raw(meta)` opened, which checks each record's request and stage against `meta`.
 pub fn export_raw(
     meta: &RunMeta,
     reader: &mut RawReader,

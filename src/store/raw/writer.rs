@@ -60,11 +60,11 @@ impl RawWriter {
     /// ended) and says how many were written and dropped, or the write that failed.
     pub fn finish(mut self) -> Result<RawEnd, RawFailure> {
         self.sink = None;
-        let dropped = self.dropped.load(Ordering::Relaxed);
         match self.thread.join() {
+            // Every sink is gone: nothing can be dropped after this.
             Ok(Ok(records)) => Ok(RawEnd {
                 records,
-                dropped: self.dropped.load(Ordering::Relaxed).max(dropped),
+                dropped: self.dropped.load(Ordering::Relaxed),
             }),
             Ok(Err((reason, written))) => Err(RawFailure {
                 cause: StoreError::Io {
