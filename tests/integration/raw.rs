@@ -17,7 +17,7 @@ fn mixed_scenario(dir: &Path, addr: std::net::SocketAddr) -> std::path::PathBuf 
             r#"
 target:
   url: http://{addr}/
-  timeout: 200ms
+  timeout: 1s
 requests:
   - name: ok, "quoted"
     path: /bytes/10
@@ -27,7 +27,7 @@ requests:
     path: /status/503
     body: "0123456789"
   - name: slow
-    path: /delay/2000
+    path: /delay/5000
 load:
   rate: 400
   requests: 400
