@@ -13,6 +13,7 @@ mod hostile;
 mod nginx;
 mod ports;
 mod protocols;
+mod raw;
 mod report;
 mod scenario;
 mod support;
