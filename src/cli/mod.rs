@@ -5,6 +5,7 @@ mod capacity;
 mod check;
 mod compare;
 mod demo;
+mod matrix;
 mod progress;
 mod report;
 mod request;

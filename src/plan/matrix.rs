@@ -11,6 +11,8 @@
 //!       set: {requests.read.weight: 95}          # overrides of every variant of the set
 //!       vary: {load.rate: [10, 20, 30]}          # crossed, in order: one variant each
 //! ```
+//! A key may name several paths, comma-separated, that take the same value (a ramp's end
+//! and the steady stage after it: `"load.stages[0].rate[1], load.stages[1].rate"`).
 
 use crate::plan::scenario::overrides::{display, Given, Override, OverrideError, ValuePath};
 use schemars::JsonSchema;
@@ -55,8 +57,10 @@ pub struct VariantSet {
 /// An axis from the command line: `path=v1,v2,v3`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
-    /// The value varied.
-    pub path: ValuePath,
+    /// The paths as written (the column's key).
+    pub key: String,
+    /// The values varied (one path, or several taking the same value).
+    pub paths: Vec<ValuePath>,
     /// Its values as written.
     pub values: Vec<String>,
 }
@@ -69,8 +73,7 @@ impl std::str::FromStr for Axis {
             path: text.to_string(),
             reason: "write path=v1,v2,…, e.g. load.rate=10,20,30".into(),
         })?;
-        let path: ValuePath = path.parse()?;
-        path.check()?;
+        let paths = paths(path)?;
         let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {
             return Err(OverrideError {
@@ -78,8 +81,39 @@ impl std::str::FromStr for Axis {
                 reason: "an empty value in the list".into(),
             });
         }
-        Ok(Axis { path, values })
+        Ok(Axis {
+            key: path.trim().to_string(),
+            paths,
+            values,
+        })
     }
+}
+
+/// The paths of a key: one, or several separated by commas (outside brackets), each
+/// checked against the schema.
+pub fn paths(key: &str) -> Result<Vec<ValuePath>, OverrideError> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in key.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&key[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&key[start..]);
+    out.into_iter()
+        .map(|p| {
+            let path: ValuePath = p.parse()?;
+            path.check()?;
+            Ok(path)
+        })
+        .collect()
 }
 
 /// One variant: its cells (labels and values shown) and the overrides that make it.
@@ -87,7 +121,7 @@ impl std::str::FromStr for Axis {
 pub struct Variant {
     /// Label cells, by column name.
     pub labels: Vec<(String, String)>,
-    /// Value cells, by path (the set's, then the varied ones), as shown.
+    /// Value cells, by key (the set's, then the varied ones), as shown.
     pub values: Vec<(String, String)>,
     /// The overrides, in order.
     pub overrides: Vec<Override>,
@@ -106,12 +140,17 @@ pub enum MatrixError {
 
 /// The variants of `section` (when the scenario has one) crossed with the command line's
 /// `axes`, in run order.
-pub fn variants(section: Option<&MatrixSection>, axes: &[Axis]) -> Result<Vec<Variant>, MatrixError> {
+pub fn variants(
+    section: Option<&MatrixSection>,
+    axes: &[Axis],
+) -> Result<Vec<Variant>, MatrixError> {
     let single = VariantSet::default();
     let sets: Vec<&VariantSet> = match section {
         Some(s) if !s.sets.is_empty() => s.sets.iter().collect(),
         Some(_) if axes.is_empty() => {
-            return Err(MatrixError::Section("give at least one set under matrix.sets".into()))
+            return Err(MatrixError::Section(
+                "give at least one set under matrix.sets".into(),
+            ))
         }
         _ => vec![&single],
     };
@@ -119,56 +158,67 @@ pub fn variants(section: Option<&MatrixSection>, axes: &[Axis]) -> Result<Vec<Va
     for (n, set) in sets.iter().enumerate() {
         let key = |k: &Value, what: &str| -> Result<String, MatrixError> {
             k.as_str().map(str::to_string).ok_or_else(|| {
-                MatrixError::Section(format!("sets[{n}].{what}: keys are names or paths, as text"))
+                MatrixError::Section(format!(
+                    "sets[{n}].{what}: keys are names or paths, as text"
+                ))
             })
         };
         let mut labels = Vec::new();
         for (k, v) in &set.labels {
             labels.push((key(k, "labels")?, display(v)));
         }
-        let mut fixed = Vec::new();
+        let mut fixed: Vec<(String, Vec<ValuePath>, Value)> = Vec::new();
         for (k, v) in &set.set {
-            fixed.push(assignment(&key(k, "set")?, v.clone())?);
+            let k = key(k, "set")?;
+            fixed.push((k.trim().to_string(), paths(&k)?, v.clone()));
         }
-        let mut dims: Vec<(ValuePath, Vec<Value>)> = Vec::new();
+        let mut dims: Vec<(String, Vec<ValuePath>, Vec<Given>, Vec<String>)> = Vec::new();
         for (k, v) in &set.vary {
-            let path: ValuePath = key(k, "vary")?.parse()?;
-            path.check()?;
+            let k = key(k, "vary")?;
+            let p = paths(&k)?;
             let Value::Sequence(values) = v else {
                 return Err(MatrixError::Section(format!(
-                    "sets[{n}].vary.{path}: give a list of values, e.g. [10, 20, 30]"
+                    "sets[{n}].vary.{k}: give a list of values, e.g. [10, 20, 30]"
                 )));
             };
             if values.is_empty() {
-                return Err(MatrixError::Section(format!("sets[{n}].vary.{path}: the list is empty")));
+                return Err(MatrixError::Section(format!(
+                    "sets[{n}].vary.{k}: the list is empty"
+                )));
             }
-            dims.push((path, values.clone()));
+            let shown = values.iter().map(display).collect();
+            let given = values.iter().cloned().map(Given::Yaml).collect();
+            dims.push((k.trim().to_string(), p, given, shown));
         }
         for a in axes {
-            let values = a.values.iter().map(|v| Value::String(v.clone())).collect();
-            dims.push((a.path.clone(), values));
+            let given = a.values.iter().cloned().map(Given::Text).collect();
+            dims.push((a.key.clone(), a.paths.clone(), given, a.values.clone()));
         }
-        let from_cli = set.vary.len();
-        let count = dims.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()));
+        let count = dims
+            .iter()
+            .try_fold(1usize, |n, d| n.checked_mul(d.2.len()));
         if count.is_none_or(|c| out.len() + c > MAX_VARIANTS) {
             return Err(MatrixError::Section(format!(
                 "more than {MAX_VARIANTS} variants; vary fewer values"
             )));
         }
-        for combo in product(&dims) {
-            let mut overrides: Vec<Override> = fixed.iter().map(|(o, _)| o.clone()).collect();
-            let mut values: Vec<(String, String)> = fixed.iter().map(|(o, shown)| (o.path.to_string(), shown.clone())).collect();
-            for (d, (path, choices)) in dims.iter().enumerate() {
-                let v = &choices[combo[d]];
-                let value = match (d >= from_cli, v) {
-                    (true, Value::String(text)) => Given::Text(text.clone()),
-                    _ => Given::Yaml(v.clone()),
-                };
-                overrides.push(Override {
-                    path: path.clone(),
-                    value,
-                });
-                values.push((path.to_string(), display(v)));
+        let lengths: Vec<usize> = dims.iter().map(|d| d.2.len()).collect();
+        for combo in product(&lengths) {
+            let mut overrides = Vec::new();
+            let mut values = Vec::new();
+            for (k, paths, v) in &fixed {
+                overrides.extend(paths.iter().map(|p| Override {
+                    path: p.clone(),
+                    value: Given::Yaml(v.clone()),
+                }));
+                values.push((k.clone(), display(v)));
+            }
+            for (d, (k, paths, given, shown)) in dims.iter().enumerate() {
+                overrides.extend(paths.iter().map(|p| Override {
+                    path: p.clone(),
+                    value: given[combo[d]].clone(),
+                }));
+                values.push((k.clone(), shown[combo[d]].clone()));
             }
             out.push(Variant {
                 labels: labels.clone(),
@@ -180,27 +230,14 @@ pub fn variants(section: Option<&MatrixSection>, axes: &[Axis]) -> Result<Vec<Va
     Ok(out)
 }
 
-fn assignment(path: &str, v: Value) -> Result<(Override, String), MatrixError> {
-    let path: ValuePath = path.parse()?;
-    path.check()?;
-    let shown = display(&v);
-    Ok((
-        Override {
-            path,
-            value: Given::Yaml(v),
-        },
-        shown,
-    ))
-}
-
 /// Every combination of one index per dimension, the first dimension slowest.
-fn product(dims: &[(ValuePath, Vec<Value>)]) -> Vec<Vec<usize>> {
+fn product(lengths: &[usize]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new()];
-    for (_, values) in dims {
+    for &len in lengths {
         out = out
             .into_iter()
             .flat_map(|prefix| {
-                (0..values.len()).map(move |i| {
+                (0..len).map(move |i| {
                     let mut next = prefix.clone();
                     next.push(i);
                     next
@@ -224,7 +261,13 @@ mod tests {
         let v = variants(None, &axes).unwrap();
         let cells: Vec<String> = v
             .iter()
-            .map(|x| x.values.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>().join("/"))
+            .map(|x| {
+                x.values
+                    .iter()
+                    .map(|(_, s)| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
             .collect();
         assert_eq!(cells, ["10/5", "10/50", "20/5", "20/50"]);
         assert!("load.rat=1,2".parse::<Axis>().is_err());
@@ -247,8 +290,21 @@ mod tests {
                 ("load.rate".to_string(), "20".to_string())
             ]
         );
-        assert_eq!(v[2].values, [("load.duration".to_string(), "30m".to_string())]);
+        assert_eq!(
+            v[2].values,
+            [("load.duration".to_string(), "30m".to_string())]
+        );
+        let linked: MatrixSection = yaml_serde::from_str(
+            "sets: [{vary: {'load.stages[0].rate[1], load.stages[1].rate': [10, 20]}}]",
+        )
+        .unwrap();
+        let v = variants(Some(&linked), &[]).unwrap();
+        assert_eq!(v[1].overrides.len(), 2);
+        assert_eq!(v[1].values[0].1, "20");
         let bad: MatrixSection = yaml_serde::from_str("sets: [{vary: {load.rat: [1]}}]").unwrap();
-        assert!(variants(Some(&bad), &[]).unwrap_err().to_string().contains("load.rat"));
+        assert!(variants(Some(&bad), &[])
+            .unwrap_err()
+            .to_string()
+            .contains("load.rat"));
     }
 }

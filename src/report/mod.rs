@@ -7,6 +7,7 @@ pub mod compare;
 pub mod html;
 mod json;
 mod markdown;
+pub mod matrix;
 pub mod plot;
 mod table;
 mod text;

@@ -9,6 +9,7 @@
 
 mod check;
 mod log;
+pub mod matrix;
 mod meta;
 mod redact;
 

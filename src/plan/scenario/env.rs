@@ -30,7 +30,8 @@ impl Expanded {
         // Longest first, so that a value inside another is not half replaced.
         used.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
         for (name, value) in &used {
-            if !value.trim().is_empty() {
+            // One character cannot be told from the text around it, and is no secret.
+            if value.trim().chars().count() > 1 {
                 out = out.replace(value.as_str(), &format!("${{{name}}}"));
             }
         }
@@ -42,7 +43,9 @@ impl Expanded {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EnvError {
     /// The variable is not set and the reference has no default.
-    #[error("the environment variable {name} is not set; set it, or give a default: ${{{name}:-value}}")]
+    #[error(
+        "the environment variable {name} is not set; set it, or give a default: ${{{name}:-value}}"
+    )]
     Unset {
         /// Its name.
         name: String,
@@ -214,7 +217,10 @@ mod tests {
             "target: {url: 'http://${HOST}:${PORT:-8080}/a$${b}'}\nload: {rate: '${RATE}', duration: '${D:-5s}'}\n",
         )
         .unwrap();
-        assert_eq!(d["target"]["url"], Value::from("http://10.0.0.7:8080/a${b}"));
+        assert_eq!(
+            d["target"]["url"],
+            Value::from("http://10.0.0.7:8080/a${b}")
+        );
         // Only a reference, where a number is wanted: read as a number.
         assert_eq!(d["load"]["rate"], Value::from(25));
         assert_eq!(d["load"]["duration"], Value::from("5s"));

@@ -102,9 +102,8 @@ impl Document {
         .map_err(|e| lower.yaml_error(e))?;
         let mut value: yaml_serde::Value =
             yaml_serde::from_str(&source).map_err(|e| lower.yaml_error(e))?;
-        let expanded = env::expand(&mut value, lookup).map_err(|e| {
-            lower.error_near(&e.needle(), 0, e.to_string())
-        })?;
+        let expanded = env::expand(&mut value, lookup)
+            .map_err(|e| lower.error_near(&e.needle(), 0, e.to_string()))?;
         let matrix = match value.get("matrix") {
             None => None,
             Some(m) => Some(
@@ -127,7 +126,11 @@ impl Document {
     }
 
     /// Lowers the document with `overrides` applied, checked as the file would be.
-    pub fn lower(&self, overrides: &[Override], threads: usize) -> Result<AttackPlan, ScenarioError> {
+    pub fn lower(
+        &self,
+        overrides: &[Override],
+        threads: usize,
+    ) -> Result<AttackPlan, ScenarioError> {
         let lower = Lowering {
             source: &self.source,
             file: &self.file,
@@ -153,7 +156,10 @@ impl Document {
                     Err(located) if located.to_string().contains(&message) => {
                         scrub(lower.yaml_error(located))
                     }
-                    _ => scrub(lower.error_at(None, format!("{message} (after the overrides and environment variables)"))),
+                    _ => scrub(lower.error_at(
+                        None,
+                        format!("{message} (after the overrides and environment variables)"),
+                    )),
                 }
             })?
         };

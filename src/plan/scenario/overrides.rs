@@ -89,7 +89,9 @@ impl std::str::FromStr for ValuePath {
             }
         }
         if segments.first() == Some(&Segment::Key("matrix".into())) {
-            return Err(bad("the matrix is not a scenario value; give its variants with --matrix"));
+            return Err(bad(
+                "the matrix is not a scenario value; give its variants with --matrix",
+            ));
         }
         Ok(ValuePath {
             text: text.trim().to_string(),
@@ -147,10 +149,7 @@ fn no_field(shape: &Shape, here: &str, key: &str) -> String {
     if names.is_empty() {
         format!("{here} has no field {key:?}")
     } else {
-        format!(
-            "{here} has no field {key:?} (it has {})",
-            names.join(", ")
-        )
+        format!("{here} has no field {key:?} (it has {})", names.join(", "))
     }
 }
 
@@ -405,7 +404,11 @@ mod tests {
         assert!(e.reason.contains("rate"), "{e}");
         let mut d = doc();
         let e = set(&mut d, "requests.delete.weight=1").unwrap_err();
-        assert!(e.reason.contains("no item named \"delete\" (it has read, write)"), "{e}");
+        assert!(
+            e.reason
+                .contains("no item named \"delete\" (it has read, write)"),
+            "{e}"
+        );
         let e = set(&mut d, "requests[7].weight=1").unwrap_err();
         assert!(e.reason.contains("2 item(s)"), "{e}");
         assert!("rate".parse::<Override>().is_err());
