@@ -132,7 +132,27 @@ fn describe(
         .zip(cells)
         .map(|(c, v)| format!("{}={v}", c.heading))
         .collect();
-    format!("{}  load {:?}", cells.join(" "), plan.load)
+    let load = match (&plan.load, plan.stages.as_slice()) {
+        (headroom::plan::Load::Open { rate }, []) => format!("{} req/s", rate.0),
+        (headroom::plan::Load::Closed { concurrency }, []) => format!("{concurrency} users"),
+        (_, stages) => stages
+            .iter()
+            .map(|s| {
+                let level = if s.from == s.to {
+                    format!("{}", s.to)
+                } else {
+                    format!("{}→{}", s.from, s.to)
+                };
+                format!(
+                    "{} {level} for {}",
+                    s.name,
+                    humantime::format_duration(s.duration)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    format!("{}  ({load})", cells.join(" "))
 }
 
 /// A variant's progress line, ended when the variant ends.

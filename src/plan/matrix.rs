@@ -172,7 +172,7 @@ pub fn variants(
             let k = key(k, "set")?;
             fixed.push((k.trim().to_string(), paths(&k)?, v.clone()));
         }
-        let mut dims: Vec<(String, Vec<ValuePath>, Vec<Given>, Vec<String>)> = Vec::new();
+        let mut dims: Vec<Dim> = Vec::new();
         for (k, v) in &set.vary {
             let k = key(k, "vary")?;
             let p = paths(&k)?;
@@ -188,21 +188,31 @@ pub fn variants(
             }
             let shown = values.iter().map(display).collect();
             let given = values.iter().cloned().map(Given::Yaml).collect();
-            dims.push((k.trim().to_string(), p, given, shown));
+            dims.push(Dim {
+                key: k.trim().to_string(),
+                paths: p,
+                given,
+                shown,
+            });
         }
         for a in axes {
             let given = a.values.iter().cloned().map(Given::Text).collect();
-            dims.push((a.key.clone(), a.paths.clone(), given, a.values.clone()));
+            dims.push(Dim {
+                key: a.key.clone(),
+                paths: a.paths.clone(),
+                given,
+                shown: a.values.clone(),
+            });
         }
         let count = dims
             .iter()
-            .try_fold(1usize, |n, d| n.checked_mul(d.2.len()));
+            .try_fold(1usize, |n, d| n.checked_mul(d.given.len()));
         if count.is_none_or(|c| out.len() + c > MAX_VARIANTS) {
             return Err(MatrixError::Section(format!(
                 "more than {MAX_VARIANTS} variants; vary fewer values"
             )));
         }
-        let lengths: Vec<usize> = dims.iter().map(|d| d.2.len()).collect();
+        let lengths: Vec<usize> = dims.iter().map(|d| d.given.len()).collect();
         for combo in product(&lengths) {
             let mut overrides = Vec::new();
             let mut values = Vec::new();
@@ -213,12 +223,12 @@ pub fn variants(
                 }));
                 values.push((k.clone(), display(v)));
             }
-            for (d, (k, paths, given, shown)) in dims.iter().enumerate() {
-                overrides.extend(paths.iter().map(|p| Override {
+            for (d, dim) in dims.iter().enumerate() {
+                overrides.extend(dim.paths.iter().map(|p| Override {
                     path: p.clone(),
-                    value: given[combo[d]].clone(),
+                    value: dim.given[combo[d]].clone(),
                 }));
-                values.push((k.clone(), shown[combo[d]].clone()));
+                values.push((dim.key.clone(), dim.shown[combo[d]].clone()));
             }
             out.push(Variant {
                 labels: labels.clone(),
@@ -228,6 +238,14 @@ pub fn variants(
         }
     }
     Ok(out)
+}
+
+/// One varied value: its key, the paths it sets, and its values as given and as shown.
+struct Dim {
+    key: String,
+    paths: Vec<ValuePath>,
+    given: Vec<Given>,
+    shown: Vec<String>,
 }
 
 /// Every combination of one index per dimension, the first dimension slowest.
