@@ -5,7 +5,7 @@
 
 use crate::engine::CancellationToken;
 use crate::monitor::ServerWatch;
-use crate::plan::matrix::Variant;
+use crate::plan::matrix::{MatrixError, MatrixSection, Variant};
 use crate::plan::AttackPlan;
 use crate::run::{Observer, RunError};
 use crate::store::matrix::{MatrixColumn, MatrixRecord, VariantEntry, VariantState, RECORD};
@@ -29,14 +29,23 @@ pub enum MatrixRunError {
     Store(#[from] StoreError),
 }
 
-/// The record of a matrix about to run: its columns (labels, then values by path, each
-/// once, in order of first use) and one pending entry per variant.
+/// The record of a matrix about to run: its columns (those `section` lists, or labels then
+/// values by path, each once, in order of first use) and one pending entry per variant.
 pub fn record(
     variants: &[Variant],
-    headings: &BTreeMap<String, String>,
+    section: Option<&MatrixSection>,
     command: Vec<String>,
     scenario: String,
-) -> MatrixRecord {
+) -> Result<MatrixRecord, MatrixError> {
+    let no_headings = BTreeMap::new();
+    let headings = section.map_or(&no_headings, |s| &s.headings);
+    let mut keys: Vec<&str> = Vec::new();
+    for v in variants {
+        keys.extend(v.labels.iter().map(|(k, _)| k.as_str()));
+    }
+    for v in variants {
+        keys.extend(v.values.iter().map(|(k, _)| k.as_str()));
+    }
     let mut columns: Vec<MatrixColumn> = Vec::new();
     let mut add = |key: &str| {
         if !columns.iter().any(|c| c.key == key) {
@@ -49,11 +58,18 @@ pub fn record(
             });
         }
     };
-    for v in variants {
-        v.labels.iter().for_each(|(k, _)| add(k));
-    }
-    for v in variants {
-        v.values.iter().for_each(|(k, _)| add(k));
+    match section.and_then(|s| s.columns.as_ref()) {
+        Some(chosen) => {
+            for key in chosen {
+                if !keys.contains(&key.trim()) {
+                    return Err(MatrixError::Section(format!(
+                        "columns: {key:?} is neither a label nor a path the variants set"
+                    )));
+                }
+                add(key.trim());
+            }
+        }
+        None => keys.iter().for_each(|k| add(k)),
     }
     let width = variants.len().to_string().len().max(2);
     let entries = variants
@@ -78,12 +94,12 @@ pub fn record(
             }
         })
         .collect();
-    MatrixRecord {
+    Ok(MatrixRecord {
         command,
         scenario,
         columns,
         variants: entries,
-    }
+    })
 }
 
 /// A directory name from a variant's cells: "burst-load-95-10".
@@ -186,7 +202,7 @@ mod tests {
         )
         .unwrap();
         let variants = crate::plan::matrix::variants(Some(&section), &axes).unwrap();
-        let r = record(&variants, &section.headings, vec![], "s.yaml".into());
+        let r = record(&variants, Some(&section), vec![], "s.yaml".into()).unwrap();
         let headings: Vec<&str> = r.columns.iter().map(|c| c.heading.as_str()).collect();
         assert_eq!(headings, ["category", "rate", "load.duration"]);
         let names: Vec<&str> = r.variants.iter().map(|v| v.run.as_str()).collect();
@@ -200,5 +216,16 @@ mod tests {
             ]
         );
         assert_eq!(r.variants[0].cells, ["Burst Load", "10", "-"]);
+        let chosen = crate::plan::matrix::MatrixSection {
+            columns: Some(vec!["load.rate".into(), "category".into()]),
+            ..section.clone()
+        };
+        let r = record(&variants, Some(&chosen), vec![], "s.yaml".into()).unwrap();
+        assert_eq!(r.variants[2].cells, ["10", "Soak"]);
+        let wrong = crate::plan::matrix::MatrixSection {
+            columns: Some(vec!["load.users".into()]),
+            ..section
+        };
+        assert!(record(&variants, Some(&wrong), vec![], "s.yaml".into()).is_err());
     }
 }

@@ -23,14 +23,14 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     let variants = headroom::plan::matrix::variants(doc.matrix(), &args.matrix)
         .with_context(|| format!("scenario {}", args.scenario.display()))?;
-    let headings = doc.matrix().map(|m| m.headings.clone()).unwrap_or_default();
     let argv: Vec<String> = std::env::args().collect();
     let record = headroom::matrix::record(
         &variants,
-        &headings,
+        doc.matrix(),
         headroom::store::redact_args(&argv),
         args.scenario.display().to_string(),
-    );
+    )
+    .with_context(|| format!("scenario {}", args.scenario.display()))?;
     // Every variant is checked before the first one sends anything.
     let mut plans: Vec<AttackPlan> = Vec::with_capacity(variants.len());
     for (v, entry) in variants.iter().zip(&record.variants) {

@@ -6,6 +6,7 @@
 //! ```yaml
 //! matrix:
 //!   headings: {requests.read.weight: "reads %", load.rate: "target req/s"}
+//!   columns: [category, load.rate, requests.read.weight]   # optional: order, and which
 //!   sets:
 //!     - labels: {category: Burst Load}          # constant cells of these rows
 //!       set: {requests.read.weight: 95}          # overrides of every variant of the set
@@ -27,9 +28,12 @@ pub const MAX_VARIANTS: usize = 10_000;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixSection {
-    /// Column headings of the table, by path (default: the path).
+    /// Column headings of the table, by label or path (default: the label or path).
     #[serde(default)]
     pub headings: BTreeMap<String, String>,
+    /// The columns shown, in order, by label or path (default: every label, then every
+    /// path, in order of first use); a label or path left out is not shown.
+    pub columns: Option<Vec<String>>,
     /// Sets of variants, run in order; each set's variants are the product of its `vary`.
     #[serde(default)]
     pub sets: Vec<VariantSet>,
