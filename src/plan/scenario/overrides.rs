@@ -232,11 +232,9 @@ impl Override {
         if let Some(s) = stages {
             out.push(Override::text("load.stages", s));
         }
+        // Alone on a staged scenario, a duration is refused by the loader (each stage has
+        // its own), which says so at the stages.
         if let Some(d) = duration {
-            if stages.is_none() && rate.is_none() && users.is_none() {
-                // A new length for a staged scenario has no stage to go to.
-                out.push(Override::remove("load.stages"));
-            }
             out.push(Override::text("load.duration", d));
         }
         out
@@ -308,11 +306,15 @@ impl Override {
                         }
                     }
                 }
-                (Segment::Index(_), _) => {
+                (Segment::Index(_), node) => {
                     if matches!(self.value, Given::Remove) {
                         return Ok(());
                     }
-                    return Err(path.error(format!("{here} is not a list in the scenario")));
+                    return Err(path.error(if node.is_null() {
+                        format!("the scenario has no {here} (or another override removed it)")
+                    } else {
+                        format!("{here} is not a list in the scenario")
+                    }));
                 }
             };
             push(&mut at, s);
