@@ -42,6 +42,10 @@ pub fn run(
         );
     }
     if args.check {
+        for (entry, plan) in record.variants.iter().zip(&plans) {
+            headroom::engine::preview::check_tls(plan)
+                .with_context(|| format!("variant {}", entry.run))?;
+        }
         println!(
             "{}: ok, {} variant(s)",
             args.scenario.display(),
@@ -121,7 +125,7 @@ pub fn run(
     })
 }
 
-/// A variant as `--check` shows it: its cells and the load it lowers to.
+/// A variant as `--check` shows it: its cells, then the load it lowers to.
 fn describe(
     columns: &[headroom::store::matrix::MatrixColumn],
     cells: &[String],
@@ -132,27 +136,12 @@ fn describe(
         .zip(cells)
         .map(|(c, v)| format!("{}={v}", c.heading))
         .collect();
-    let load = match (&plan.load, plan.stages.as_slice()) {
-        (headroom::plan::Load::Open { rate }, []) => format!("{} req/s", rate.0),
-        (headroom::plan::Load::Closed { concurrency }, []) => format!("{concurrency} users"),
-        (_, stages) => stages
-            .iter()
-            .map(|s| {
-                let level = if s.from == s.to {
-                    format!("{}", s.to)
-                } else {
-                    format!("{}→{}", s.from, s.to)
-                };
-                format!(
-                    "{} {level} for {}",
-                    s.name,
-                    humantime::format_duration(s.duration)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
-    format!("{}  ({load})", cells.join(" "))
+    let mut out = cells.join("  ");
+    for line in super::check::load(plan) {
+        out.push_str("\n      ");
+        out.push_str(line.trim());
+    }
+    out
 }
 
 /// A variant's progress line, ended when the variant ends.
