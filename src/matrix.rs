@@ -176,10 +176,11 @@ pub fn run(
             source,
         })?;
         drop(watch);
-        record.variants[i].state = if shutdown.is_cancelled() {
-            VariantState::Interrupted
-        } else {
-            VariantState::Completed
+        // The run's own end says whether it was cut short (a signal just after its last
+        // request leaves it whole).
+        record.variants[i].state = match stored.end.as_ref().map(|e| e.status) {
+            Some(crate::store::EndStatus::Completed) => VariantState::Completed,
+            _ => VariantState::Interrupted,
         };
         record.save(dir)?;
         on_variant(&record.variants[i], &stored);
