@@ -74,7 +74,7 @@ fn first_sent(plan: &AttackPlan) -> usize {
 }
 
 /// The load in words: the model, its level and what stops it, then each stage.
-fn load(plan: &AttackPlan) -> Vec<String> {
+pub(super) fn load(plan: &AttackPlan) -> Vec<String> {
     let unit = |level: f64| match plan.load {
         Load::Open { .. } => format!("{} req/s", number(level)),
         Load::Closed { .. } => count(level as u64, "user", "users"),

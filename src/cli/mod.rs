@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod demo;
 mod export;
+mod matrix;
 mod progress;
 mod report;
 mod request;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// Options of `headroom report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run directory (attack, run, sweep) or a capacity search's directory.
+    /// A run directory (attack, run, sweep), a capacity search's or a matrix's directory.
     pub run: PathBuf,
     #[command(flatten)]
     pub rendering: Rendering,
@@ -39,6 +39,17 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         output,
         plots,
     } = &args.rendering;
+    if let Some(table) = headroom::summary::matrix::load(&args.run)
+        .with_context(|| format!("cannot read the matrix in {}", args.run.display()))?
+    {
+        if plots.is_some() {
+            eprintln!(
+                "a matrix has no figures of its own; give a variant's directory for its figures"
+            );
+        }
+        emit(&report::matrix::render(&table, *format), output.as_deref())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = match CapacityRecord::load(&args.run)
         .with_context(|| format!("cannot read the search in {}", args.run.display()))?
     {

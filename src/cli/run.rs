@@ -1,7 +1,10 @@
-//! `headroom run`: a scenario file lowered to a plan, then run like an attack.
+//! `headroom run`: a scenario file lowered to a plan, then run like an attack; with
+//! overrides of its values, and as a matrix of variants.
 
 use anyhow::Context;
 use headroom::engine::CancellationToken;
+use headroom::plan::matrix::Axis;
+use headroom::plan::scenario::{Document, Override};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,13 +16,49 @@ pub struct RunArgs {
     /// Check the scenario and print what would run, without sending anything.
     #[arg(long)]
     pub check: bool,
+    /// Requests per second, instead of the scenario's load (its rate, users or stages).
+    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["users", "stages"])]
+    pub rate: Option<f64>,
+    /// Virtual users, instead of the scenario's load (its rate, users or stages).
+    #[arg(long, conflicts_with = "stages")]
+    pub users: Option<u32>,
+    /// How long to run, instead of the scenario's duration, e.g. 30s, 5m.
+    #[arg(long, value_parser = duration_text)]
+    pub duration: Option<String>,
+    /// Stages instead of the scenario's load, as the file writes them, in YAML flow style:
+    /// '[{rate: [0, 50], duration: 1m}, {rate: 50, duration: 5m}]'.
+    #[arg(long, value_name = "YAML")]
+    pub stages: Option<String>,
+    /// Replace a value of the scenario (repeatable): load.rate=50, requests.read.weight=90,
+    /// requests[0].path=/v2/keys, target.headers.X-Env=staging.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<Override>,
+    /// Run a variant per value (repeatable; several are crossed): load.rate=10,20,30.
+    /// Crossed with the scenario's `matrix:` section when it has one.
+    #[arg(long = "matrix", value_name = "PATH=V1,V2,…")]
+    pub matrix: Vec<Axis>,
     #[command(flatten)]
     pub output: super::attack::Output,
 }
 
+fn duration_text(s: &str) -> Result<String, String> {
+    super::positive_duration(s).map(|_| s.trim().to_string())
+}
+
 /// Runs `headroom run`.
 pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
-    let plan = headroom::plan::scenario::load(&args.scenario, super::available_cores())?;
+    let doc = Document::read(&args.scenario)?;
+    let mut overrides = Override::load(
+        args.rate,
+        args.users,
+        args.duration.as_deref(),
+        args.stages.as_deref(),
+    );
+    overrides.extend(args.set.iter().cloned());
+    if doc.matrix().is_some() || !args.matrix.is_empty() {
+        return super::matrix::run(&args, &doc, &overrides, shutdown);
+    }
+    let plan = doc.lower(&overrides, super::available_cores())?;
     if args.check {
         super::check::print(&args.scenario, &plan)
             .with_context(|| format!("scenario {}", args.scenario.display()))?;

@@ -7,6 +7,7 @@ mod body_file;
 mod data;
 mod flow;
 mod load;
+pub mod matrix;
 mod regular_file;
 pub(crate) mod request;
 pub mod scenario;

@@ -55,7 +55,8 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-fn page(title: &str, body: &str) -> String {
+/// A whole page: `body` with the shared styles.
+pub(super) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"headroom {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),

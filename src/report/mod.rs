@@ -8,6 +8,7 @@ pub mod export;
 pub mod html;
 mod json;
 mod markdown;
+pub mod matrix;
 pub mod plot;
 mod table;
 mod text;

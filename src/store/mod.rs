@@ -10,6 +10,7 @@
 
 mod check;
 mod log;
+pub mod matrix;
 mod meta;
 mod raw;
 mod redact;

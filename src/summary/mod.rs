@@ -4,6 +4,7 @@ mod attribution;
 mod by_request;
 mod by_stage;
 mod generator;
+pub mod matrix;
 mod server;
 mod slo;
 mod stats;

@@ -94,7 +94,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
     run
 }
 
-fn check_golden(name: &str, actual: &str) {
+pub fn check_golden(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);

@@ -34,6 +34,9 @@ pub struct ScenarioFile {
     pub flows: Vec<FlowSection>,
     /// Engine threads (default: the cores this process may use).
     pub threads: Option<usize>,
+    /// Variants of this scenario run one after another by `headroom run`, each with some
+    /// values replaced; one table compares them (see the README's "Variants").
+    pub matrix: Option<crate::plan::matrix::MatrixSection>,
 }
 
 /// The server, and connection settings shared by every request.

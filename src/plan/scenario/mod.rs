@@ -4,13 +4,17 @@
 //! line and column it is at.
 
 mod budget;
+pub mod env;
 mod file;
 mod flows;
 mod load;
+pub mod overrides;
 mod request;
+mod shape;
 mod sources;
 
 pub use file::ScenarioFile;
+pub use overrides::{Override, OverrideError, ValuePath};
 
 use super::{
     AttackPlan, ConnectionOptions, HttpVersion, Load, NamedRequest, Rate, Slo, Stop, Target,
@@ -38,51 +42,129 @@ pub fn json_schema() -> String {
 
 /// Reads and checks the scenario at `path`; `threads` is used when the file sets none.
 pub fn load(path: &Path, threads: usize) -> Result<AttackPlan, ScenarioError> {
-    let refuse = |message: String| ScenarioError {
-        file: path.to_path_buf(),
-        at: None,
-        message,
-    };
-    let size = std::fs::metadata(path)
-        .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?
-        .len();
-    if size > budget::MAX_FILE_BYTES {
-        return Err(refuse(format!(
-            "the scenario is {size} bytes, above the 16 MiB a scenario may be; put large bodies in body_file and data in a data set"
-        )));
-    }
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?;
-    parse(&source, path, threads)
+    Document::read(path)?.lower(&[], threads)
 }
 
 /// Checks scenario text read from `path` (which relative file paths are resolved against).
 pub fn parse(source: &str, path: &Path, threads: usize) -> Result<AttackPlan, ScenarioError> {
-    let lower = Lowering {
-        source,
-        file: path,
-        dir: path.parent().unwrap_or(Path::new(".")),
-    };
-    let yaml_error = |e: yaml_serde::Error| {
-        let at = e.location().map(|l| (l.line(), l.column()));
-        let mut message = e.to_string();
-        if let Some((line, column)) = at {
-            let suffix = format!(" at line {line} column {column}");
-            if let Some(cut) = message.find(&suffix) {
-                message.replace_range(cut..cut + suffix.len(), "");
-            }
+    Document::parse(source.to_string(), path, &|name| std::env::var(name).ok())?.lower(&[], threads)
+}
+
+/// A scenario file read and parsed, its environment variables expanded: ready to be
+/// lowered as written or with overrides (each variant of a matrix lowers the same document).
+#[derive(Debug)]
+pub struct Document {
+    source: String,
+    file: PathBuf,
+    value: yaml_serde::Value,
+    expanded: env::Expanded,
+    matrix: Option<crate::plan::matrix::MatrixSection>,
+}
+
+impl Document {
+    /// Reads the scenario at `path`, expanding `${VARIABLES}` from the environment.
+    pub fn read(path: &Path) -> Result<Document, ScenarioError> {
+        let refuse = |message: String| ScenarioError {
+            file: path.to_path_buf(),
+            at: None,
+            message,
+        };
+        let size = std::fs::metadata(path)
+            .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?
+            .len();
+        if size > budget::MAX_FILE_BYTES {
+            return Err(refuse(format!(
+                "the scenario is {size} bytes, above the 16 MiB a scenario may be; put large bodies in body_file and data in a data set"
+            )));
         }
-        lower.error_at(at, message)
-    };
-    // Counted before it is built: aliases could make a small file gigabytes.
-    let used = std::cell::Cell::new(0);
-    serde::de::DeserializeSeed::deserialize(
-        budget::Budget::new(&used, budget::MAX_EXPANDED_BYTES),
-        yaml_serde::Deserializer::from_str(source),
-    )
-    .map_err(yaml_error)?;
-    let scenario: ScenarioFile = yaml_serde::from_str(source).map_err(yaml_error)?;
-    lower.plan(scenario, threads)
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| refuse(format!("cannot read the scenario: {e}")))?;
+        Document::parse(source, path, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses scenario text read from `path`, reading variables with `lookup`.
+    pub fn parse(
+        source: String,
+        path: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Document, ScenarioError> {
+        let lower = Lowering {
+            source: &source,
+            file: path,
+            dir: Path::new("."),
+        };
+        // Counted before it is built: aliases could make a small file gigabytes.
+        let used = std::cell::Cell::new(0);
+        serde::de::DeserializeSeed::deserialize(
+            budget::Budget::new(&used, budget::MAX_EXPANDED_BYTES),
+            yaml_serde::Deserializer::from_str(&source),
+        )
+        .map_err(|e| lower.yaml_error(e))?;
+        let mut value: yaml_serde::Value =
+            yaml_serde::from_str(&source).map_err(|e| lower.yaml_error(e))?;
+        let expanded = env::expand(&mut value, lookup)
+            .map_err(|e| lower.error_near(&e.needle(), 0, e.to_string()))?;
+        let matrix = match value.get("matrix") {
+            None => None,
+            Some(m) => Some(
+                yaml_serde::from_value(m.clone())
+                    .map_err(|e| lower.error_near("matrix", 0, format!("matrix: {e}")))?,
+            ),
+        };
+        Ok(Document {
+            file: path.to_path_buf(),
+            source,
+            value,
+            expanded,
+            matrix,
+        })
+    }
+
+    /// The scenario's `matrix:` section, when it has one.
+    pub fn matrix(&self) -> Option<&crate::plan::matrix::MatrixSection> {
+        self.matrix.as_ref()
+    }
+
+    /// Lowers the document with `overrides` applied, checked as the file would be.
+    pub fn lower(
+        &self,
+        overrides: &[Override],
+        threads: usize,
+    ) -> Result<AttackPlan, ScenarioError> {
+        let lower = Lowering {
+            source: &self.source,
+            file: &self.file,
+            dir: self.file.parent().unwrap_or(Path::new(".")),
+        };
+        let scrub = |mut e: ScenarioError| {
+            e.message = self.expanded.scrub(&e.message);
+            e
+        };
+        let scenario: ScenarioFile = if overrides.is_empty() && !self.expanded.any() {
+            // As written: errors carry the file's line and column.
+            yaml_serde::from_str(&self.source).map_err(|e| lower.yaml_error(e))?
+        } else {
+            let mut value = self.value.clone();
+            for o in overrides {
+                o.apply(&mut value)
+                    .map_err(|e| lower.error_at(None, format!("override {e}")))?;
+            }
+            yaml_serde::from_value(value).map_err(|e| {
+                // A mistake in the file itself is placed where the file has it.
+                let message = e.to_string();
+                match yaml_serde::from_str::<ScenarioFile>(&self.source) {
+                    Err(located) if located.to_string().contains(&message) => {
+                        scrub(lower.yaml_error(located))
+                    }
+                    _ => scrub(lower.error_at(
+                        None,
+                        format!("{message} (after the overrides and environment variables)"),
+                    )),
+                }
+            })?
+        };
+        lower.plan(scenario, threads).map_err(scrub)
+    }
 }
 
 /// The context a scenario is lowered in: its text (to place errors) and its directory.
@@ -93,6 +175,19 @@ struct Lowering<'a> {
 }
 
 impl Lowering<'_> {
+    /// A YAML error placed at its line and column, which the message then leaves out.
+    fn yaml_error(&self, e: yaml_serde::Error) -> ScenarioError {
+        let at = e.location().map(|l| (l.line(), l.column()));
+        let mut message = e.to_string();
+        if let Some((line, column)) = at {
+            let suffix = format!(" at line {line} column {column}");
+            if let Some(cut) = message.find(&suffix) {
+                message.replace_range(cut..cut + suffix.len(), "");
+            }
+        }
+        self.error_at(at, message)
+    }
+
     fn error_at(&self, at: Option<(usize, usize)>, message: String) -> ScenarioError {
         ScenarioError {
             file: self.file.to_path_buf(),

@@ -1,0 +1,168 @@
+//! `headroom run` with a matrix: every variant checked, then run one after another into
+//! the matrix directory, and one table of them printed.
+
+use super::progress::Progress;
+use super::run::RunArgs;
+use anyhow::Context;
+use headroom::engine::CancellationToken;
+use headroom::plan::scenario::{Document, Override};
+use headroom::plan::AttackPlan;
+use headroom::run::Observer;
+use headroom::store::matrix::VariantState;
+use headroom::store::IntervalLine;
+use headroom::summary::Summary;
+use std::process::ExitCode;
+
+/// Runs the matrix of `doc` (its `matrix:` section crossed with `--matrix`), each variant
+/// with `base` (the load flags and `--set`) applied first.
+pub fn run(
+    args: &RunArgs,
+    doc: &Document,
+    base: &[Override],
+    shutdown: CancellationToken,
+) -> anyhow::Result<ExitCode> {
+    let variants = headroom::plan::matrix::variants(doc.matrix(), &args.matrix)
+        .with_context(|| format!("scenario {}", args.scenario.display()))?;
+    let argv: Vec<String> = std::env::args().collect();
+    let record = headroom::matrix::record(
+        &variants,
+        doc.matrix(),
+        headroom::store::redact_args(&argv),
+        args.scenario.display().to_string(),
+    )
+    .with_context(|| format!("scenario {}", args.scenario.display()))?;
+    // Every variant is checked before the first one sends anything.
+    let mut plans: Vec<AttackPlan> = Vec::with_capacity(variants.len());
+    for (v, entry) in variants.iter().zip(&record.variants) {
+        let mut overrides = base.to_vec();
+        overrides.extend(v.overrides.iter().cloned());
+        plans.push(
+            doc.lower(&overrides, super::available_cores())
+                .with_context(|| format!("variant {}", entry.run))?,
+        );
+    }
+    if args.check {
+        for (entry, plan) in record.variants.iter().zip(&plans) {
+            headroom::engine::preview::check_tls(plan)
+                .with_context(|| format!("variant {}", entry.run))?;
+        }
+        println!(
+            "{}: ok, {} variant(s)",
+            args.scenario.display(),
+            plans.len()
+        );
+        for (entry, plan) in record.variants.iter().zip(&plans) {
+            println!(
+                "  {:<32} {}",
+                entry.run,
+                describe(&record.columns, &entry.cells, plan)
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = args.output.dir("matrix");
+    // One clear error before the first variant rather than a gap in every row.
+    args.output.server_watch()?;
+    let mut server = || args.output.server_watch().ok().flatten();
+    let quiet = args.output.quiet;
+    let mut missed = false;
+    let record = headroom::matrix::run(
+        record,
+        &plans,
+        dir.path(),
+        &shutdown,
+        &mut server,
+        &mut |plan| Box::new(Line(Progress::new(plan, quiet))),
+        &mut |entry, stored| {
+            let s = Summary::of(stored);
+            missed |= !s.slo_met();
+            if !quiet {
+                eprintln!(
+                    "variant {}: {} requests, {:.2} req/s, p99 {}{}",
+                    entry.run,
+                    s.requests.total,
+                    s.requests.rate,
+                    headroom::units::fmt_us(s.latency.p99_us),
+                    if entry.state == VariantState::Interrupted {
+                        " (stopped partway)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        },
+    )
+    .with_context(|| format!("matrix of {} failed", args.scenario.display()))?;
+    let table = headroom::summary::matrix::load(dir.path())?
+        .context("the matrix record vanished while it ran")?;
+    print!(
+        "{}",
+        headroom::report::matrix::render(&table, args.output.format)
+    );
+    let page = dir.path().join("report.html");
+    std::fs::write(
+        &page,
+        headroom::report::matrix::render(&table, headroom::report::Format::Html),
+    )
+    .with_context(|| format!("cannot write {}", page.display()))?;
+    eprintln!(
+        "matrix stored in {} (re-render: headroom report {}), HTML report in {}",
+        dir.path().display(),
+        dir.path().display(),
+        page.display()
+    );
+    let stopped = record
+        .variants
+        .iter()
+        .any(|v| v.state != VariantState::Completed);
+    Ok(if stopped {
+        super::stopped_code()
+    } else if missed {
+        eprintln!("an objective was not met in at least one variant (exit status 3)");
+        ExitCode::from(super::attack::SLO_NOT_MET)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A variant as `--check` shows it: its cells, then the load it lowers to.
+fn describe(
+    columns: &[headroom::store::matrix::MatrixColumn],
+    cells: &[String],
+    plan: &AttackPlan,
+) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .zip(cells)
+        .map(|(c, v)| format!("{}={v}", c.heading))
+        .collect();
+    let mut out = cells.join("  ");
+    for line in super::check::load(plan) {
+        out.push_str("\n      ");
+        out.push_str(line.trim());
+    }
+    out
+}
+
+/// A variant's progress line, ended when the variant ends.
+struct Line(Progress);
+
+impl Observer for Line {
+    fn interval(&mut self, line: &IntervalLine) {
+        self.0.interval(line);
+    }
+
+    fn notice(&mut self, notice: &headroom::sample::Notice) {
+        self.0.notice(notice);
+    }
+
+    fn stopped_early(&self) -> Option<String> {
+        self.0.stopped_early()
+    }
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}

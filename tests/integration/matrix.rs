@@ -1,0 +1,336 @@
+//! A matrix of variants from one command: one stored run per variant, one table whose rows
+//! are the variants, re-rendered from the matrix directory; and a stopped matrix keeping
+//! what it ran. The table's layout is checked against golden files from a fixed fixture.
+
+use super::overrides::scenario;
+use crate::support::headroom;
+use serde_json::Value as Json;
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn command_line_axes_give_one_run_per_variant_and_one_table() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let out = dir.path().join("matrix");
+    let o = headroom(&[
+        "run",
+        s.to_str().unwrap(),
+        "-q",
+        "--format",
+        "json",
+        "--rate",
+        "100",
+        "--matrix",
+        "load.requests=3,5",
+        "--matrix",
+        "requests.write.weight=1,4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        table["columns"],
+        serde_json::json!(["load.requests", "requests.write.weight"])
+    );
+    let rows = table["rows"].as_array().unwrap();
+    let cells: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| {
+            let c: Vec<&str> = r["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap())
+                .collect();
+            (c.join("/"), r["requests"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("3/1".into(), 3),
+            ("3/4".into(), 3),
+            ("5/1".into(), 5),
+            ("5/4".into(), 5)
+        ]
+    );
+    // Each variant is a normal stored run with its values, which `report` renders.
+    for (r, weight) in rows.iter().zip([1, 4, 1, 4]) {
+        let run = out.join(r["run"].as_str().unwrap());
+        let meta: Json =
+            serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["requests"][1]["weight"], weight);
+        assert!(run.join("end.json").exists());
+        let one = headroom(&["report", run.to_str().unwrap()]);
+        assert!(one.status.success(), "{}", stderr(&one));
+    }
+    // Two requests: a table per request, its rows the variants.
+    let by_request: Vec<&str> = table["by_request"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["request"].as_str().unwrap())
+        .collect();
+    assert_eq!(by_request, ["read", "write"]);
+    // The stored matrix re-renders to the same table, in every format.
+    let again = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(stdout(&again), stdout(&o));
+    let text = headroom(&["report", out.to_str().unwrap()]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert_eq!(
+        stdout(&text)
+            .lines()
+            .filter(|l| l.starts_with("3 ") || l.starts_with("5 "))
+            .count(),
+        12
+    );
+    let html = headroom(&["report", out.to_str().unwrap(), "--format", "html"]);
+    assert!(stdout(&html).contains("<h2>Request write</h2>"));
+    assert!(out.join("report.html").exists());
+}
+
+#[test]
+fn a_matrix_section_gives_labelled_sets_of_variants() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let mut text = std::fs::read_to_string(&s).unwrap();
+    text.push_str(
+        "matrix:\n  headings:\n    requests.read.weight: reads %\n  sets:\n    - labels: {category: Read Heavy}\n      set:\n        requests.read.weight: 9\n      vary:\n        load.requests: [2, 4]\n    - labels: {category: Even}\n      set:\n        requests.read.weight: 1\n        load.requests: 6\n",
+    );
+    std::fs::write(&s, text).unwrap();
+    let out = dir.path().join("matrix");
+    let o = headroom(&[
+        "run",
+        s.to_str().unwrap(),
+        "-q",
+        "--format",
+        "markdown",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("| category | reads % | load.requests | requests |"),
+        "{md}"
+    );
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| Read Heavy") || l.starts_with("| Even"))
+        .collect();
+    assert!(rows[0].starts_with("| Read Heavy | 9 | 2 | 2 |"), "{md}");
+    assert!(rows[1].starts_with("| Read Heavy | 9 | 4 | 4 |"), "{md}");
+    assert!(rows[2].starts_with("| Even | 1 | 6 | 6 |"), "{md}");
+    let dirs = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!(dirs, 3);
+    let again = headroom(&["report", out.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(stdout(&again), md);
+}
+
+#[test]
+fn a_stopped_matrix_keeps_the_variants_it_ran() {
+    use rustix::process::{kill_process, Pid, Signal};
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let out = dir.path().join("matrix");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "run",
+            s.to_str().unwrap(),
+            "-q",
+            "--rate",
+            "50",
+            "--duration",
+            "60s",
+        ])
+        .args([
+            "--set",
+            "load.requests=null",
+            "--matrix",
+            "load.rate=50,60,70",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first variant's first interval on disk: the matrix is under way.
+    let first = out.join("01-50").join("intervals.jsonl");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(&first).map_or(true, |m| m.len() == 0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the matrix never began"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("1 variant(s) run, 2 not run"), "{text}");
+    assert!(text.contains("01-50 was stopped partway"), "{text}");
+    let record: Json =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    let states: Vec<&str> = record["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["interrupted", "pending", "pending"]);
+    let again = headroom(&["report", out.to_str().unwrap()]);
+    assert_eq!(stdout(&again), text);
+}
+
+/// A matrix directory with known samples: two variants of a two-request scenario, the
+/// server's process tree watched.
+fn fixture(dir: &Path) {
+    use headroom::monitor::{CpuTime, Health, TargetHealth, TreeHealth};
+    use headroom::record::IntervalRecord;
+    use headroom::sample::{Outcome, Sample};
+    use headroom::store::matrix::{MatrixColumn, MatrixRecord, VariantEntry, VariantState};
+    use headroom::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta};
+    let yaml = "target:\n  url: http://127.0.0.1:8080\nrequests:\n  - name: get one\n    path: /one\n  - name: get many\n    path: /many\nload:\n  rate: 100\n  duration: 2s\n";
+    let plan = headroom::plan::scenario::parse(yaml, &dir.join("kv.yaml"), 1).unwrap();
+    let mut variants = Vec::new();
+    for (v, (rate, payload)) in [(100u64, "256B"), (250, "5KB")].into_iter().enumerate() {
+        let name = format!("0{}-{rate}-{payload}", v + 1);
+        let mut meta = RunMeta::describe(
+            &plan,
+            &["headroom".into(), "run".into()],
+            Some(1024),
+            "HTTP/1.1",
+            &[],
+        );
+        meta.host = "golden".into();
+        meta.started_at = "2026-11-21T00:00:00.000Z".into();
+        let run = RunDir::at(dir.join(&name));
+        let mut writer = run.create(&meta).unwrap();
+        for index in 0..2u64 {
+            let mut record = IntervalRecord::new(index);
+            record.sent = rate;
+            record.scheduled = rate;
+            for i in 0..rate {
+                let request = u16::from(i % 4 == 0);
+                let us = 2_000 + i * 40 * (v as u64 + 1) + u64::from(request) * 3_000;
+                record.record(&Sample {
+                    outcome: if i == 7 {
+                        Outcome::Status(503)
+                    } else {
+                        Outcome::Status(200)
+                    },
+                    latency: Duration::from_micros(us),
+                    service: Duration::from_micros(us),
+                    lag: Duration::ZERO,
+                    connect: None,
+                    tls_handshake: None,
+                    first_byte: None,
+                    bytes_in: 10,
+                    bytes_out: 0,
+                    retried: false,
+                    request,
+                    stage: None,
+                    expected: i != 7,
+                });
+            }
+            let tree = |pid: u32, name: &str, cpu: f64| TreeHealth {
+                pid,
+                name: name.into(),
+                cpu_percent: cpu,
+                processes: 1,
+                threads: 4,
+            };
+            writer
+                .append(&IntervalLine {
+                    record,
+                    health: Health {
+                        cpu: CpuTime::default(),
+                        open_fds: 12,
+                    },
+                    stage: None,
+                    server: Some(TargetHealth {
+                        cpu_percent: 30.0,
+                        rss_bytes: 1 << 20,
+                        threads: 8,
+                        open_fds: Some(20),
+                        wall_secs: 1.0,
+                        cores: 4,
+                        trees: vec![
+                            tree(10, "gate", 10.0 * (v as f64 + 1.0)),
+                            tree(20, "store", 20.0),
+                        ],
+                    }),
+                })
+                .unwrap();
+        }
+        run.finish(&RunEnd {
+            status: EndStatus::Completed,
+            ended_at: "2026-11-21T00:00:02.000Z".into(),
+            attack_secs: 2.0,
+            wait_secs: 0.0,
+            cpu: CpuTime::default(),
+            peak_open_fds: 12,
+            peak_rss_bytes: None,
+            reason: None,
+        })
+        .unwrap();
+        variants.push(VariantEntry {
+            run: name,
+            cells: vec![rate.to_string(), payload.into()],
+            state: VariantState::Completed,
+        });
+    }
+    variants.push(VariantEntry {
+        run: "03-250-50KB".into(),
+        cells: vec!["250".into(), "50KB".into()],
+        state: VariantState::Pending,
+    });
+    MatrixRecord {
+        command: vec!["headroom".into(), "run".into(), "kv.yaml".into()],
+        scenario: "kv.yaml".into(),
+        columns: vec![
+            MatrixColumn {
+                key: "load.rate".into(),
+                heading: "Req Throughput (rps)".into(),
+            },
+            MatrixColumn {
+                key: "data.kv.generate.value_bytes".into(),
+                heading: "Payload size".into(),
+            },
+        ],
+        variants,
+    }
+    .save(dir)
+    .unwrap();
+}
+
+#[test]
+fn the_matrix_table_matches_its_golden_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let table = headroom::summary::matrix::load(dir.path())
+        .unwrap()
+        .unwrap();
+    use headroom::report::{matrix::render, Format};
+    crate::report::check_golden("matrix.txt", &render(&table, Format::Text));
+    crate::report::check_golden("matrix.md", &render(&table, Format::Markdown));
+}
