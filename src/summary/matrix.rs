@@ -146,9 +146,12 @@ impl MatrixTable {
             })
             .collect();
         let mut by_request: Vec<RequestTable> = Vec::new();
-        if ran.iter().any(|(_, s)| s.by_request.len() > 1) {
+        // A request a variant never sent (its weight set to 0) has no row there: its
+        // latencies would read as 0 µs.
+        let sent = |s: &Summary| s.by_request.iter().filter(|r| r.count > 0).count();
+        if ran.iter().any(|(_, s)| sent(s) > 1) {
             for &(i, s) in &ran {
-                for r in &s.by_request {
+                for r in s.by_request.iter().filter(|r| r.count > 0) {
                     let row = RequestVariant {
                         cells: record.variants[i].cells.clone(),
                         requests: r.count,

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Each seed report of ../shared/seeds/ reproduced by one command, against the servers of
+# servers.sh (started here when they are not running, and then stopped again):
+#   examples/seed.sh [--quick] 000|001|002|003|004
+#   examples/seed.sh [--quick] NNN render .run/seeds/STAMP-NNN   (the pages again, from stored runs)
+# writes the seed's reports (markdown and self-contained HTML) to docs/seed-NNN/, beside a
+# page (docs/seed-NNN/README.md) setting the seed's own table and headroom's row by row: the
+# seed's numbers quoted from its text, headroom's from the generated markdown (seed-page.py).
+# The runs themselves stay in examples/.run/seeds/. --quick shortens every stage (ramps,
+# steady states, steps) to seconds so a seed takes a few minutes; the page says which
+# durations were used and what the full command is.
+set -euo pipefail
+cd "$(dirname "$0")"
+QUICK=0
+if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
+SEED="${1:-}"
+RENDER=""
+if [ "${2:-}" = render ]; then RENDER="${3:?give the runs directory}"; fi
+case "$SEED" in
+  000 | 001 | 002 | 003 | 004) ;;
+  *) echo "usage: $0 [--quick] 000|001|002|003|004 [render RUNS]" >&2; exit 2 ;;
+esac
+HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
+[ -x "$HEADROOM" ] || (cd .. && cargo build --release)
+RUNS="$PWD/.run/seeds/$(date -u +%Y%m%dT%H%M%SZ)-$SEED"
+[ -n "$RENDER" ] && RUNS="$(cd "$RENDER" && pwd)"
+DOCS="$PWD/../docs/seed-$SEED"
+# The seed reports: SEEDS, or shared/seeds beside the repository (or beside its worktrees).
+if [ -z "${SEEDS:-}" ]; then
+  for d in ../../shared/seeds ../../../shared/seeds; do [ -d "$d" ] && SEEDS="$(cd "$d" && pwd)" && break; done
+fi
+[ -n "${SEEDS:-}" ] || { echo "seed.sh: set SEEDS to the directory of the seed reports (NNN_*.txt)" >&2; exit 2; }
+mkdir -p "$RUNS" "$DOCS"
+MODE=full
+[ "$QUICK" = 1 ] && MODE=quick
+FULL="examples/seed.sh $SEED"
+
+hr() { "$HEADROOM" "$@"; }
+# A run whose objectives were not met exits with 3: its report is still the evidence.
+judged() { "$@" || [ $? = 3 ]; }
+
+servers() {
+  started=0
+  if [ ! -f .run/nginx.pid ]; then ./servers.sh start; started=1; fi
+  cleanup() { if [ "$started" = 1 ]; then ./servers.sh stop; fi; }
+  trap cleanup EXIT
+  NGINX="$(cat .run/nginx.pid)"
+  ETCD="$(cat .run/etcd.pid)"
+}
+
+# The seed's side-by-side page, from the seed's text and the generated markdown; DURATIONS
+# says what the stages lasted in this run.
+page() { python3 seed-page.py "$SEED" "$SEEDS" "$DOCS" "$MODE" "$FULL" "$DURATIONS" > "$DOCS/README.md"; }
+# A stored run's (or matrix's) report, in markdown and HTML.
+render() { hr report "$1" --format markdown > "$2.md" && hr report "$1" --format html -o "$2.html"; }
+
+# Each seed: what its stages last (durations_), its runs (run_), its pages (render_).
+durations_000() {
+  # The seed's steady states are 5, 30 and 120 minutes, each after a one-minute ramp.
+  if [ "$QUICK" = 1 ]; then export RAMP=3s STEADY_5=5s STEADY_30=10s STEADY_120=20s; fi
+  DURATIONS="ramp ${RAMP:-1m}; steady states ${STEADY_5:-5m}, ${STEADY_30:-30m} and ${STEADY_120:-120m} (the seed's 5, 30 and 120 min)"
+}
+run_000() {
+  echo "== 000: the secrets, written once" >&2
+  hr run 002-kv-fill.yaml --set data.perf256.generate.keys=1000 \
+    --set data.perf256.generate.prefix=secret- --set load.requests=1000 -q --out "$RUNS/fill" > /dev/null
+  echo "== 000: the seed's 24 rows, gate and store watched" >&2
+  judged hr run 000-secrets-service-matrix.yaml --monitor-pid "$NGINX,$ETCD" -q \
+    --out "$RUNS/matrix" > /dev/null
+}
+render_000() { render "$RUNS/matrix" "$DOCS/report"; }
+
+RATES_001=1000,2000,3000,3200,3800,3900,5000,10000,15000,20000
+VARIANTS_001=(balancer tls mtls)
+LABELS_001="TLS at the balancer,TLS on the instance,mutual TLS on the instance"
+durations_001() {
+  # The seed's rates, 60 s each (vegeta -duration=60s), for the three ways to end TLS.
+  STEPS=(--step-duration 60s --warmup 2s)
+  if [ "$QUICK" = 1 ]; then STEPS=(--step-duration 2s --warmup 1s); fi
+  DURATIONS="steps of ${STEPS[1]} after ${STEPS[3]} of warm-up at $RATES_001 req/s (the seed's 60 s per rate)"
+}
+run_001() {
+  for v in "${VARIANTS_001[@]}"; do
+    echo "== 001: $v, the seed's rates" >&2
+    hr sweep --scenario "001-capacity-$v.yaml" --rate "$RATES_001" "${STEPS[@]}" \
+      --monitor-pid "$NGINX" -q --out "$RUNS/$v" > /dev/null
+  done
+}
+render_001() {
+  for v in "${VARIANTS_001[@]}"; do render "$RUNS/$v" "$DOCS/$v"; done
+  local runs=("$RUNS/balancer" "$RUNS/tls" "$RUNS/mtls")
+  hr compare "${runs[@]}" --labels "$LABELS_001" --format markdown > "$DOCS/compare.md"
+  hr compare "${runs[@]}" --labels "$LABELS_001" --format html -o "$DOCS/compare.html"
+}
+
+durations_002() {
+  # The seed's Gatling ramp was 600 s of its 900 s.
+  if [ "$QUICK" = 1 ]; then export RAMP=5s STEADY=15s; fi
+  DURATIONS="ramp ${RAMP:-10m}, then ${STEADY:-5m} steady (the seed's 600 s ramp of 900 s)"
+}
+run_002() {
+  local keys="${KEYS:-10000}"
+  echo "== 002: fill, $keys keys of 256 B (perf256-) and of 5 KB (perf5k-)" >&2
+  local size=(--set "data.perf256.generate.keys=$keys" --set "load.requests=$keys")
+  hr run 002-kv-fill.yaml "${size[@]}" -q --out "$RUNS/fill-256" > /dev/null
+  hr run 002-kv-fill.yaml "${size[@]}" --set data.perf256.generate.value_bytes=5120 \
+    --set data.perf256.generate.prefix=perf5k- -q --out "$RUNS/fill-5k" > /dev/null
+  echo "== 002: get one and get many at 100 and 250 req/s, 256 B and 5 KB" >&2
+  KEYS="$keys" judged hr run 002-kv-matrix.yaml --monitor-pid "$ETCD" -q --out "$RUNS/matrix" > /dev/null
+}
+render_002() { render "$RUNS/matrix" "$DOCS/report"; }
+
+INSTANCES_003=(1-instance 2-instances)
+durations_003() {
+  # As capacity-studies.sh 003: 1..120 users, 500 requests per step, 1 and 2 instances.
+  USERS=(--concurrency 1..120 --step 1 --step-requests 500)
+  if [ "$QUICK" = 1 ]; then USERS=(--concurrency 1..121 --step 30 --step-requests 200); fi
+  DURATIONS="users ${USERS[1]} in steps of ${USERS[3]}, ${USERS[5]} requests per step (the seed's 1..60 by 1, 500 per step)"
+}
+run_003() {
+  for n in "${INSTANCES_003[@]}"; do
+    echo "== 003: $n" >&2
+    hr sweep --scenario "003-capacity-$n.yaml" "${USERS[@]}" --monitor-pid "$NGINX" --raw -q \
+      --out "$RUNS/$n" > /dev/null
+  done
+}
+render_003() {
+  for n in "${INSTANCES_003[@]}"; do
+    render "$RUNS/$n" "$DOCS/$n"
+    # Every request's record, for the seed's own plotting scripts.
+    hr export "$RUNS/$n" --format csv | gzip -9n > "$DOCS/$n.csv.gz"
+  done
+  local labels="1 instance,2 instances"
+  hr compare "$RUNS/1-instance" "$RUNS/2-instances" --labels "$labels" --format markdown > "$DOCS/compare.md"
+  hr compare "$RUNS/1-instance" "$RUNS/2-instances" --labels "$labels" --format html \
+    -o "$DOCS/compare.html" --plots "$DOCS/plots"
+}
+
+durations_004() {
+  # 10, 30 and 50 users, 180 s each, in one run.
+  EACH=3m
+  [ "$QUICK" = 1 ] && EACH=10s
+  DURATIONS="10, 30 and 50 users, $EACH each (the seed's 180 s)"
+}
+run_004() {
+  echo "== 004: key lifecycle at 10, 30 and 50 users" >&2
+  local s=""
+  for u in 10 30 50; do s="$s${s:+, }{name: $u users, users: $u, duration: $EACH}"; done
+  judged hr run 004-key-lifecycle.yaml --monitor-pid "$ETCD" -q --out "$RUNS/run" --stages "[$s]" > /dev/null
+}
+render_004() {
+  render "$RUNS/run" "$DOCS/report"
+  hr report "$RUNS/run" --plots "$DOCS/plots" > /dev/null
+}
+
+"durations_$SEED"
+if [ -z "$RENDER" ]; then servers; "run_$SEED"; fi
+"render_$SEED"
+page
+echo "runs in $RUNS, pages in $DOCS" >&2
