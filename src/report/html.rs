@@ -116,10 +116,12 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         let _ = writeln!(b, "<h2>Requests</h2>");
         b.push_str(&table(&super::by_request::rows(s)));
     }
+    super::html_tables::breakdowns(&mut b, s);
     if !s.stages.is_empty() {
         let _ = writeln!(b, "<h2>Stages</h2>");
         b.push_str(&table(&super::by_stage::rows(s)));
     }
+    super::html_tables::stage_breakdowns(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_run(view))?;
     let _ = writeln!(

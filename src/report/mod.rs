@@ -2,12 +2,17 @@
 
 mod by_request;
 mod by_stage;
+mod failures;
+mod html_tables;
 pub mod capacity;
 pub mod compare;
 pub mod html;
 mod json;
 mod markdown;
 pub mod plot;
+mod request_stage;
+mod request_status;
+mod steps;
 mod table;
 mod text;
 pub mod verdict;

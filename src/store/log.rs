@@ -76,7 +76,13 @@ struct SkeletonRecord {
     #[serde(default)]
     requests: Vec<serde::de::IgnoredAny>,
     #[serde(default)]
-    steps: std::collections::BTreeMap<u16, serde::de::IgnoredAny>,
+    steps: std::collections::BTreeMap<u16, SkeletonStep>,
+}
+
+#[derive(Deserialize)]
+struct SkeletonStep {
+    #[serde(default)]
+    requests: Vec<serde::de::IgnoredAny>,
 }
 
 /// Streams the log's lines in order, one decoded at a time, so reading a long run back
@@ -180,6 +186,17 @@ impl IntervalReader {
             return Err(self.corrupt(
                 self.number,
                 format!("{n} requests, but the run has {requests}"),
+            ));
+        }
+        if let Some(n) = r
+            .steps
+            .values()
+            .map(|s| s.requests.len())
+            .find(|&n| n > requests)
+        {
+            return Err(self.corrupt(
+                self.number,
+                format!("a stage with {n} requests, but the run has {requests}"),
             ));
         }
         if let Some(&stage) = r.steps.keys().find(|&&s| usize::from(s) >= stages) {

@@ -3,6 +3,7 @@
 mod attribution;
 mod by_request;
 mod by_stage;
+mod failures;
 mod generator;
 mod server;
 mod slo;
@@ -11,6 +12,7 @@ mod stats;
 pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
+pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use server::{ServerHealth, TreeSummary};
 pub use slo::{measure, SloVerdict};
@@ -70,8 +72,11 @@ pub struct Summary {
     pub success_ratio: f64,
     /// Responses per status code.
     pub status_codes: BTreeMap<u16, u64>,
-    /// Failures, each kind with its count and the side it is blamed on.
+    /// Failures, each kind with its count and the side it is blamed on (the Error Set).
     pub errors: Vec<ErrorEntry>,
+    /// The Failures table: each request's failures by reason, most frequent first.
+    #[serde(default)]
+    pub failures: Vec<FailureRow>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
     /// Which side set the numbers (the generator, the server, both or neither), with the
@@ -208,25 +213,8 @@ impl Summary {
             _ => None,
         };
 
-        let mut errors: Vec<ErrorEntry> = total
-            .errors
-            .iter()
-            .map(|(k, n)| ErrorEntry {
-                key: k.0.key().into(),
-                side: k.0.side(),
-                description: k.0.description().into(),
-                count: *n,
-            })
-            .collect();
-        for (code, n) in total.status.range(500..) {
-            errors.push(ErrorEntry {
-                key: format!("status_{code}"),
-                side: Side::Server,
-                description: format!("HTTP {code} from the server"),
-                count: *n,
-            });
-        }
-        errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
+        let errors =
+            failures::error_set(&total.errors, &total.status, &run.meta.requests, &total.requests);
 
         let (by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
@@ -297,6 +285,7 @@ impl Summary {
             success_ratio: per(successes),
             status_codes: total.status.clone(),
             errors,
+            failures: failures::rows(&run.meta.requests, &total.requests),
             generator,
             verdict,
             server: ServerHealth::of(&run.intervals),
@@ -312,6 +301,7 @@ impl Summary {
                 by_interval: &run.stages,
                 digests: &run.intervals,
                 all: &run.all,
+                requests: &run.meta.requests,
             }),
             slo: slo::judge(
                 &run.meta.slo,

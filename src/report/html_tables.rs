@@ -1,0 +1,58 @@
+//! The breakdown tables of the HTML report (failures, status codes by request, requests by
+//! stage, each step's status codes and Error Set), kept apart from its figures.
+
+use super::html::table;
+use crate::summary::Summary;
+use std::fmt::Write as _;
+
+/// The tables about requests: the Failures table and status codes by request.
+pub fn breakdowns(b: &mut String, s: &Summary) {
+    if s.by_request.len() > 1 {
+        if let Some(rows) = super::request_status::rows(s) {
+            let _ = writeln!(b, "<h2>Status codes by request</h2>");
+            b.push_str(&table(&rows));
+        }
+    }
+    if !s.failures.is_empty() {
+        let _ = writeln!(b, "<h2>Failures</h2>");
+        b.push_str(&table(&super::failures::rows(s)));
+    }
+}
+
+/// The tables about stages: requests by stage, then each step's status codes and Error Set.
+pub fn stage_breakdowns(b: &mut String, s: &Summary) {
+    if let Some(rows) = super::request_stage::rows(s) {
+        let _ = writeln!(b, "<h2>Requests by stage</h2>");
+        b.push_str(&table(&rows));
+    }
+    let kept = s
+        .stages
+        .iter()
+        .any(|st| !st.status_codes.is_empty() || !st.error_set.is_empty());
+    if !kept {
+        return;
+    }
+    let _ = writeln!(b, "<h2>Status codes and errors by stage</h2>");
+    let mut rows = vec![vec![
+        "Stage".to_string(),
+        "Status codes".into(),
+        "Error Set".into(),
+    ]];
+    for (i, st) in s.stages.iter().enumerate().filter(|(_, st)| st.count > 0) {
+        let errors: Vec<String> = st
+            .error_set
+            .iter()
+            .map(|e| format!("{} {}", e.key, e.count))
+            .collect();
+        rows.push(vec![
+            super::steps::title(s, i, st),
+            super::text::status_codes(&st.status_codes, &st.error_set),
+            if errors.is_empty() {
+                "-".into()
+            } else {
+                errors.join(", ")
+            },
+        ]);
+    }
+    b.push_str(&table(&rows));
+}

@@ -1,0 +1,75 @@
+//! Each stage (sweep step) as its own vegeta report: requests, latencies, status codes and
+//! Error Set, as the seeds list one block per rate.
+
+use super::text::{error_set, row, stats_values, status_codes, STATS_FIELDS};
+use crate::summary::{StageRow, Summary};
+use crate::units::fmt_secs;
+use std::fmt::Write;
+
+/// The title of a step's block: "Step 2 of 4: 200/s for 10.000s".
+pub fn title(s: &Summary, i: usize, st: &StageRow) -> String {
+    let mut t = format!(
+        "Step {} of {}: {} ({}, {})",
+        i + 1,
+        s.stages.len(),
+        st.name,
+        super::text::stage_level(s, st.from, st.to),
+        fmt_secs(st.duration_secs)
+    );
+    if st.warmup {
+        t.push_str(", warm-up");
+    }
+    t
+}
+
+/// One step's block, without its title.
+pub fn block(st: &StageRow) -> String {
+    let mut out = String::new();
+    row(
+        &mut out,
+        "Requests",
+        "[total, rate, throughput]",
+        &format!("{}, {:.2}, {:.2}", st.count, st.sent_rps, st.throughput),
+    );
+    row(
+        &mut out,
+        "Latencies",
+        STATS_FIELDS,
+        &stats_values(&st.latency),
+    );
+    row(
+        &mut out,
+        "Success",
+        "[ratio]",
+        &format!("{:.2}%", 100.0 * (1.0 - st.failure_ratio())),
+    );
+    if !st.status_codes.is_empty() || !st.error_set.is_empty() {
+        let codes = status_codes(&st.status_codes, &st.error_set);
+        row(&mut out, "Status Codes", "[code:count]", codes.trim());
+        out.push_str("Error Set:\n");
+        error_set(&mut out, "  ", &st.error_set);
+    }
+    out
+}
+
+/// The steps that ran, one indented block each, under "Steps:".
+pub fn blocks(s: &Summary) -> String {
+    let mut out = String::new();
+    let ran: Vec<(usize, &StageRow)> = s
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(_, st)| st.count > 0)
+        .collect();
+    if ran.is_empty() {
+        return out;
+    }
+    out.push_str("Steps:\n");
+    for (i, st) in ran {
+        let _ = writeln!(out, "  {}", title(s, i, st));
+        for line in block(st).lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
