@@ -1,7 +1,7 @@
 //! One interval's worth of results: histograms per status class, counts, bytes and errors.
 
 use super::Histogram;
-use crate::sample::{ErrorKind, Outcome, Sample};
+use crate::sample::{ErrorKind, Iteration, Outcome, Sample};
 use std::collections::BTreeMap;
 
 /// A coarse grouping of outcomes, each with its own latency histograms.
@@ -121,6 +121,55 @@ impl RequestStats {
     }
 }
 
+/// The iterations of one flow: how many ended, how many failed, how long the others took.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct FlowStats {
+    /// Iterations ended.
+    pub count: u64,
+    /// Of those, iterations a step of which did not get what it expects.
+    pub failures: u64,
+    /// Time of the iterations whose every step got what it expects, from the first step's
+    /// intended send to the last answer (think times included).
+    pub took: Histogram,
+}
+
+impl FlowStats {
+    fn record(&mut self, it: &Iteration) {
+        self.count += 1;
+        if it.ok {
+            self.took.record(it.took);
+        } else {
+            self.failures += 1;
+        }
+    }
+
+    /// Adds everything in `other`.
+    pub fn add(&mut self, other: &FlowStats) {
+        self.count += other.count;
+        self.failures += other.failures;
+        self.took.add(&other.took);
+    }
+}
+
+/// Adds `other` to `mine` flow by flow, growing `mine` to take them all.
+fn add_flows(mine: &mut Vec<FlowStats>, other: &[FlowStats]) {
+    if other.len() > mine.len() {
+        mine.resize_with(other.len(), FlowStats::default);
+    }
+    for (m, t) in mine.iter_mut().zip(other) {
+        m.add(t);
+    }
+}
+
+/// Adds iteration `it` to its flow's stats in `flows`, grown to hold it.
+fn record_flow(flows: &mut Vec<FlowStats>, it: &Iteration) {
+    let i = usize::from(it.flow);
+    if i >= flows.len() {
+        flows.resize_with(i + 1, FlowStats::default);
+    }
+    flows[i].record(it);
+}
+
 fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u64>) {
     for (k, n) in theirs {
         *mine.entry(*k).or_default() += n;
@@ -183,6 +232,9 @@ pub struct IntervalRecord {
     /// to one step's request is never counted in the next step.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steps: BTreeMap<u16, StepStats>,
+    /// Per flow of the run, by its index in the plan: the iterations that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowStats>,
 }
 
 /// What the requests sent for one stage met, wherever their answers fell.
@@ -207,11 +259,16 @@ pub struct StepStats {
     /// each step's status codes and errors (absent from runs stored before it was kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestStats>,
+    /// Per flow of the run: the iterations begun in this stage that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowStats>,
 }
 
 impl StepStats {
     /// Adds everything in `other`.
     pub fn add(&mut self, other: &StepStats) {
+        // An iteration begun in this stage may end once its requests are all counted.
+        add_flows(&mut self.flows, &other.flows);
         if other.count == 0 {
             return;
         }
@@ -304,6 +361,12 @@ impl IntervalRecord {
         self.bytes_out += s.bytes_out;
         self.retried += u64::from(s.retried);
         request_mut(&mut self.requests, s.request).record(s);
+        if let Some(it) = &s.iteration {
+            record_flow(&mut self.flows, it);
+            if let Some(stage) = it.stage {
+                record_flow(&mut self.steps.entry(stage).or_default().flows, it);
+            }
+        }
     }
 
     /// Adds a request to its stage's tally; `done` is when it completed, from the start.
@@ -340,6 +403,7 @@ impl IntervalRecord {
         self.bytes_out += other.bytes_out;
         self.retried += other.retried;
         add_requests(&mut self.requests, &other.requests);
+        add_flows(&mut self.flows, &other.flows);
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
         }
@@ -399,6 +463,7 @@ mod tests {
             request: 0,
             stage: None,
             expected: outcome.is_success(),
+            iteration: None,
         }
     }
 

@@ -11,5 +11,5 @@ mod interval;
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
 pub use interval::{
-    ClassStats, ErrorKindKey, IntervalRecord, RequestStats, StatusClass, StepStats,
+    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
 };

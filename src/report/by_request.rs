@@ -31,10 +31,19 @@ pub fn fails_cell(failures: u64, count: u64) -> String {
     }
 }
 
+/// A request's name as rows show it: a connection's login says so.
+pub fn name(r: &RequestRow) -> String {
+    if r.login {
+        format!("{} (login)", r.name)
+    } else {
+        r.name.clone()
+    }
+}
+
 fn cells(r: &RequestRow) -> Vec<String> {
     let mut c = vec![
         r.method.clone(),
-        r.name.clone(),
+        name(r),
         fmt_count(r.count),
         fails_cell(r.failures, r.count),
         fmt_us_f(r.latency.mean_us),

@@ -5,8 +5,12 @@ use super::html::table;
 use crate::summary::Summary;
 use std::fmt::Write as _;
 
-/// The tables about requests: the Failures table and status codes by request.
+/// The tables about requests: flows, status codes by request and the Failures table.
 pub fn breakdowns(b: &mut String, s: &Summary) {
+    if !s.flows.is_empty() {
+        let _ = writeln!(b, "<h2>Flows</h2>");
+        b.push_str(&table(&super::by_flow::rows(&s.flows)));
+    }
     if s.by_request.len() > 1 {
         if let Some(rows) = super::request_status::rows(s) {
             let _ = writeln!(b, "<h2>Status codes by request</h2>");

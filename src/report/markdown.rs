@@ -111,6 +111,9 @@ pub fn render_markdown(s: &Summary) -> String {
             );
         }
     }
+    if !s.flows.is_empty() {
+        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
+    }
     if !s.failures.is_empty() {
         let rows = super::failures::rows(s);
         section(&mut out, "Failures", &rows, super::failures::LEFT);

@@ -252,6 +252,9 @@ pub fn render_text(s: &Summary) -> String {
             );
         }
     }
+    if !s.flows.is_empty() {
+        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
+    }
     if !s.stages.is_empty() {
         section(&mut out, "Stages", &super::by_stage::rows(s), 1);
         if let Some(rows) = super::request_stage::rows(s) {

@@ -6,7 +6,7 @@
 //! panic in a debug build, a silently wrapped number in a release one). Such a line is
 //! refused with its number instead.
 
-use crate::record::{IntervalRecord, RequestStats};
+use crate::record::{FlowStats, IntervalRecord, RequestStats};
 
 /// The most any count or byte total of a run may reach (2^60). A year at the rate limit is
 /// 2^49 requests, a year at 100 Gbit/s 2^59 bytes; and two counts under it add up without
@@ -42,7 +42,13 @@ pub fn implausible(r: &IntervalRecord) -> Option<String> {
     if sum(r.steps.values().map(|s| s.count)).is_none() {
         return over("the stages' completions");
     }
+    if let Some(reason) = flows_implausible(&r.flows, "") {
+        return Some(reason);
+    }
     for (stage, s) in &r.steps {
+        if let Some(reason) = flows_implausible(&s.flows, &format!("stage {stage}: ")) {
+            return Some(reason);
+        }
         if let Some(reason) = requests_implausible(&s.requests, &format!("stage {stage}: ")) {
             return Some(reason);
         }
@@ -51,6 +57,21 @@ pub fn implausible(r: &IntervalRecord) -> Option<String> {
         }
     }
     None
+}
+
+/// Why the per-flow counts could not have been recorded, if they could not.
+fn flows_implausible(flows: &[FlowStats], at: &str) -> Option<String> {
+    for (i, f) in flows.iter().enumerate() {
+        if f.failures > f.count || f.count > MAX_COUNT {
+            return Some(format!(
+                "{at}flow {i} has {} failures of {} iterations",
+                f.failures, f.count
+            ));
+        }
+    }
+    sum(flows.iter().map(|f| f.count))
+        .is_none()
+        .then(|| format!("{at}the flows' iterations add up past 2^60, more than any run makes"))
 }
 
 /// Why the per-request counts could not have been recorded, if they could not: the

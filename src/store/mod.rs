@@ -13,7 +13,7 @@ mod meta;
 mod redact;
 
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
-pub use meta::{EndStatus, RequestMeta, RunEnd, RunMeta};
+pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta};
 pub use redact::redact_args;
 
 use crate::monitor::Health;
@@ -208,6 +208,7 @@ impl RunDir {
         let bounds = LineBounds {
             requests: meta.requests.len(),
             stages: meta.stages.len(),
+            flows: meta.flows.len(),
         };
         if let Some(mut reader) = IntervalReader::open(&self.log_path(), bounds)? {
             while let Some(line) = reader.next_line()? {

@@ -17,6 +17,9 @@ pub struct RequestRow {
     /// Its HTTP method (empty on the aggregated row).
     #[serde(default)]
     pub method: String,
+    /// True for the login each connection runs before its first request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub login: bool,
     /// Requests completed.
     pub count: u64,
     /// Completions without an expected answer.
@@ -46,6 +49,7 @@ impl RequestRow {
         RequestRow {
             name: name.to_string(),
             method: method.to_string(),
+            login: false,
             count: stats.count,
             failures: stats.failures,
             latency: Stats::of(&stats.latency),
@@ -84,12 +88,15 @@ pub fn rows(
         .iter()
         .enumerate()
         .map(|(i, meta)| {
-            RequestRow::of(
-                &meta.name,
-                &meta.method,
-                stats.get(i).unwrap_or(&empty),
-                secs,
-            )
+            RequestRow {
+                login: meta.login,
+                ..RequestRow::of(
+                    &meta.name,
+                    &meta.method,
+                    stats.get(i).unwrap_or(&empty),
+                    secs,
+                )
+            }
         })
         .collect();
     if stats.is_empty() {

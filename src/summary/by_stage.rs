@@ -8,8 +8,8 @@ use crate::store::IntervalDigest;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{self, Asked, Attribution, Evidence};
-use super::{ErrorEntry, RequestRow};
-use crate::store::RequestMeta;
+use super::{ErrorEntry, FlowRow, RequestRow};
+use crate::store::{FlowMeta, RequestMeta};
 use std::collections::BTreeMap;
 
 /// The seconds over which a step's `count` completions came at `rps`: each request's rate
@@ -76,6 +76,9 @@ pub struct StageRow {
     /// One row per request of the run, in plan order: the request × step table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRow>,
+    /// One row per flow: the iterations begun in it that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowRow>,
 }
 
 impl StageRow {
@@ -112,6 +115,8 @@ pub struct StageInputs<'a> {
     pub all: &'a IntervalRecord,
     /// The run's requests, in plan order.
     pub requests: &'a [RequestMeta],
+    /// The run's flows, in plan order.
+    pub flows: &'a [FlowMeta],
 }
 
 /// The rows of the stages.
@@ -209,7 +214,9 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 super::by_request::rows(inputs.requests, &step.requests, rps_secs(rps, step.count))
                     .0
             };
+            let flows = super::by_flow::rows(inputs.flows, &step.flows, duration_secs);
             StageRow {
+                flows,
                 throughput: if step.count > 0 {
                     rps * (step.count - step.failures) as f64 / step.count as f64
                 } else {

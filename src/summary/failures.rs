@@ -172,6 +172,7 @@ mod tests {
             headers: Vec::new(),
             body_bytes: 0,
             expect,
+            login: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
 mod attribution;
+mod by_flow;
 mod by_request;
 mod by_stage;
 mod failures;
@@ -10,6 +11,7 @@ mod slo;
 mod stats;
 
 pub use attribution::{Attribution, Blame, Finding, Limit};
+pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
 pub use failures::{FailureRow, Reason};
@@ -90,6 +92,9 @@ pub struct Summary {
     pub by_request: Vec<RequestRow>,
     /// The same over all requests.
     pub aggregated: Option<RequestRow>,
+    /// One row per flow, in plan order: its iterations and their times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowRow>,
     /// Each objective of the run, and whether it held.
     pub slo: Vec<SloVerdict>,
     /// One row per stage of a staged load.
@@ -291,6 +296,7 @@ impl Summary {
             server: ServerHealth::of(&run.intervals),
             by_request,
             aggregated,
+            flows: by_flow::rows(&run.meta.flows, &total.flows, measured_secs),
             stages: by_stage::rows(&by_stage::StageInputs {
                 stages: &run.meta.stages,
                 load: run.meta.load,
@@ -302,6 +308,7 @@ impl Summary {
                 digests: &run.intervals,
                 all: &run.all,
                 requests: &run.meta.requests,
+                flows: &run.meta.flows,
             }),
             slo: slo::judge(
                 &run.meta.slo,
