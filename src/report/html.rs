@@ -164,6 +164,10 @@ pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<Strin
     let names: Vec<&str> = views.iter().map(|v| v.label.as_str()).collect();
     let _ = writeln!(b, "<h1>Comparison: {}</h1>", escape(&names.join(" vs ")));
     b.push_str(&table(rows));
+    for (title, rows) in super::compare_breakdown::tables(views) {
+        let _ = writeln!(b, "<h2>{}</h2>", escape(title));
+        b.push_str(&table(&rows));
+    }
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_comparison(views))?;
     let _ = writeln!(b, "<h2>Runs</h2>");

@@ -7,6 +7,7 @@ mod failures;
 mod html_tables;
 pub mod capacity;
 pub mod compare;
+mod compare_breakdown;
 pub mod html;
 mod json;
 mod markdown;
