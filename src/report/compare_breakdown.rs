@@ -44,7 +44,11 @@ fn table<T>(
         let found: Vec<Option<T>> = views.iter().map(|v| find(v, name)).collect();
         for (i, (measure, cell)) in measures.iter().enumerate() {
             let mut row = vec![
-                if i == 0 { name.to_string() } else { String::new() },
+                if i == 0 {
+                    name.to_string()
+                } else {
+                    String::new()
+                },
                 measure.to_string(),
             ];
             row.extend(found.iter().map(|f| f.as_ref().map_or("-".into(), cell)));
@@ -79,7 +83,9 @@ fn request_measures() -> Vec<Measure<RequestRow>> {
     vec![
         ("requests", |r| fmt_count(r.count)),
         ("RPS", |r| fmt_num(r.rps, 1)),
-        ("fails", |r| super::by_request::fails_cell(r.failures, r.count)),
+        ("fails", |r| {
+            super::by_request::fails_cell(r.failures, r.count)
+        }),
         ("avg", |r| fmt_us_f(r.latency.mean_us)),
         ("50%", |r| fmt_us(r.latency.p50_us)),
         ("95%", |r| fmt_us(r.latency.p95_us)),
@@ -106,14 +112,19 @@ pub fn tables(views: &[RunView<'_>]) -> Vec<Titled> {
                 .find(|s| s.name == name && s.count > 0)
                 .cloned()
         };
-        out.push(("By step", table(views, "step", &steps, find, &step_measures())));
+        out.push((
+            "By step",
+            table(views, "step", &steps, find, &step_measures()),
+        ));
     }
     if views.iter().any(|v| v.summary.by_request.len() > 1) {
-        let names = union(
-            views
+        let names = union(views.iter().map(|v| {
+            v.summary
+                .by_request
                 .iter()
-                .map(|v| v.summary.by_request.iter().map(|r| r.name.as_str()).collect()),
-        );
+                .map(|r| r.name.as_str())
+                .collect()
+        }));
         let find = |v: &RunView<'_>, name: &str| {
             v.summary
                 .by_request

@@ -55,7 +55,10 @@ mod tests {
 
     #[test]
     fn reasons_read_as_words() {
-        assert_eq!(words(Reason::Status { code: 404 }), "HTTP 404 (not expected)");
+        assert_eq!(
+            words(Reason::Status { code: 404 }),
+            "HTTP 404 (not expected)"
+        );
         assert!(words(Reason::Expectation { code: 200 }).starts_with("HTTP 200, body"));
         assert_eq!(
             words(Reason::Error {

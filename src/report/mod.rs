@@ -3,12 +3,12 @@
 mod by_flow;
 mod by_request;
 mod by_stage;
-mod failures;
-mod html_tables;
 pub mod capacity;
 pub mod compare;
 mod compare_breakdown;
+mod failures;
 pub mod html;
+mod html_tables;
 mod json;
 mod markdown;
 pub mod plot;

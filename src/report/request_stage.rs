@@ -3,7 +3,6 @@
 //! flow's iterations in rows of their own (method "flow").
 
 use super::by_request::{fails_cell, name};
-use super::text::stage_level;
 use crate::summary::Summary;
 use crate::units::{fmt_count, fmt_num, fmt_us, fmt_us_f};
 
@@ -25,13 +24,14 @@ pub fn rows(s: &Summary) -> Option<Vec<Vec<String>>> {
     ];
     let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     for st in &s.stages {
-        let mut stage = format!("{} ({})", st.name, stage_level(s, st.from, st.to));
+        let mut stage = super::steps::label(s, st);
         if st.warmup {
             stage.push_str(" warm-up");
         }
+        let mut flows = Vec::new();
         for f in st.flows.iter().filter(|f| f.count > 0) {
             let t = &f.took;
-            rows.push(vec![
+            flows.push(vec![
                 stage.clone(),
                 "flow".into(),
                 f.name.clone(),
@@ -65,6 +65,8 @@ pub fn rows(s: &Summary) -> Option<Vec<Vec<String>>> {
                 fmt_num(r.rps, 1),
             ]);
         }
+        // A flow's iterations after the requests it is made of.
+        rows.append(&mut flows);
     }
     Some(rows)
 }

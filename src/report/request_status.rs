@@ -24,7 +24,7 @@ pub fn rows(s: &Summary) -> Option<Vec<Vec<String>>> {
     header.push("no answer".into());
     let mut rows = vec![header];
     for r in &s.by_request {
-        let mut row = vec![r.method.clone(), r.name.clone()];
+        let mut row = vec![r.method.clone(), super::by_request::name(r)];
         row.extend(
             codes
                 .iter()

@@ -6,14 +6,23 @@ use crate::summary::{StageRow, Summary};
 use crate::units::fmt_secs;
 use std::fmt::Write;
 
-/// The title of a step's block: "Step 2 of 4: 200/s for 10.000s".
+/// A stage's name with its load, once when the name is the load: "warm (1 user)", "200/s".
+pub fn label(s: &Summary, st: &StageRow) -> String {
+    let level = super::text::stage_level(s, st.from, st.to);
+    if st.name == level {
+        level
+    } else {
+        format!("{} ({level})", st.name)
+    }
+}
+
+/// The title of a step's block: "Step 2 of 4: 200/s, 10.000s".
 pub fn title(s: &Summary, i: usize, st: &StageRow) -> String {
     let mut t = format!(
-        "Step {} of {}: {} ({}, {})",
+        "Step {} of {}: {}, {}",
         i + 1,
         s.stages.len(),
-        st.name,
-        super::text::stage_level(s, st.from, st.to),
+        label(s, st),
         fmt_secs(st.duration_secs)
     );
     if st.warmup {

@@ -3,8 +3,8 @@
 use crate::plan::Load;
 use crate::sample::Side;
 use crate::summary::{ErrorEntry, Stats, Summary};
-use std::collections::BTreeMap;
 use crate::units::{fmt_bytes, fmt_num, fmt_secs, fmt_us, fmt_us_f, plural};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const LABEL: usize = 14;
@@ -238,7 +238,12 @@ pub fn render_text(s: &Summary) -> String {
     out.push_str("Error Set:\n");
     error_set(&mut out, "  ", &s.errors);
     if !s.failures.is_empty() {
-        section(&mut out, "Failures", &super::failures::rows(s), super::failures::LEFT);
+        section(
+            &mut out,
+            "Failures",
+            &super::failures::rows(s),
+            super::failures::LEFT,
+        );
     }
     if s.by_request.len() > 1 {
         let rows = super::by_request::rows(s);

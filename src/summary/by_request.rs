@@ -87,16 +87,14 @@ pub fn rows(
     let rows: Vec<RequestRow> = requests
         .iter()
         .enumerate()
-        .map(|(i, meta)| {
-            RequestRow {
-                login: meta.login,
-                ..RequestRow::of(
-                    &meta.name,
-                    &meta.method,
-                    stats.get(i).unwrap_or(&empty),
-                    secs,
-                )
-            }
+        .map(|(i, meta)| RequestRow {
+            login: meta.login,
+            ..RequestRow::of(
+                &meta.name,
+                &meta.method,
+                stats.get(i).unwrap_or(&empty),
+                secs,
+            )
         })
         .collect();
     if stats.is_empty() {

@@ -78,7 +78,7 @@ pub fn rows(requests: &[RequestMeta], stats: &[RequestStats]) -> Vec<FailureRow>
         }
     }
     // Stable: equal counts keep plan order.
-    rows.sort_by(|a, b| b.count.cmp(&a.count));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.count));
     rows
 }
 
@@ -125,7 +125,9 @@ pub fn error_set(
     let mut unmet: BTreeMap<Reason, u64> = BTreeMap::new();
     for (meta, st) in requests.iter().zip(stats) {
         for (&code, &n) in st.unmet.range(..500) {
-            *unmet.entry(Reason::of_unmet(code, &meta.expect)).or_default() += n;
+            *unmet
+                .entry(Reason::of_unmet(code, &meta.expect))
+                .or_default() += n;
         }
         for (&code, &n) in st.unmet.range(500..) {
             if meta.expect.allows(code) {

@@ -218,8 +218,12 @@ impl Summary {
             _ => None,
         };
 
-        let errors =
-            failures::error_set(&total.errors, &total.status, &run.meta.requests, &total.requests);
+        let errors = failures::error_set(
+            &total.errors,
+            &total.status,
+            &run.meta.requests,
+            &total.requests,
+        );
 
         let (by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
