@@ -31,12 +31,13 @@ pub fn fails_cell(failures: u64, count: u64) -> String {
     }
 }
 
-/// A request's name as rows show it: a connection's login says so.
+/// A request's name as rows show it: a connection's login says so, and that it counts
+/// the warm-up when it does.
 pub fn name(r: &RequestRow) -> String {
-    if r.login {
-        format!("{} (login)", r.name)
-    } else {
-        r.name.clone()
+    match (r.login, r.warmup_included) {
+        (true, true) => format!("{} (login, warm-up included)", r.name),
+        (true, false) => format!("{} (login)", r.name),
+        _ => r.name.clone(),
     }
 }
 

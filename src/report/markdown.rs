@@ -2,7 +2,7 @@
 
 use super::text::{load_words, target_line};
 use crate::summary::{Stats, Summary};
-use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_secs, fmt_us, fmt_us_f};
+use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_secs, fmt_us, fmt_us_f};
 use std::fmt::Write;
 
 fn stats_row(out: &mut String, label: &str, st: &Stats) {
@@ -164,9 +164,11 @@ pub fn render_markdown(s: &Summary) -> String {
     let g = &s.generator;
     let _ = writeln!(
         out,
-        "\n### Generator\n\nRate asked {}, held {:.2}/s; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
-        g.rate_asked.map(|r| format!("{r}/s")).unwrap_or_else(|| "-".into()),
-        g.rate_held,
+        "\n### Generator\n\nRate asked {}, held {}; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
+        g.rate_asked
+            .map(|r| format!("{}/s", super::text::stage_level_number(r)))
+            .unwrap_or_else(|| "-".into()),
+        fmt_rate(g.rate_held),
         fmt_us(g.lag.p99_us),
         fmt_us(g.lag.max_us),
         g.cpu_percent,

@@ -3,7 +3,7 @@
 use crate::plan::Load;
 use crate::sample::Side;
 use crate::summary::{ErrorEntry, Stats, Summary};
-use crate::units::{fmt_bytes, fmt_num, fmt_secs, fmt_us, fmt_us_f, plural};
+use crate::units::{fmt_bytes, fmt_num, fmt_rate, fmt_secs, fmt_us, fmt_us_f, plural};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -106,15 +106,18 @@ pub(super) fn load_words(s: &Summary) -> String {
     }
 }
 
+/// A load level for people: "2,000", "0.5".
+pub(super) fn stage_level_number(x: f64) -> String {
+    if x.fract() == 0.0 {
+        fmt_num(x, 0)
+    } else {
+        fmt_num(x, 2)
+    }
+}
+
 /// A stage's load: "200/s", "0→500/s", "1 user", "10 users".
 pub(super) fn stage_level(s: &Summary, from: f64, to: f64) -> String {
-    let level = |x: f64| {
-        if x.fract() == 0.0 {
-            fmt_num(x, 0)
-        } else {
-            fmt_num(x, 2)
-        }
-    };
+    let level = stage_level_number;
     match s.load {
         Load::Open { .. } if from == to => format!("{}/s", level(from)),
         Load::Open { .. } => format!("{}→{}/s", level(from), level(to)),
@@ -203,14 +206,15 @@ pub fn render_text(s: &Summary) -> String {
             row(
                 &mut out,
                 label,
-                "[count, mean, 50, 99, max]",
+                "[count, mean, 50, 99, max, stdev]",
                 &format!(
-                    "{}, {}, {}, {}, {}",
+                    "{}, {}, {}, {}, {}, {}",
                     st.count,
                     fmt_us_f(st.mean_us),
                     fmt_us(st.p50_us),
                     fmt_us(st.p99_us),
-                    fmt_us(st.max_us)
+                    fmt_us(st.max_us),
+                    fmt_us_f(st.stdev_us)
                 ),
             );
         }
@@ -292,15 +296,15 @@ pub fn render_text(s: &Summary) -> String {
     let g = &s.generator;
     let asked = g
         .rate_asked
-        .map(|r| format!("{r}/s"))
+        .map(|r| format!("{}/s", stage_level_number(r)))
         .unwrap_or_else(|| "-".into());
     row(
         &mut out,
         "Generator",
         "[asked, held, lag p99, lag max, cpu]",
         &format!(
-            "{asked}, {:.2}/s, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
-            g.rate_held,
+            "{asked}, {}, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
+            fmt_rate(g.rate_held),
             fmt_us(g.lag.p99_us),
             fmt_us(g.lag.max_us),
             g.cpu_percent,

@@ -20,6 +20,10 @@ pub struct RequestRow {
     /// True for the login each connection runs before its first request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub login: bool,
+    /// True when the row counts the warm-up too: a login's row does, since connections
+    /// log in when they open, mostly while the load warms up (the aggregated row does not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup_included: bool,
     /// Requests completed.
     pub count: u64,
     /// Completions without an expected answer.
@@ -50,6 +54,7 @@ impl RequestRow {
             name: name.to_string(),
             method: method.to_string(),
             login: false,
+            warmup_included: false,
             count: stats.count,
             failures: stats.failures,
             latency: Stats::of(&stats.latency),
@@ -75,6 +80,25 @@ fn percentiles(h: &Histogram) -> Vec<u64> {
         .iter()
         .map(|&q| h.inner().value_at_quantile(q))
         .collect()
+}
+
+/// The login rows of `rows` counted over the whole run, warm-up included (`all`, over
+/// `secs`): a run with a warm-up would otherwise show few logins or none.
+pub fn logins_with_warmup(
+    rows: &mut [RequestRow],
+    requests: &[RequestMeta],
+    all: &[RequestStats],
+    secs: f64,
+) {
+    for ((row, meta), stats) in rows.iter_mut().zip(requests).zip(all) {
+        if meta.login {
+            *row = RequestRow {
+                login: true,
+                warmup_included: true,
+                ..RequestRow::of(&meta.name, &meta.method, stats, secs)
+            };
+        }
+    }
 }
 
 /// One row per request of the run, in plan order, and the aggregated row over all of them.

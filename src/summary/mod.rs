@@ -225,8 +225,16 @@ impl Summary {
             &total.requests,
         );
 
-        let (by_request, aggregated) =
+        let (mut by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
+        if warmup_secs > 0.0 {
+            by_request::logins_with_warmup(
+                &mut by_request,
+                &run.meta.requests,
+                &run.all.requests,
+                total_secs,
+            );
+        }
         let generator = GeneratorHealth::assess(run, &run.all, total_secs, rate);
         let medians = whole_second_medians(run, attack_secs);
         let verdict =
