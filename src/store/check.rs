@@ -84,10 +84,15 @@ fn requests_implausible(requests: &[RequestStats], at: &str) -> Option<String> {
                 q.failures, q.count
             ));
         }
+        // Each completion is one status or one error, and an unmet answer one failure: so
+        // their sums, bounded by the counts, add up across requests without overflowing.
         let answers = q.status.values().chain(q.errors.values()).copied();
-        if sum(answers).is_none() || sum(q.unmet.values().copied()).is_none() {
+        if sum(answers).is_none_or(|n| n > q.count)
+            || sum(q.unmet.values().copied()).is_none_or(|n| n > q.failures)
+        {
             return Some(format!(
-                "{at}request {i}'s statuses and errors add up past 2^60, more than any run makes"
+                "{at}request {i} has more statuses and errors than its {} completions, or more unexpected answers than its {} failures",
+                q.count, q.failures
             ));
         }
     }

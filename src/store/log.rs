@@ -201,7 +201,7 @@ impl IntervalReader {
         if most_flows > flows {
             return Err(self.corrupt(
                 self.number,
-                format!("{most_flows} flows, but the run has {flows}"),
+                format!("{most_flows} flow(s), but the run has {flows}"),
             ));
         }
         if r.requests.len() > requests {

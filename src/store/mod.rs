@@ -367,6 +367,33 @@ mod tests {
     }
 
     #[test]
+    fn breakdowns_a_run_could_not_have_recorded_are_refused() {
+        // More statuses than completions: their sums would no longer be bounded by the
+        // run's completions when added up across requests.
+        let mut r = IntervalRecord::new(0);
+        let mut q = RequestStats {
+            count: 2,
+            ..Default::default()
+        };
+        q.status.insert(200, 3);
+        r.requests.push(q);
+        let (_dir, run) = stored(&[r]);
+        assert!(refused(&run).starts_with("line 1: request 0 has more statuses"));
+        // A step naming more requests than the run has sizes nothing.
+        let mut r = IntervalRecord::new(0);
+        r.steps.entry(0).or_default().requests = vec![RequestStats::default(); 2];
+        let (_dir, run) = stored(&[r]);
+        assert_eq!(
+            refused(&run),
+            "line 1: a stage with 2 requests, but the run has 1"
+        );
+        let mut r = IntervalRecord::new(0);
+        r.flows = vec![crate::record::FlowStats::default()];
+        let (_dir, run) = stored(&[r]);
+        assert_eq!(refused(&run), "line 1: 1 flow(s), but the run has 0");
+    }
+
+    #[test]
     fn counts_past_any_run_are_refused_never_added_up() {
         // Found through the stored_run fuzz target (lines edited by hand): two lines of
         // u64::MAX requests sent overflowed the merged total (a panic in a debug build, a
