@@ -180,8 +180,8 @@ fn the_breakdown_tables_match_their_golden_files() {
 #[test]
 fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
     let dir = tempfile::tempdir().unwrap();
-    let run = stored_run(dir.path(), 1_000);
-    let summary = Summary::of(&run.load().unwrap());
+    let stored = stored_run(dir.path(), 1_000).load().unwrap();
+    let summary = Summary::of(&stored);
     // Measured stages only (the warm-up is left out): per stage 20 creates, 2 (3 in the
     // last) answered 409/503, and of the reads 2 without their body and 1 reset.
     let failures: Vec<(&str, Reason, u64)> = summary
@@ -257,6 +257,21 @@ fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
     assert_eq!(json["stages"][1]["requests"][1]["status_codes"]["409"], 2);
     assert_eq!(json["flows"][0]["name"], "lifecycle");
     assert_eq!(json["by_request"][0]["login"], true);
+    // The HTML report has the tables too.
+    let html = headroom::report::render(&stored, &summary, Format::Html).unwrap();
+    for table in [
+        "Failures",
+        "Flows",
+        "Status codes by request",
+        "Requests by stage",
+        "Status codes and errors by stage",
+    ] {
+        assert!(
+            html.contains(&format!("<h2>{table}</h2>\n<table>")),
+            "{table}"
+        );
+    }
+    assert!(html.contains("<td>HTTP 200, body without what it expects (expect: body/json)</td>"));
 }
 
 #[test]
