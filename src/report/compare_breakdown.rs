@@ -1,6 +1,6 @@
-//! Runs side by side step by step and request by request: a sweep's steps (matched by
-//! name, e.g. "500/s") and the requests (matched by name), one column per run, so variants
-//! are compared rate by rate, not only over their whole runs.
+//! Runs side by side step by step and request by request: a sweep's measured steps
+//! (matched by name, e.g. "500/s"; warm-ups left out) and the requests (matched by name),
+//! one column per run, so variants are compared rate by rate, not only over their whole runs.
 
 use super::plot::RunView;
 use super::text::status_codes;
@@ -99,17 +99,20 @@ fn request_measures() -> Vec<Measure<RequestRow>> {
 /// than one request).
 pub fn tables(views: &[RunView<'_>]) -> Vec<Titled> {
     let mut out = Vec::new();
-    let steps = union(
-        views
+    let steps = union(views.iter().map(|v| {
+        v.summary
+            .stages
             .iter()
-            .map(|v| v.summary.stages.iter().map(|s| s.name.as_str()).collect()),
-    );
+            .filter(|s| !s.warmup)
+            .map(|s| s.name.as_str())
+            .collect()
+    }));
     if !steps.is_empty() {
         let find = |v: &RunView<'_>, name: &str| {
             v.summary
                 .stages
                 .iter()
-                .find(|s| s.name == name && s.count > 0)
+                .find(|s| s.name == name && s.count > 0 && !s.warmup)
                 .cloned()
         };
         out.push((

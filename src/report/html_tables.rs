@@ -23,33 +23,34 @@ pub fn breakdowns(b: &mut String, s: &Summary) {
     }
 }
 
-/// The tables about stages: requests by stage, then each step's status codes and Error Set.
+/// The tables about stages: requests by stage, then each measured step's status codes and
+/// Error Set.
 pub fn stage_breakdowns(b: &mut String, s: &Summary) {
     if let Some(rows) = super::request_stage::rows(s) {
         let _ = writeln!(b, "<h2>Requests by stage</h2>");
         b.push_str(&table(&rows));
     }
-    let kept = s
-        .stages
+    let steps = super::steps::measured(s);
+    let kept = steps
         .iter()
-        .any(|st| !st.status_codes.is_empty() || !st.error_set.is_empty());
+        .any(|(_, st)| !st.status_codes.is_empty() || !st.error_set.is_empty());
     if !kept {
         return;
     }
-    let _ = writeln!(b, "<h2>Status codes and errors by stage</h2>");
+    let _ = writeln!(b, "<h2>Status codes and errors by step</h2>");
     let mut rows = vec![vec![
-        "Stage".to_string(),
+        "Step".to_string(),
         "Status codes".into(),
         "Error Set".into(),
     ]];
-    for (i, st) in s.stages.iter().enumerate().filter(|(_, st)| st.count > 0) {
+    for (title, st) in steps {
         let errors: Vec<String> = st
             .error_set
             .iter()
             .map(|e| format!("{} {}", e.key, e.count))
             .collect();
         rows.push(vec![
-            super::steps::title(s, i, st),
+            title,
             super::text::status_codes(&st.status_codes, &st.error_set),
             if errors.is_empty() {
                 "-".into()

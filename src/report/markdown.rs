@@ -30,23 +30,13 @@ fn section(out: &mut String, title: &str, rows: &[Vec<String>], left: usize) {
 
 /// Each step that ran as its own vegeta block (requests, latencies, status codes, Error Set).
 fn steps(out: &mut String, s: &Summary) {
-    let ran: Vec<_> = s
-        .stages
-        .iter()
-        .enumerate()
-        .filter(|(_, st)| st.count > 0)
-        .collect();
-    if ran.is_empty() {
+    let steps = super::steps::measured(s);
+    if steps.is_empty() {
         return;
     }
     out.push_str("### Steps\n\n");
-    for (i, st) in ran {
-        let _ = writeln!(
-            out,
-            "#### {}\n\n```\n{}```\n",
-            super::steps::title(s, i, st),
-            super::steps::block(st)
-        );
+    for (title, st) in steps {
+        let _ = writeln!(out, "#### {title}\n\n```\n{}```\n", super::steps::block(st));
     }
 }
 

@@ -16,19 +16,26 @@ pub fn label(s: &Summary, st: &StageRow) -> String {
     }
 }
 
-/// The title of a step's block: "Step 2 of 4: 200/s, 10.000s".
-pub fn title(s: &Summary, i: usize, st: &StageRow) -> String {
-    let mut t = format!(
-        "Step {} of {}: {}, {}",
-        i + 1,
-        s.stages.len(),
-        label(s, st),
-        fmt_secs(st.duration_secs)
-    );
-    if st.warmup {
-        t.push_str(", warm-up");
-    }
-    t
+/// The measured steps that ran, each with its title ("Step 2 of 4: 200/s, 10.000s"):
+/// warm-ups are left out, as from every number but the generator's (the Stages table and
+/// Requests by stage still show them).
+pub fn measured(s: &Summary) -> Vec<(String, &StageRow)> {
+    let all = s.stages.iter().filter(|st| !st.warmup).count();
+    s.stages
+        .iter()
+        .filter(|st| !st.warmup)
+        .enumerate()
+        .filter(|(_, st)| st.count > 0)
+        .map(|(i, st)| {
+            let title = format!(
+                "Step {} of {all}: {}, {}",
+                i + 1,
+                label(s, st),
+                fmt_secs(st.duration_secs)
+            );
+            (title, st)
+        })
+        .collect()
 }
 
 /// One step's block, without its title.
@@ -61,21 +68,16 @@ pub fn block(st: &StageRow) -> String {
     out
 }
 
-/// The steps that ran, one indented block each, under "Steps:".
+/// The measured steps that ran, one indented block each, under "Steps:".
 pub fn blocks(s: &Summary) -> String {
     let mut out = String::new();
-    let ran: Vec<(usize, &StageRow)> = s
-        .stages
-        .iter()
-        .enumerate()
-        .filter(|(_, st)| st.count > 0)
-        .collect();
-    if ran.is_empty() {
+    let steps = measured(s);
+    if steps.is_empty() {
         return out;
     }
     out.push_str("Steps:\n");
-    for (i, st) in ran {
-        let _ = writeln!(out, "  {}", title(s, i, st));
+    for (title, st) in steps {
+        let _ = writeln!(out, "  {title}");
         for line in block(st).lines() {
             let _ = writeln!(out, "    {line}");
         }

@@ -264,7 +264,7 @@ fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
         "Flows",
         "Status codes by request",
         "Requests by stage",
-        "Status codes and errors by stage",
+        "Status codes and errors by step",
     ] {
         assert!(
             html.contains(&format!("<h2>{table}</h2>\n<table>")),
