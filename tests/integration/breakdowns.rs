@@ -349,7 +349,7 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
 /// A scenario against the built-in target whose expectations fail: a 404 the request does
 /// not expect, a body without what it expects, and flows that fail at their second step.
 const FAILING: &str = r#"
-target: {url: "URL"}
+target: {url: "URL", http: HTTP}
 requests:
   - {name: fine, path: /}
   - {name: missing, path: /status/404}
@@ -364,9 +364,26 @@ load: {users: 1, requests: 30}
 #[test]
 fn failed_expectations_fill_the_failures_table_and_the_error_set() {
     let target = start_target(Duration::ZERO);
-    let source = FAILING.replace("URL", &format!("http://{}/", target.addr()));
-    let plan = scenario::parse(&source, Path::new("failing.yaml"), 1).unwrap();
-    let (summary, _, _dir) = attack(&plan);
+    // Both drivers: the flows' iterations are judged where answers are, the same for both.
+    for http in ["http1", "http2"] {
+        let source = FAILING
+            .replace("URL", &format!("http://{}/", target.addr()))
+            .replace("HTTP", http);
+        let plan = scenario::parse(&source, Path::new("failing.yaml"), 1).unwrap();
+        let (summary, _, _dir) = attack(&plan);
+        assert_eq!(
+            summary.protocol,
+            if http == "http1" {
+                "HTTP/1.1"
+            } else {
+                "HTTP/2"
+            }
+        );
+        check_failing(&summary);
+    }
+}
+
+fn check_failing(summary: &Summary) {
     // 30 iterations, 10 of each flow: 40 answers to `fine`, 10 of each other.
     assert_eq!(summary.requests.total, 60);
     assert!((summary.success_ratio - 40.0 / 60.0).abs() < 1e-9);
@@ -386,7 +403,7 @@ fn failed_expectations_fill_the_failures_table_and_the_error_set() {
         [("good", 10, 0), ("lost", 10, 10), ("misread", 10, 10)]
     );
     assert_eq!(summary.flows[0].took.count, 10);
-    let text = render_text(&summary);
+    let text = render_text(summary);
     let failures: Vec<&str> = text
         .lines()
         .skip_while(|l| *l != "Failures:")
