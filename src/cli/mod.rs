@@ -2,6 +2,7 @@
 
 mod attack;
 mod capacity;
+mod check;
 mod compare;
 mod demo;
 mod progress;

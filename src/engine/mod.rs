@@ -24,6 +24,7 @@ pub(crate) mod http1;
 mod http2;
 mod job;
 mod preflight;
+pub mod preview;
 pub(crate) mod reply;
 mod request;
 mod retries;

@@ -6,6 +6,7 @@
 mod bad_input;
 mod breakdowns;
 mod capacity;
+mod check;
 mod cli;
 mod data;
 mod examples;
