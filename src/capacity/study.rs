@@ -71,6 +71,9 @@ pub struct ProbeRecord {
     pub p99_us: u64,
     /// See `p50_us`.
     pub max_us: u64,
+    /// Their standard deviation, µs (0 in records written before it was kept).
+    #[serde(default)]
+    pub stdev_us: f64,
     /// Failed completions as a share of completions.
     pub failure_ratio: f64,
     /// Each objective, measured.
@@ -269,6 +272,7 @@ impl ProbeRecord {
             throughput: s.requests.throughput,
             p50_us: s.latency.p50_us,
             p95_us: s.latency.p95_us,
+            stdev_us: s.latency.stdev_us,
             p99_us: s.latency.p99_us,
             max_us: s.latency.max_us,
             failure_ratio: s.aggregated.as_ref().map_or(0.0, |a| {

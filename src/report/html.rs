@@ -117,10 +117,12 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         let _ = writeln!(b, "<h2>Requests</h2>");
         b.push_str(&table(&super::by_request::rows(s)));
     }
+    super::html_tables::breakdowns(&mut b, s);
     if !s.stages.is_empty() {
         let _ = writeln!(b, "<h2>Stages</h2>");
         b.push_str(&table(&super::by_stage::rows(s)));
     }
+    super::html_tables::stage_breakdowns(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_run(view))?;
     let _ = writeln!(
@@ -163,6 +165,10 @@ pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<Strin
     let names: Vec<&str> = views.iter().map(|v| v.label.as_str()).collect();
     let _ = writeln!(b, "<h1>Comparison: {}</h1>", escape(&names.join(" vs ")));
     b.push_str(&table(rows));
+    for (title, rows) in super::compare_breakdown::tables(views) {
+        let _ = writeln!(b, "<h2>{}</h2>", escape(title));
+        b.push_str(&table(&rows));
+    }
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_comparison(views))?;
     let _ = writeln!(b, "<h2>Runs</h2>");

@@ -4,6 +4,7 @@
 //! hostile servers run in-process.
 
 mod bad_input;
+mod breakdowns;
 mod capacity;
 mod check;
 mod cli;
