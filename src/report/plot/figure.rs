@@ -224,7 +224,8 @@ pub struct PlotError {
     pub reason: String,
 }
 
-const PALETTE: [RGBColor; 8] = [
+/// The colours of series, in order.
+pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
