@@ -72,7 +72,8 @@ pub fn table(rows: &[Vec<String>]) -> String {
 
 fn page(title: &str, body: &str) -> String {
     let charts = if body.contains("id=\"headroom-figures\"") {
-        format!("<style>{UPLOT_CSS}</style>\n<script>{UPLOT_JS}</script>\n")
+        // uPlot's licence (MIT) asks for its notice in every copy.
+        format!("<!-- uPlot 1.6.32, Copyright (c) 2022 Leon Sorokin, MIT License -->\n<style>{UPLOT_CSS}</style>\n<script>{UPLOT_JS}</script>\n")
     } else {
         String::new()
     };

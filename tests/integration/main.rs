@@ -9,6 +9,7 @@ mod cli;
 mod data;
 mod examples;
 mod hostile;
+mod html;
 mod nginx;
 mod ports;
 mod protocols;
