@@ -138,8 +138,19 @@
           ctx.textBaseline = "bottom";
           spec.series.forEach(function (s, k) {
             var si = k + 1;
-            if (!s.labels.length || !u.series[si].show) return;
+            if (!u.series[si].show) return;
             var key = s.secondary ? "y2" : "y";
+            // Series that keep their own x get their step's dot drawn here.
+            if (spec.mode === 2 && !s.dots) {
+              ctx.fillStyle = s.color;
+              u.data[si][0].forEach(function (x, i) {
+                ctx.beginPath();
+                ctx.arc(u.valToPos(x, "x", true), u.valToPos(u.data[si][1][i], key, true), 3 * dpr, 0, 2 * Math.PI);
+                ctx.fill();
+              });
+              ctx.fillStyle = "#333";
+            }
+            if (!s.labels.length) return;
             s.labels.forEach(function (text, i) {
               var x, y;
               if (spec.mode === 2) { x = u.data[si][0][i]; y = u.data[si][1][i]; }

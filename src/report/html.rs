@@ -25,7 +25,7 @@ figure{margin:1.5em 0}figcaption{color:#666;font-size:.85em}
 .chart{width:100%;min-height:380px}.readout{font-size:.8em;color:#333;min-height:1.3em;padding:.2em 0}
 .uplot .u-title{font-size:1em;font-weight:normal}.uplot .u-legend{font-size:.8em;display:block}.uplot table{display:table;font-size:1em}
 .hint{color:#666;font-size:.85em}
-.own-x .u-legend .u-value,.own-x .u-legend .u-series:first-child{display:none}
+.own-x .u-legend .u-value{display:none}
 ";
 
 /// uPlot, inlined: the page must draw its charts offline.

@@ -156,7 +156,10 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
                         percentile_points(&stats.latency),
                         Mark::LinePoints,
                     )
-                }),
+                })
+                // A request that never answered as expected has no curve: its failures
+                // are in the tables.
+                .filter(|s| !s.points.is_empty()),
         );
     }
     let mut figure = by_percentile("latency-by-percentile", overall);
