@@ -220,6 +220,17 @@ fn the_search_never_overclaims_a_known_capacity() {
         "markdown"
     ]))
     .contains("| # | phase |"));
+    // The search's HTML page: its charts drawn in a 1280-pixel window, nothing cut off.
+    let page = dir.path().join("search.html");
+    ok(headroom(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    crate::support::chromium::render(&page, dir.path()).assert_fits(2);
 }
 
 /// nginx's `limit_req` at 1,500 r/s, queueing up to 1,000 requests beyond it (no nodelay):
@@ -361,6 +372,18 @@ fn compare_puts_runs_side_by_side_with_overlaid_plots() {
     let svg = std::fs::read_to_string(plots.join("compare-latency-by-percentile.svg")).unwrap();
     assert!(svg.contains("fast") && svg.contains("slow"));
     assert!(plots.join("compare-p99-over-time.png").exists());
+    // The comparison's HTML page: the overlaid charts drawn, in a 1280-pixel window.
+    let page = dir.path().join("compare.html");
+    ok(headroom(&[
+        "compare",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    crate::support::chromium::render(&page, dir.path()).assert_fits(3);
     let bad = headroom(&["compare", runs[0].to_str().unwrap(), "--labels", "a"]);
     assert!(!bad.status.success());
 }

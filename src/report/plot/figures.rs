@@ -397,11 +397,15 @@ pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figu
         probes.first().map_or(0.0, |p| p.rate),
         probes.last().map_or(1.0, |p| p.rate),
     );
-    let mut latency = vec![
+    let mut latency = Vec::new();
+    if probes.iter().any(|p| p.mean_us > 0.0) {
+        latency.push(series("mean", curve(|p| p.mean_us / 1e3), Mark::LinePoints));
+    }
+    latency.extend([
         series("p50", curve(|p| ms(p.p50_us)), Mark::LinePoints),
         series("p95", curve(|p| ms(p.p95_us)), Mark::LinePoints),
         series("p99", curve(|p| ms(p.p99_us)), Mark::LinePoints),
-    ];
+    ]);
     for text in &record.objectives {
         if let Ok(slo) = text.parse::<crate::plan::Slo>() {
             if matches!(
