@@ -141,7 +141,7 @@
             if (!u.series[si].show) return;
             var key = s.secondary ? "y2" : "y";
             // Series that keep their own x get their step's dot drawn here.
-            if (spec.mode === 2 && !s.dots) {
+            if (spec.mode === 2) {
               ctx.fillStyle = s.color;
               u.data[si][0].forEach(function (x, i) {
                 ctx.beginPath();
@@ -218,10 +218,9 @@
       var one = {
         label: s.name, stroke: s.color, width: s.width, scale: key, spanGaps: true,
         value: function (u, v) { return short(v); },
-        points: { show: s.dots || s.marker != null, size: s.dots ? 4 : 6, fill: s.color, stroke: s.color }
+        points: { show: s.marker != null, size: 6, fill: s.color, stroke: s.color }
       };
       if (s.dash) one.dash = s.dash;
-      if (s.dots) one.paths = function () { return null; };
       if (spec.mode === 2) one.facets = [{ scale: "x", auto: true }, { scale: key, auto: true }];
       series.push(one);
     });

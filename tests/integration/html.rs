@@ -144,9 +144,19 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    for request in ["home", "slow", "broken"] {
-        assert!(lines.contains(&request), "no {request} line in {lines:?}");
-    }
+    // A line per request that answered; `broken` never did (its 500s are failures).
+    assert_eq!(lines, ["all requests", "home", "slow"]);
+    // Its failures show per second beside the answers.
+    let over_time = figures
+        .iter()
+        .find(|f| f["name"] == "throughput-over-time")
+        .expect("a throughput figure");
+    assert_eq!(over_time["series"][1]["name"], "failed/s");
+    let failed = over_time["data"][2].as_array().unwrap();
+    assert!(
+        failed.iter().any(|v| v.as_f64().is_some_and(|v| v > 0.0)),
+        "{failed:?}"
+    );
     // Lines that overlap stay apart: each has its own dash pattern or marker.
     let looks: Vec<String> = by_percentile["series"]
         .as_array()

@@ -175,8 +175,6 @@ pub enum Mark {
     LinePoints,
     /// A dashed line (the secondary axis).
     Dashed,
-    /// Dots alone, unjoined (one per request of a scatter).
-    Points,
 }
 
 /// A named set of points.
@@ -382,16 +380,7 @@ impl Figure {
             let look = self.look(i, s);
             let style = ShapeStyle::from(color).stroke_width(look.width);
             let dash = look.dash;
-            if s.mark == Mark::Points {
-                let dots = points
-                    .iter()
-                    .map(|p| Circle::new(*p, 2, ShapeStyle::from(color.mix(0.6)).filled()));
-                if s.secondary {
-                    chart.draw_secondary_series(dots)?;
-                } else {
-                    chart.draw_series(dots)?;
-                }
-            } else if let Some((on, off)) = dash {
+            if let Some((on, off)) = dash {
                 let series = DashedLineSeries::new(points.clone(), on, off, style);
                 if s.secondary {
                     chart.draw_secondary_series(series)?;
@@ -483,25 +472,20 @@ impl Figure {
                         .map(|a| (a, (a + on as i32).min(28)))
                         .collect(),
                 };
-                if s.mark != Mark::Points {
-                    for (a, b) in dashes {
-                        area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))?;
-                    }
+                for (a, b) in dashes {
+                    area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))?;
                 }
                 let filled = ShapeStyle::from(color).filled();
                 let at = (x + 14, y);
-                match (look.marker, s.mark) {
-                    (_, Mark::Points) => area.draw(&Circle::new(at, 3, filled))?,
-                    (Some(Marker::Circle), _) => area.draw(&Circle::new(at, 3, filled))?,
-                    (Some(Marker::Triangle), _) => {
-                        area.draw(&TriangleMarker::new(at, 5, filled))?
-                    }
-                    (Some(Marker::Square), _) => area.draw(&Rectangle::new(
+                match look.marker {
+                    Some(Marker::Circle) => area.draw(&Circle::new(at, 3, filled))?,
+                    Some(Marker::Triangle) => area.draw(&TriangleMarker::new(at, 5, filled))?,
+                    Some(Marker::Square) => area.draw(&Rectangle::new(
                         [(at.0 - 3, y - 3), (at.0 + 3, y + 3)],
                         filled,
                     ))?,
-                    (Some(Marker::Cross), _) => area.draw(&Cross::new(at, 4, line))?,
-                    (None, _) => {}
+                    Some(Marker::Cross) => area.draw(&Cross::new(at, 4, line))?,
+                    None => {}
                 }
                 area.draw(&Text::new(s.name.clone(), (x + 34, y - 8), font.clone()))?;
             }
@@ -527,11 +511,6 @@ impl Figure {
             };
         }
         match (s.mark, s.secondary) {
-            (Mark::Points, _) => Look {
-                dash: None,
-                marker: None,
-                width: 1,
-            },
             (Mark::Dashed, _) | (_, true) => Look {
                 dash: Some((6, 4)),
                 marker: None,

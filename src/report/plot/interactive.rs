@@ -2,7 +2,7 @@
 //! with `assets/figures.js`, which reads this): the same series, axes, ranges and looks as
 //! the SVG, so the two never disagree.
 
-use super::figure::{Axis, Figure, Mark, Marker, Scale, PALETTE};
+use super::figure::{Axis, Figure, Marker, Scale, PALETTE};
 use serde_json::{json, Value};
 
 /// The JSON the page's script turns into one chart.
@@ -31,7 +31,6 @@ pub fn spec(figure: &Figure) -> Value {
                     Marker::Square => "square",
                     Marker::Cross => "cross",
                 }),
-                "dots": s.mark == Mark::Points,
                 "secondary": s.secondary,
                 "labels": s.labels,
             })
@@ -105,7 +104,7 @@ fn axis_spec(axis: &Axis, range: &std::ops::Range<f64>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::plot::Series;
+    use crate::report::plot::{Mark, Series};
 
     fn line(name: &str, points: Vec<(f64, f64)>) -> Series {
         Series {
