@@ -32,6 +32,9 @@ def parse_args(argv):
                          "interleaved in the same rounds (env HEADROOM_BASELINE)")
     ap.add_argument("--only", default=os.environ.get("BENCH_ONLY") or None,
                     help="run only these rows, e.g. 'ef' (skips the headroom-only sections at the end)")
+    ap.add_argument("--raw-overhead", action="store_true",
+                    help="only the --raw section: row (a) at 5,000 req/s with and without --raw, interleaved "
+                         "round by round (no peers, no other rows)")
     return ap.parse_args(argv)
 
 
@@ -48,7 +51,9 @@ CONNS = 50
 H2_CONNS, H2_STREAMS = 10, 10      # (e): connections x streams per connection, closed model
 NEWCONN_RATE = 1000                 # (f): one new TLS connection per request at this rate
 NGINX_CORE, GEN_CORE = "0", "1"
-HTTP, HTTPS, MTLS, H2, NEWCONN = 18080, 18443, 18444, 18445, 18446
+# BENCH_PORT_OFFSET moves every port, for a machine where something else holds these.
+_OFFSET = int(os.environ.get("BENCH_PORT_OFFSET", "0"))
+HTTP, HTTPS, MTLS, H2, NEWCONN = (p + _OFFSET for p in (18080, 18443, 18444, 18445, 18446))
 PORTS = (HTTP, HTTPS, MTLS, H2, NEWCONN)
 
 
@@ -623,13 +628,13 @@ def main():
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is not an executable: build it (cargo build --release) or name the "
                              "binary with --headroom / HEADROOM_BIN (--baseline / HEADROOM_BASELINE)")
-    scenarios = [s for s in SCENARIOS if not ARGS.only or s[0] in ARGS.only]
+    scenarios = [s for s in SCENARIOS if (not ARGS.only or s[0] in ARGS.only) and not ARGS.raw_overhead]
     os.makedirs(f"{OUT}/runs", exist_ok=True)
     certs = tempfile.mkdtemp(prefix="headroom-bench-")
     make_certs(certs)
     nginx = start_nginx(certs)
     NGINX["pid"] = nginx.pid
-    rows, ratios, extras = [], [], None
+    rows, ratios, extras, raw = [], [], None, None
     wake_us = [wake_cost()]
     try:
         for key, title, url in scenarios:
@@ -653,6 +658,8 @@ def main():
             # Ratios are paired by round, then the median taken.
             ratios += paired_ratios(key, title, runs)
         if not ARGS.only:
+            raw = raw_overhead(certs)
+        if not ARGS.only and not ARGS.raw_overhead:
             # The templated scenario against (a), both headroom, interleaved: what templates
             # and a feeder cost.
             templated = {"plain attack (a)": [], "templated scenario": []}
@@ -676,7 +683,49 @@ def main():
     finally:
         nginx.send_signal(signal.SIGTERM)
         nginx.wait()
-    write_results(rows, ratios, extras, wake_us)
+    write_results(rows, ratios, extras, wake_us, raw)
+
+
+def raw_overhead(certs):
+    """Row (a) with and without --raw, interleaved round by round against the same nginx:
+    what keeping every request's record costs. Returns the median runs and the paired ratios."""
+    url = SCENARIOS[0][2]
+    runs = {"plain attack (a)": [], "with --raw": []}
+    for _ in range(ROUNDS):
+        for name, tool, extra in (("plain attack (a)", "headroom", ()), ("with --raw", "headroom-raw", ("--raw",))):
+            r = run_headroom("a", url, certs, name=tool, extra=extra)
+            r["server"] = NGINX["last_share"]
+            end = f"{OUT}/runs/{tool}-a/raw.json"
+            if extra and os.path.exists(end):
+                r["raw"] = json.load(open(end))
+                r["raw_bytes"] = os.path.getsize(f"{OUT}/runs/{tool}-a/raw.bin")
+            runs[name].append(r)
+            time.sleep(1)
+    ratio = [per_request(w) / per_request(p) for w, p in zip(runs["with --raw"], runs["plain attack (a)"])]
+    return {name: median_run(rs) for name, rs in runs.items()}, ratio
+
+
+def raw_section(raw):
+    medians, ratio = raw
+    lines = [f"## Keeping every request's record (`--raw`) at {RATE:,} req/s", "",
+             "Row (a) as above, run with and without `--raw` in each round (same nginx, same URL); the",
+             "records go to the run directory's raw.bin as the run goes.", "",
+             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | records kept (dropped) | raw.bin |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in medians.items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 7)
+            continue
+        lo, hi = r["cpu_range"]
+        kept = f"{r['raw']['records']:,} ({r['raw']['dropped']:,})" if r.get("raw") else "–"
+        size = f"{r['raw_bytes'] / 2**20:.1f} MiB" if r.get("raw_bytes") is not None else "–"
+        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB | {kept} | {size} |")
+    if ratio:
+        m = statistics.median(ratio)
+        lines += ["", f"With `--raw` ÷ plain CPU per request, paired by round: **{m:.3f}** "
+                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.10 → **{'met' if m <= 1.10 else 'NOT met'}**."]
+    return lines + [""]
 
 
 def fmt_paired(values):
@@ -734,7 +783,7 @@ def goals(rows, ratios):
     return lines
 
 
-def write_results(rows, ratios, extras, wake_us):
+def write_results(rows, ratios, extras, wake_us, raw=None):
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
              f"nginx on loopback, one after another, in one run: {ROUNDS} round{'s' if ROUNDS > 1 else ''} "
@@ -757,6 +806,8 @@ def write_results(rows, ratios, extras, wake_us):
     lines += ["", "## Machine", "", *machine(), ""]
     if QUICK:
         lines += ["**Quick mode (3 s runs): for checking the script, not for quoting.**", ""]
+    if ARGS.raw_overhead:
+        lines += ["**Only the `--raw` section was run (`--raw-overhead`).**", ""]
     if ARGS.only:
         lines += [f"**Only rows {', '.join(ARGS.only)} were run (`--only`).**", ""]
     for key, title, results in rows:
@@ -846,6 +897,8 @@ def write_results(rows, ratios, extras, wake_us):
     goal_lines = goals(rows, ratios)
     if goal_lines:
         lines += ["## Goals", "", *goal_lines, ""]
+    if raw:
+        lines += raw_section(raw)
     if extras:
         lines += extras_section(*extras)
     text = "\n".join(lines).rstrip("\n") + "\n"

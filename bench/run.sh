@@ -8,6 +8,9 @@
 #   --baseline PATH   a second headroom binary (or HEADROOM_BASELINE=PATH), run as the extra
 #                     tool "headroom-before" in every row (a)-(f), paired round by round
 #   --only ROWS       only these rows, e.g. --only ef (skips the headroom-only sections)
+#   --raw-overhead    only row (a) with and without --raw, interleaved: CPU µs/req of each and
+#                     the ratio (no peers installed or run)
+# BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,11 +27,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+raw_only=
+for arg in "$@"; do
+  [ "$arg" = --raw-overhead ] && raw_only=yes
+done
+
 # oha from crates.io (--locked: its newest dependencies may need a newer rustc than ours).
-[ -x "$PEERS/bin/oha" ] || cargo install oha --locked --root "$PEERS" >/dev/null 2>&1
+[ -n "$raw_only" ] || [ -x "$PEERS/bin/oha" ] || cargo install oha --locked --root "$PEERS" >/dev/null 2>&1
 
 # vegeta: `go install …@latest` is refused by the module proxy here; a throwaway module works.
-if [ ! -x "$PEERS/vegeta" ]; then
+if [ -z "$raw_only" ] && [ ! -x "$PEERS/vegeta" ]; then
   tmp=$(mktemp -d)
   (cd "$tmp" && go mod init vegetabuild >/dev/null 2>&1 \
      && go get github.com/tsenart/vegeta/v12@v12.12.0 >/dev/null 2>&1 \
@@ -37,7 +45,7 @@ if [ ! -x "$PEERS/vegeta" ]; then
 fi
 
 # k6 the same way (large: a few minutes the first time).
-if [ ! -x "$PEERS/k6" ]; then
+if [ -z "$raw_only" ] && [ ! -x "$PEERS/k6" ]; then
   tmp=$(mktemp -d)
   (cd "$tmp" && go mod init k6build >/dev/null 2>&1 \
      && go get go.k6.io/k6@latest >/dev/null 2>&1 \
@@ -45,7 +53,7 @@ if [ ! -x "$PEERS/k6" ]; then
   rm -rf "$tmp"
 fi
 # Locust from PyPI.
-command -v locust >/dev/null 2>&1 || pip install -q locust >/dev/null 2>&1 || echo "locust could not be installed"
+[ -n "$raw_only" ] || command -v locust >/dev/null 2>&1 || pip install -q locust >/dev/null 2>&1 || echo "locust could not be installed"
 
 # Build headroom only when no binary is named (the release build's fat LTO takes minutes).
 own_binary=${HEADROOM_BIN:-}
@@ -54,5 +62,5 @@ for arg in "$@"; do
 done
 [ -n "$own_binary" ] || cargo build --release >/dev/null 2>&1
 # Row (e)'s floor: the h2 crate alone (bench/h2_floor.rs).
-cargo build --release --example h2_floor >/dev/null 2>&1 || echo "bench: h2_floor did not build; row (e) goes without it" >&2
+[ -n "$raw_only" ] || cargo build --release --example h2_floor >/dev/null 2>&1 || echo "bench: h2_floor did not build; row (e) goes without it" >&2
 exec python3 bench/bench.py "$@"

@@ -7,15 +7,29 @@
 #   003: mutual TLS, users stepped 1..120 with 500 requests per step, against one and two
 #        instances of 2,000 req/s each: the headroom plots compared.
 # nginx is pinned to core 0 and headroom to core 1 (as bench/ does), so neither takes the
-# other's CPU. Usage: examples/capacity-studies.sh [001|003|all]
+# other's CPU. Usage: examples/capacity-studies.sh [--quick] [001|003|all]
 #        examples/capacity-studies.sh render .run/studies/STAMP   (the docs again, from stored runs)
+# --quick: coarse ladders and short steps (a few minutes in all, against the half hour of the
+# full studies), reports written beside the runs instead of docs/: for trying the script.
 set -euo pipefail
 CALLER="$PWD"
 cd "$(dirname "$0")"
+QUICK=0
+if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
 HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
 [ -x "$HEADROOM" ] || (cd .. && cargo build --release)
 RUNS="$PWD/.run/studies/$(date -u +%Y%m%dT%H%M%SZ)"
 DOCS="$PWD/../docs"
+# The ladders: users (003) and rates (001), full or quick.
+USERS=(--concurrency 1..120 --step 1 --step-requests 500)
+RATES=(--rate 2500..50000 --step 2500 --step-duration 3s --warmup 1s)
+SEARCH=(--start 2000 --window 5s --warmup 2s)
+if [ "$QUICK" = 1 ]; then
+  USERS=(--concurrency 1..121 --step 30 --step-requests 200)
+  RATES=(--rate 2500..20000 --step 5000 --step-duration 1s --warmup 1s)
+  SEARCH=(--start 2000 --max 8000 --precision 10% --window 5s --warmup 1s)
+  DOCS="$RUNS/docs"
+fi
 if [ "${1:-}" = render ]; then RUNS="$(cd "$CALLER" && cd "${2:?give the studies directory}" && pwd)"; fi
 mkdir -p "$RUNS"
 
@@ -39,7 +53,7 @@ page() { hr report "$1" --format html -o "$2.html" && hr report "$1" --format ma
 study_003() {
   for n in 1-instance 2-instances; do
     echo "== 003: $n, 1..120 users, 500 requests per step" >&2
-    hr sweep --scenario "003-capacity-$n.yaml" --concurrency 1..120 --step 1 --step-requests 500 \
+    hr sweep --scenario "003-capacity-$n.yaml" "${USERS[@]}" \
       --monitor-pid "$NGINX" -q --out "$RUNS/003-$n" > /dev/null
   done
 }
@@ -57,12 +71,12 @@ render_003() {
 study_001() {
   for v in balancer tls mtls; do
     echo "== 001: $v, rate ladder" >&2
-    hr sweep --scenario "001-capacity-$v.yaml" --rate 2500..50000 --step 2500 --step-duration 3s \
-      --warmup 1s --stop-when "errors > 5%, p99 > 1s" --monitor-pid "$NGINX" -q \
+    hr sweep --scenario "001-capacity-$v.yaml" "${RATES[@]}" \
+      --stop-when "errors > 5%, p99 > 1s" --monitor-pid "$NGINX" -q \
       --out "$RUNS/001-$v-sweep" > /dev/null
     echo "== 001: $v, capacity search" >&2
-    hr capacity --scenario "001-capacity-$v.yaml" --slo "p99 < 10ms, errors < 0.1%" --start 2000 \
-      --window 5s --warmup 2s --monitor-pid "$NGINX" -q --out "$RUNS/001-$v-capacity" > /dev/null
+    hr capacity --scenario "001-capacity-$v.yaml" --slo "p99 < 10ms, errors < 0.1%" "${SEARCH[@]}" \
+      --monitor-pid "$NGINX" -q --out "$RUNS/001-$v-capacity" > /dev/null
   done
 }
 
@@ -85,6 +99,6 @@ case "${1:-all}" in
   003) servers; study_003; render_003 ;;
   all) servers; study_003; study_001; render_003; render_001 ;;
   render) [ -d "$RUNS/003-1-instance" ] && render_003; [ -d "$RUNS/001-tls-sweep" ] && render_001 ;;
-  *) echo "usage: $0 [001|003|all] | render STUDIES_DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 [--quick] [001|003|all] | render STUDIES_DIR" >&2; exit 2 ;;
 esac
 echo "runs in $RUNS, reports in $DOCS" >&2

@@ -6,7 +6,9 @@ use crate::engine::{self, CancellationToken, EngineError};
 use crate::monitor::{peak_rss_bytes, ProcessProbe, ServerWatch};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
-use crate::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta, StoreError, StoredRun};
+use crate::store::{
+    EndStatus, IntervalLine, RawWriter, RunDir, RunEnd, RunMeta, StoreError, StoredRun,
+};
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +26,14 @@ pub enum RunError {
         /// The write that failed (in the message, not a `source`: the CLI would print it twice).
         cause: StoreError,
         /// Seconds written before it.
+        written: u64,
+    },
+    /// Writing the raw records (`--raw`) failed mid-run: the attack was stopped likewise.
+    #[error("{cause}; the attack was stopped within a second, and the {written} request record(s) written before are kept in the run directory")]
+    RawLost {
+        /// The write that failed.
+        cause: StoreError,
+        /// Records written before it.
         written: u64,
     },
 }
@@ -64,10 +74,24 @@ pub fn attack_watching(
     dir: &RunDir,
     shutdown: CancellationToken,
     observer: &mut dyn Observer,
+    server: Option<ServerWatch>,
+) -> Result<StoredRun, RunError> {
+    attack_recording(plan, command, dir, shutdown, observer, server, false)
+}
+
+/// Like [`attack_watching`], also keeping each request's record in the run directory when
+/// `raw` (`--raw`; see `store::RawWriter`).
+pub fn attack_recording(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: CancellationToken,
+    observer: &mut dyn Observer,
     mut server: Option<ServerWatch>,
+    raw: bool,
 ) -> Result<StoredRun, RunError> {
     let open_files = crate::monitor::raise_open_files_limit();
-    let prepared = engine::prepare(plan, open_files)?;
+    let mut prepared = engine::prepare(plan, open_files)?;
     let meta = RunMeta::describe(
         prepared.plan(),
         command,
@@ -79,6 +103,16 @@ pub fn attack_watching(
         observer.notice(notice);
     }
     let mut writer = dir.create(&meta)?;
+    // Like the log, a raw file that cannot be written stops the run.
+    let mut raw = if raw {
+        let stop = shutdown.clone();
+        Some(dir.record_raw(move || stop.cancel())?)
+    } else {
+        None
+    };
+    if let Some(raw) = raw.as_mut() {
+        prepared.record_raw(raw.sink());
+    }
     let mut probe = ProcessProbe::new();
     let cpu_at_start = probe.cpu_time();
     let mut peak_fds = 0;
@@ -111,10 +145,19 @@ pub fn attack_watching(
         }
         observer.interval(&line);
     });
+    // Every worker's sink is gone with the engine: the writer drains what is queued and ends.
+    let raw = raw.map(RawWriter::finish).transpose();
     if let Some(cause) = write_error {
         return Err(RunError::Lost { cause, written });
     }
+    let raw = raw.map_err(|f| RunError::RawLost {
+        cause: f.cause,
+        written: f.written,
+    })?;
     let report = report?;
+    if let Some(raw) = raw {
+        dir.finish_raw(&raw)?;
+    }
     let reason = observer.stopped_early();
     dir.finish(&RunEnd {
         status: match (report.interrupted, &reason) {

@@ -66,6 +66,11 @@ pub struct Output {
     /// node_exporter's machine metrics, or an exporter's own process metrics.
     #[arg(long, value_name = "URL")]
     pub monitor_prometheus: Option<String>,
+    /// Keep every request's record (request, stage, intended and actual send time, latency,
+    /// status or error, bytes) in the run directory as raw.bin, written as the run goes;
+    /// `headroom export RUN` turns it into CSV or JSON lines.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 impl Output {
@@ -98,6 +103,7 @@ impl Output {
             limits,
             // A staged run (a sweep) is read from its figures.
             pages: !plan.stages.is_empty(),
+            raw: self.raw,
         };
         execute(plan, &argv, &dir, shutdown, watching)
     }
@@ -176,6 +182,8 @@ pub struct Watching {
     pub limits: Vec<Slo>,
     /// Write the figures (`plots/`) and `report.html` beside the run.
     pub pages: bool,
+    /// Keep each request's record (`--raw`).
+    pub raw: bool,
 }
 
 /// Runs a plan, prints the report and says where the run is stored.
@@ -192,14 +200,16 @@ pub fn execute(
         server,
         limits,
         pages,
+        raw,
     } = watching;
     let mut progress = Progress::new(plan, quiet);
     // The run stops on Ctrl-C and when a sweep's limit says so; the latter stops only this run.
     let shutdown = shutdown.child_token();
     let handle = shutdown.clone();
     let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
-    let stored = headroom::run::attack_watching(plan, command, dir, shutdown, &mut watch, server)
-        .with_context(|| format!("attack on {} failed", plan.target.url))?;
+    let stored =
+        headroom::run::attack_recording(plan, command, dir, shutdown, &mut watch, server, raw)
+            .with_context(|| format!("attack on {} failed", plan.target.url))?;
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);
@@ -212,6 +222,9 @@ pub fn execute(
         dir.path().display(),
         dir.path().display()
     );
+    if raw {
+        super::export::say_raw(dir)?;
+    }
     Ok(if summary.partial.is_some() {
         super::stopped_code()
     } else if !summary.slo_met() {

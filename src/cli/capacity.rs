@@ -67,6 +67,9 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
         anyhow::bail!("give the objectives to meet: --slo \"p99 < 250ms, errors < 0.1%\" (or a scenario with slo:)");
     }
     let window = headroom::capacity::steady::window(&objectives, args.window)?;
+    if args.output.raw {
+        anyhow::bail!("--raw is for attack, run and sweep; to keep each request of a rate the search found, run it again with headroom attack --raw");
+    }
     let dir = args.output.dir("capacity");
     // One clear error before the first probe rather than a silent gap in every report.
     args.output.server_watch()?;

@@ -76,6 +76,7 @@ pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCo
             server: None,
             limits: Vec::new(),
             pages: true,
+            raw: false,
         },
     );
     running.stop();

@@ -2,8 +2,10 @@
 
 mod attack;
 mod capacity;
+mod check;
 mod compare;
 mod demo;
+mod export;
 mod progress;
 mod report;
 mod request;
@@ -39,6 +41,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Re-render a stored run or search (text, markdown, JSON, HTML) and its plots.
     Report(report::ReportArgs),
+    /// Write a run's per-request records (kept with --raw) as CSV or JSON lines.
+    Export(export::ExportArgs),
     /// Run the built-in test server.
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
@@ -57,6 +61,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report::run(args),
+        Command::Export(args) => export::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),

@@ -6,24 +6,45 @@ use headroom::store::IntervalLine;
 use headroom::units::fmt_us;
 use std::io::{IsTerminal, Write};
 
-/// Prints one line per interval: sent and completed rate, p50/p99, errors, elapsed/remaining.
+/// Prints one line per interval: where the run is (second, step, time left), sent and
+/// completed rate, p50/p99, errors this second and in all, the generator's CPU.
 pub struct Progress {
     enabled: bool,
-    total_secs: Option<u64>,
+    /// When the run ends by itself: after a time, or after a count of requests.
+    end: End,
     /// Stage names, shown beside the second they run in (a sweep's current step).
     stages: Vec<String>,
     errors: u64,
+    sent: u64,
     shown: bool,
+}
+
+/// What ends a run, for the time left.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Seconds(u64),
+    Requests(u64),
+    Unknown,
 }
 
 impl Progress {
     /// Progress for `plan`; silent when `quiet` or when stderr is not a terminal.
     pub fn new(plan: &AttackPlan, quiet: bool) -> Self {
+        let staged: u64 = plan.stages.iter().map(|s| s.duration.as_secs()).sum();
+        let end = match (plan.stop.duration, plan.stop.requests) {
+            (Some(d), _) => End::Seconds(d.as_secs()),
+            (None, _) if staged > 0 && plan.stages.iter().all(|s| s.requests.is_none()) => {
+                End::Seconds(staged)
+            }
+            (None, Some(n)) => End::Requests(n),
+            (None, None) => End::Unknown,
+        };
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
-            total_secs: plan.stop.duration.map(|d| d.as_secs()),
+            end,
             stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
             errors: 0,
+            sent: 0,
             shown: false,
         }
     }
@@ -33,6 +54,44 @@ impl Progress {
         if self.shown {
             eprintln!();
         }
+    }
+
+    /// Where the run is after second `elapsed` (from 1): "12s/60s, 48s left", and for a
+    /// run that ends after a count, the time left at the rate of the last second.
+    fn position(&self, elapsed: u64, sent_now: u64) -> String {
+        match self.end {
+            End::Seconds(total) => format!(
+                "{elapsed:>4}s/{total}s, {} left",
+                fmt_left(total.saturating_sub(elapsed))
+            ),
+            End::Requests(total) if sent_now > 0 => format!(
+                "{elapsed:>4}s, {} left",
+                fmt_left(total.saturating_sub(self.sent).div_ceil(sent_now))
+            ),
+            _ => format!("{elapsed:>4}s"),
+        }
+    }
+
+    /// The step the second ran in: "step 3/7 rate-300".
+    fn step(&self, stage: Option<u16>) -> String {
+        match stage {
+            Some(i) if self.stages.len() > 1 => format!(
+                "  step {}/{} {}",
+                usize::from(i) + 1,
+                self.stages.len(),
+                self.stages.get(usize::from(i)).map_or("", String::as_str)
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Whole seconds left, as `1h02m`, `3m20s` or `45s`.
+fn fmt_left(secs: u64) -> String {
+    match secs {
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
     }
 }
 
@@ -44,34 +103,58 @@ impl Observer for Progress {
 
     fn interval(&mut self, line: &IntervalLine) {
         let r = &line.record;
-        self.errors +=
+        let errors_now =
             r.errors.values().sum::<u64>() + r.status.range(500..).map(|(_, n)| n).sum::<u64>();
+        self.errors += errors_now;
+        self.sent += r.sent;
         if !self.enabled {
             return;
         }
         let latency = r.latency_ok();
-        let elapsed = r.index + 1;
-        let of = self
-            .total_secs
-            .map(|t| format!("/{t}s"))
-            .unwrap_or_default();
-        let stage = line
-            .stage
-            .and_then(|i| self.stages.get(usize::from(i)))
-            .map(|name| format!("  [{name}]"))
-            .unwrap_or_default();
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[2K[{elapsed:>4}s{of}] sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}  cpu {:.0}%{stage}",
+            "\r\x1b[2K[{}]{}  sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%",
+            self.position(r.index + 1, r.sent),
+            self.step(line.stage),
             r.sent,
             r.completed(),
             fmt_us(latency.quantile(0.5).as_micros() as u64),
             fmt_us(latency.quantile(0.99).as_micros() as u64),
+            errors_now,
             self.errors,
             line.health.cpu.total.as_secs_f64() * 100.0,
         );
         let _ = err.flush();
         self.shown = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(end: End, stages: &[&str]) -> Progress {
+        Progress {
+            enabled: true,
+            end,
+            stages: stages.iter().map(|s| s.to_string()).collect(),
+            errors: 0,
+            sent: 0,
+            shown: false,
+        }
+    }
+
+    #[test]
+    fn the_line_says_where_the_run_is_and_how_long_is_left() {
+        let p = progress(End::Seconds(300), &["rate-100", "rate-200", "rate-300"]);
+        assert_eq!(p.position(12, 100), "  12s/300s, 4m48s left");
+        assert_eq!(p.step(Some(1)), "  step 2/3 rate-200");
+        assert_eq!(progress(End::Seconds(60), &["only"]).step(Some(0)), "");
+        let mut p = progress(End::Requests(10_000), &[]);
+        p.sent = 4_000;
+        assert_eq!(p.position(8, 500), "   8s, 12s left");
+        assert_eq!(p.position(8, 0), "   8s");
+        assert_eq!(fmt_left(7_440), "2h04m");
     }
 }

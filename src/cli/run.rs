@@ -21,32 +21,8 @@ pub struct RunArgs {
 pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let plan = headroom::plan::scenario::load(&args.scenario, super::available_cores())?;
     if args.check {
-        println!("{}: ok", args.scenario.display());
-        for r in &plan.requests {
-            println!(
-                "  {:<24} weight {:<5} {} {}",
-                r.name,
-                r.weight,
-                r.spec.method,
-                r.spec.path.as_deref().unwrap_or("")
-            );
-        }
-        for f in &plan.flows {
-            let steps: Vec<&str> = f
-                .steps
-                .iter()
-                .map(|&i| plan.requests[usize::from(i)].name.as_str())
-                .collect();
-            println!(
-                "  flow {:?} (weight {}): {}",
-                f.name,
-                f.weight,
-                steps.join(" → ")
-            );
-        }
-        for s in &plan.slo {
-            println!("  SLO {s}");
-        }
+        super::check::print(&args.scenario, &plan)
+            .with_context(|| format!("scenario {}", args.scenario.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     args.output

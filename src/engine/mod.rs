@@ -24,6 +24,7 @@ pub(crate) mod http1;
 mod http2;
 mod job;
 mod preflight;
+pub mod preview;
 pub(crate) mod reply;
 mod request;
 mod retries;
@@ -37,7 +38,7 @@ pub use error::EngineError;
 pub use tokio_util::sync::CancellationToken;
 
 use crate::plan::{AttackPlan, HttpVersion, Load, Scheme};
-use crate::record::{Aggregator, IntervalRecord};
+use crate::record::{Aggregator, IntervalRecord, RawSink};
 use crate::sample::Notice;
 use crate::schedule::{ConstantPacer, Mix, Pacer, RateProfile};
 use request::RequestTemplate;
@@ -85,6 +86,7 @@ pub struct Prepared {
     templates: Vec<RequestTemplate>,
     h2: bool,
     notices: Vec<Notice>,
+    raw: Option<RawSink>,
 }
 
 impl Prepared {
@@ -105,6 +107,11 @@ impl Prepared {
     /// The plan as it will run (its connection cap fitted to the open-files limit).
     pub fn plan(&self) -> &AttackPlan {
         &self.plan
+    }
+
+    /// Hands each request's record to `sink` as well (`--raw`).
+    pub fn record_raw(&mut self, sink: RawSink) {
+        self.raw = Some(sink);
     }
 }
 
@@ -289,6 +296,7 @@ pub fn prepare(plan: &AttackPlan, open_files: Option<u64>) -> Result<Prepared, E
         templates,
         h2,
         notices,
+        raw: None,
     })
 }
 
@@ -311,6 +319,7 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
         endpoints,
         templates,
         h2,
+        raw,
         ..
     } = prepared;
     let shape = spec::Shape::of(&plan, h2);
@@ -358,6 +367,7 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
             max_header_bytes: plan.connection.max_header_bytes,
             shape,
         },
+        raw,
     })
 }
 

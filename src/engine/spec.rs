@@ -18,6 +18,8 @@ pub struct RunSpec {
     pub requests: Requests,
     /// How connections are made and used.
     pub conn: ConnSpec,
+    /// Where each request's record goes, when asked (`--raw`).
+    pub raw: Option<crate::record::RawSink>,
 }
 
 /// When requests are due.

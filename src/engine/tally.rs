@@ -4,7 +4,7 @@
 
 use super::job::{Failure, Job, Unprocessed};
 use super::spec::Pace;
-use crate::record::{IntervalRecord, Part};
+use crate::record::{IntervalRecord, Part, RawBatch, RawRecord, RawSink};
 use crate::sample::Sample;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -27,17 +27,20 @@ pub struct Tally {
     start: Instant,
     last_send: Option<Instant>,
     last_done: Option<Instant>,
+    raw: Option<RawBatch>,
 }
 
 impl Tally {
-    /// An empty tally of a run that starts at `start`.
-    pub fn new(start: Instant) -> Tally {
+    /// An empty tally of a run that starts at `start`, keeping each request's record too
+    /// when given a `raw` sink.
+    pub fn new(start: Instant, raw: Option<&RawSink>) -> Tally {
         Tally {
             record: IntervalRecord::new(0),
             retries: Default::default(),
             start,
             last_send: None,
             last_done: None,
+            raw: raw.map(RawSink::batch),
         }
     }
 
@@ -71,9 +74,16 @@ impl Tally {
             self.record.record_step(stage, sample, done);
         }
         self.last_done = Some(self.last_done.max(Some(end)).unwrap_or(end));
+        if let Some(raw) = &mut self.raw {
+            raw.push(RawRecord::of(sample, self.start, end));
+        }
     }
 
     fn take(&mut self, next: u64) -> IntervalRecord {
+        // The raw records go at each second too, so the file is never far behind the log.
+        if let Some(raw) = &mut self.raw {
+            raw.flush();
+        }
         std::mem::replace(&mut self.record, IntervalRecord::new(next))
     }
 }

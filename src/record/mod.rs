@@ -2,14 +2,17 @@
 //!
 //! Each engine worker records into its own [`IntervalRecord`] (no locks on the hot path); at
 //! every one-second boundary the worker hands it to the [`Aggregator`], which merges the parts
-//! of an interval losslessly (HDR histograms add) and passes the whole interval on.
+//! of an interval losslessly (HDR histograms add) and passes the whole interval on. Asked (`--raw`), each request is also kept whole, in a
+//! bounded hand-over to a writer ([`RawSink`]).
 
 mod aggregate;
 mod histogram;
 mod interval;
+mod raw;
 
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
 pub use interval::{
     ClassStats, ErrorKindKey, IntervalRecord, RequestStats, StatusClass, StepStats,
 };
+pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};

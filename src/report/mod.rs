@@ -4,6 +4,7 @@ mod by_request;
 mod by_stage;
 pub mod capacity;
 pub mod compare;
+pub mod export;
 pub mod html;
 mod json;
 mod markdown;

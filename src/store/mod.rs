@@ -4,16 +4,19 @@
 //! RUN_DIR/meta.json        written before the first request
 //! RUN_DIR/intervals.jsonl  one line per second, appended and flushed as the run goes
 //! RUN_DIR/end.json         written when the run ends; absent after a crash or kill -9
+//! RUN_DIR/raw.bin          each request's record, with --raw (see `raw`)
 //! ```
 //! A run without `end.json` is still readable: the report marks it partial.
 
 mod check;
 mod log;
 mod meta;
+mod raw;
 mod redact;
 
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
 pub use meta::{EndStatus, RequestMeta, RunEnd, RunMeta};
+pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
 use crate::monitor::Health;

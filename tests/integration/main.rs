@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod capacity;
+mod check;
 mod cli;
 mod data;
 mod examples;
@@ -13,6 +14,7 @@ mod html;
 mod nginx;
 mod ports;
 mod protocols;
+mod raw;
 mod report;
 mod scenario;
 mod support;

@@ -95,7 +95,7 @@ impl Worker {
         Worker {
             index,
             cancel,
-            tally: Mutex::new(Tally::new(pace.start)),
+            tally: Mutex::new(Tally::new(pace.start, spec.raw.as_ref())),
             pools,
             queue: Mutex::new(VecDeque::new()),
             wake: Notify::new(),

@@ -28,6 +28,9 @@ pub enum Dataset {
         value_bytes: usize,
         /// Digits in a key's number, so keys sort in order.
         width: usize,
+        /// What each key starts with (`key-` by default), so sets written side by side (256 B
+        /// and 5 KB values) do not overwrite each other.
+        prefix: String,
         /// The column names.
         columns: Vec<String>,
     },
@@ -97,8 +100,21 @@ impl Dataset {
         Table::read(path, rows::Format::JsonLines).map(Dataset::Table)
     }
 
-    /// `count` keys (`key-0000042`) with `value_bytes`-byte values of letters and digits.
-    pub fn generate(count: u64, value_bytes: usize) -> Result<Dataset, DataError> {
+    /// `count` keys (`key-0000042`, or another `prefix`) with `value_bytes`-byte values of
+    /// letters and digits.
+    pub fn generate(
+        count: u64,
+        value_bytes: usize,
+        prefix: Option<&str>,
+    ) -> Result<Dataset, DataError> {
+        let prefix = prefix.unwrap_or("key-");
+        // Plain characters only: a key then needs no escaping in a path, header or JSON
+        // string, which lets templates be sized without looking at each key.
+        if prefix.len() > 64 || !prefix.bytes().all(is_plain) {
+            return Err(DataError::Generate(format!(
+                "the key prefix {prefix:?} must be at most 64 letters, digits or -._~"
+            )));
+        }
         if count == 0 {
             return Err(DataError::Generate(
                 "a generated set needs at least one key".into(),
@@ -113,6 +129,7 @@ impl Dataset {
             count,
             value_bytes,
             width: (count - 1).max(1).ilog10() as usize + 1,
+            prefix: prefix.to_string(),
             columns: GENERATED_COLUMNS.iter().map(|c| c.to_string()).collect(),
         })
     }
@@ -144,9 +161,12 @@ impl Dataset {
         match self {
             Dataset::Table(t) => t.widest(column),
             Dataset::Generated {
-                value_bytes, width, ..
+                value_bytes,
+                width,
+                prefix,
+                ..
             } => match column {
-                0 => (4 + *width as u64, true),
+                0 => (prefix.len() as u64 + *width as u64, true),
                 1 => (*value_bytes as u64, true),
                 _ => (20, true),
             },
@@ -168,12 +188,15 @@ impl Dataset {
         match self {
             Dataset::Table(t) => t.write_cell(row, column, out),
             Dataset::Generated {
-                value_bytes, width, ..
+                value_bytes,
+                width,
+                prefix,
+                ..
             } => {
                 use std::io::Write;
                 match column {
                     0 => {
-                        let _ = write!(out, "key-{row:0width$}");
+                        let _ = write!(out, "{prefix}{row:0width$}");
                     }
                     1 => generated_value(row, *value_bytes, out),
                     _ => {
@@ -184,6 +207,11 @@ impl Dataset {
             }
         }
     }
+}
+
+/// A byte no context escapes: letters, digits and `-._~`.
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~".contains(&b)
 }
 
 /// A well-mixed 64-bit hash: consecutive inputs give unrelated outputs.
@@ -225,9 +253,13 @@ mod tests {
 
     #[test]
     fn a_generated_set_is_the_same_every_time_and_costs_nothing_up_front() {
-        let d = Dataset::generate(1_000_000, 5 * 1024).unwrap();
+        let d = Dataset::generate(1_000_000, 5 * 1024, None).unwrap();
         assert_eq!(d.rows(), 1_000_000);
         assert_eq!(cell(&d, 42, 0), "key-000042");
+        let apart = Dataset::generate(1_000, 8, Some("perf5k-")).unwrap();
+        assert_eq!(cell(&apart, 7, 0), "perf5k-007");
+        assert_eq!(apart.widest(0), (10, true));
+        assert!(Dataset::generate(1_000, 8, Some("a/b")).is_err());
         let v = cell(&d, 42, 1);
         assert_eq!(v.len(), 5 * 1024);
         assert!(v.bytes().all(|b| b.is_ascii_alphanumeric()));

@@ -126,9 +126,7 @@ impl Table {
             for (column, (bytes, plain)) in widest.iter_mut().enumerate() {
                 let cell = row.cell(column);
                 *bytes = (*bytes).max(cell.len() as u64);
-                *plain &= cell
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(b));
+                *plain &= cell.iter().copied().all(super::is_plain);
             }
             starts.note(rows, at.offset);
             if let Some(cells) = &mut resident {

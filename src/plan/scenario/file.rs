@@ -206,6 +206,9 @@ pub struct GenerateSection {
     pub keys: u64,
     /// Bytes per value.
     pub value_bytes: usize,
+    /// What each key starts with (default `key-`): sets of other shapes written to the
+    /// same store keep apart.
+    pub prefix: Option<String>,
 }
 
 fn get() -> String {

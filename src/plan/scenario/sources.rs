@@ -19,7 +19,9 @@ impl Lowering<'_> {
             let set = match (&d.csv, &d.jsonl, &d.generate) {
                 (Some(p), None, None) => Dataset::csv(&self.path(p)),
                 (None, Some(p), None) => Dataset::jsonl(&self.path(p)),
-                (None, None, Some(g)) => Dataset::generate(g.keys, g.value_bytes),
+                (None, None, Some(g)) => {
+                    Dataset::generate(g.keys, g.value_bytes, g.prefix.as_deref())
+                }
                 _ => return Err(fail("give one of csv, jsonl and generate".into())),
             }
             .map_err(|e| fail(e.to_string()))?;

@@ -112,7 +112,7 @@ impl<'a> Table<'a> {
         Ok(Table {
             spec,
             worker,
-            tally: Tally::new(spec.pace.start),
+            tally: Tally::new(spec.pace.start, spec.raw.as_ref()),
             poller: Poller::new()?,
             tokens: Vec::new(),
             slots: Vec::new(),

@@ -1,0 +1,175 @@
+//! `run --check`: what a scenario would run, read and rendered as the run would, without
+//! sending anything.
+
+use headroom::plan::{AttackPlan, Load};
+use std::path::Path;
+use std::time::Duration;
+
+/// Checks the files the run reads (TLS) and prints the scenario's target, load, requests,
+/// flows, objectives and its first request as it would be sent.
+pub fn print(scenario: &Path, plan: &AttackPlan) -> anyhow::Result<()> {
+    headroom::engine::preview::check_tls(plan)?;
+    let first = first_sent(plan);
+    let preview = headroom::engine::preview::request(plan, first)?;
+    println!("{}: ok", scenario.display());
+    let more = match plan.instances.len() {
+        0 => String::new(),
+        n => format!(
+            " and {}",
+            count(n as u64, "more instance", "more instances")
+        ),
+    };
+    println!("  target  {}{more}", plan.target.url);
+    for line in load(plan) {
+        println!("  load    {line}");
+    }
+    for r in &plan.requests {
+        println!(
+            "  request {:<24} weight {:<5} {} {}",
+            r.name,
+            r.weight,
+            r.spec.method,
+            r.spec.path.as_deref().unwrap_or("")
+        );
+    }
+    for f in &plan.flows {
+        let steps: Vec<&str> = f
+            .steps
+            .iter()
+            .map(|&i| plan.requests[usize::from(i)].name.as_str())
+            .collect();
+        println!(
+            "  flow    {:?} (weight {}): {}",
+            f.name,
+            f.weight,
+            steps.join(" → ")
+        );
+    }
+    for s in &plan.slo {
+        println!("  SLO     {s}");
+    }
+    println!("  first send of {:?}:", plan.requests[first].name);
+    for line in &preview.head {
+        println!("    {line}");
+    }
+    if preview.body_bytes > 0 {
+        println!(
+            "    ({} of body, not shown)",
+            count(preview.body_bytes, "byte", "bytes")
+        );
+    }
+    Ok(())
+}
+
+/// The request a run sends first: a login, else the first flow's first step, else the
+/// first of the mix.
+fn first_sent(plan: &AttackPlan) -> usize {
+    if let Some(login) = &plan.login {
+        return usize::from(login.request);
+    }
+    plan.flows
+        .first()
+        .and_then(|f| f.steps.first())
+        .map_or(0, |&i| usize::from(i))
+}
+
+/// The load in words: the model, its level and what stops it, then each stage.
+fn load(plan: &AttackPlan) -> Vec<String> {
+    let unit = |level: f64| match plan.load {
+        Load::Open { .. } => format!("{} req/s", number(level)),
+        Load::Closed { .. } => count(level as u64, "user", "users"),
+    };
+    let counted = if plan.flows.is_empty() {
+        ""
+    } else {
+        " (counted in flow iterations)"
+    };
+    let mut lines = Vec::new();
+    let model = match plan.load {
+        Load::Open { rate } if plan.stages.is_empty() => {
+            format!("open model, {}{counted}", unit(rate.per_second()))
+        }
+        Load::Closed { concurrency } if plan.stages.is_empty() => {
+            format!("closed model, {}", unit(f64::from(concurrency)))
+        }
+        Load::Open { .. } => format!("open model{counted}, in stages"),
+        Load::Closed { .. } => "closed model, in stages".to_string(),
+    };
+    let stop = match (plan.stop.duration, plan.stop.requests) {
+        (Some(d), Some(n)) => format!(
+            " for {} or {}, whichever comes first",
+            span(d),
+            count(n, "request", "requests")
+        ),
+        (Some(d), None) => format!(" for {}", span(d)),
+        (None, Some(n)) => format!(" for {}", count(n, "request", "requests")),
+        (None, None) => String::new(),
+    };
+    lines.push(format!("{model}{stop}"));
+    for s in &plan.stages {
+        let level = if s.from == s.to {
+            unit(s.from)
+        } else {
+            format!("{} → {}", number(s.from), unit(s.to))
+        };
+        let end = match s.requests {
+            Some(n) => count(n, "request", "requests"),
+            None => span(s.duration),
+        };
+        let warmup = if s.warmup {
+            " (warm-up, not reported)"
+        } else {
+            ""
+        };
+        lines.push(format!("  {:?}: {level} for {end}{warmup}", s.name));
+    }
+    lines
+}
+
+/// `1 user`, `12,000 requests`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", number(n as f64))
+    }
+}
+
+/// A number with thousands separators and at most two decimals: `2,666.67`, `50`.
+fn number(x: f64) -> String {
+    let fixed = format!("{:.2}", x.abs());
+    let (whole, frac) = fixed.split_once('.').unwrap_or((&fixed, "00"));
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    match frac.trim_end_matches('0') {
+        "" => format!("{sign}{grouped}"),
+        frac => format!("{sign}{grouped}.{frac}"),
+    }
+}
+
+/// A duration as the scenario would write it: `5m`, `1h 30m`, `250ms`.
+fn span(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_counts_read_as_people_write_them() {
+        assert_eq!(number(2666.666), "2,666.67");
+        assert_eq!(number(50.0), "50");
+        assert_eq!(number(1234567.5), "1,234,567.5");
+        assert_eq!(number(999.0), "999");
+        assert_eq!(count(1, "user", "users"), "1 user");
+        assert_eq!(count(12_000, "request", "requests"), "12,000 requests");
+        assert_eq!(span(Duration::from_secs(5400)), "1h 30m");
+    }
+}

@@ -1,0 +1,63 @@
+//! `run --check`: every file the run reads is read, and what it would send is shown with its
+//! secrets left out.
+
+use crate::support::headroom;
+
+fn scenario(dir: &std::path::Path, tls: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("users.csv"), "user,password\nalice,hunter2pass\n").unwrap();
+    let path = dir.join("s.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"target:
+  url: https://127.0.0.1:9/api
+  headers: {{Authorization: "Bearer {{{{ token }}}}"}}
+  {tls}
+data:
+  users: {{csv: users.csv}}
+login: {{request: login}}
+requests:
+  - {{name: login, method: POST, path: /login, json: {{user: "{{{{ user }}}}", password: "{{{{ password }}}}"}}, data: users, capture: {{token: {{json: token}}}}}}
+  - {{name: profile, path: "/users/{{{{ user }}}}", data: users, headers: {{X-Trace: check}}}}
+load:
+  stages:
+    - {{name: warm, rate: 10, duration: 30s, warmup: true}}
+    - {{name: ramp, rate: [10, 2500], duration: 2m}}
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_check_reads_the_tls_files_the_run_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), "tls: {ca: missing-ca.pem}");
+    let o = headroom(&["run", "--check", s.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing-ca.pem: no such file"), "{err}");
+}
+
+#[test]
+fn a_check_shows_the_load_and_the_first_send_without_its_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), "");
+    let o = headroom(&["run", "--check", s.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for line in [
+        "load    open model, in stages for 2m 30s",
+        "load      \"warm\": 10 req/s for 30s (warm-up, not reported)",
+        "load      \"ramp\": 10 → 2,500 req/s for 2m",
+        "first send of \"login\":",
+        "    POST /api/login HTTP/1.1",
+        "    authorization: <redacted>",
+        "of body, not shown)",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+    assert!(!out.contains("hunter2pass"), "{out}");
+    assert!(!out.contains("Bearer"), "{out}");
+}
