@@ -126,12 +126,16 @@
     return best;
   }
 
-  function labelsPlugin(spec) {
+  function marksPlugin(spec) {
     return {
       hooks: {
         draw: function (u) {
           var ctx = u.ctx, dpr = window.devicePixelRatio || 1;
           ctx.save();
+          // Dots and labels stay inside the plot when it is zoomed.
+          ctx.beginPath();
+          ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+          ctx.clip();
           ctx.font = Math.round(11 * dpr) + "px sans-serif";
           ctx.fillStyle = "#333";
           ctx.textAlign = "left";
@@ -143,11 +147,14 @@
             // Series that keep their own x get their step's dot drawn here.
             if (spec.mode === 2) {
               ctx.fillStyle = s.color;
+              var r = (s.dots ? 2 : 3) * dpr;
+              if (s.dots) ctx.globalAlpha = 0.7;
               u.data[si][0].forEach(function (x, i) {
                 ctx.beginPath();
-                ctx.arc(u.valToPos(x, "x", true), u.valToPos(u.data[si][1][i], key, true), 3 * dpr, 0, 2 * Math.PI);
+                ctx.arc(u.valToPos(x, "x", true), u.valToPos(u.data[si][1][i], key, true), r, 0, 2 * Math.PI);
                 ctx.fill();
               });
+              ctx.globalAlpha = 1;
               ctx.fillStyle = "#333";
             }
             if (!s.labels.length) return;
@@ -198,7 +205,7 @@
 
   function chart(spec, holder) {
     var readout = null;
-    var plugins = [labelsPlugin(spec)];
+    var plugins = [marksPlugin(spec)];
     if (spec.mode === 2) {
       readout = document.createElement("div");
       readout.className = "readout";
@@ -218,9 +225,11 @@
       var one = {
         label: s.name, stroke: s.color, width: s.width, scale: key, spanGaps: true,
         value: function (u, v) { return short(v); },
-        points: { show: s.marker != null, size: 6, fill: s.color, stroke: s.color }
+        points: { show: !s.dots && s.marker != null, size: 6, fill: s.color, stroke: s.color }
       };
       if (s.dash) one.dash = s.dash;
+      // A scatter's dots are drawn by marksPlugin, never joined.
+      if (s.dots) one.paths = function () { return null; };
       if (spec.mode === 2) one.facets = [{ scale: "x", auto: true }, { scale: key, auto: true }];
       series.push(one);
     });

@@ -53,22 +53,35 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 .load()
                 .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
             let summary = Summary::of(&stored);
+            let view = view(&stored, &summary, &args.run);
             if let Some(dir) = plots {
-                announce(plot::write_all(&figures(&stored, &summary), dir)?);
+                announce(plot::write_all(&plot::for_run(&view), dir)?);
             }
-            report::render(&stored, &summary, *format)?
+            match format {
+                Format::Html => report::html::run_page(&view)?,
+                other => report::render(&stored, &summary, *other)?,
+            }
         }
     };
     emit(&text, output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn figures(stored: &StoredRun, summary: &Summary) -> Vec<plot::Figure> {
-    plot::for_run(&plot::RunView {
+/// The run as figures see it, with each request's latency when it kept its raw records (a
+/// damaged raw file costs that figure alone, with a warning).
+fn view<'a>(stored: &'a StoredRun, summary: &'a Summary, dir: &Path) -> plot::RunView<'a> {
+    let scatter =
+        plot::scatter::of_run(&RunDir::at(dir), &stored.meta, summary.duration.total_secs)
+            .unwrap_or_else(|e| {
+                eprintln!("warning: no per-request figure: {e}");
+                None
+            });
+    plot::RunView {
         label: "all requests".into(),
         run: stored,
         summary,
-    })
+        scatter,
+    }
 }
 
 /// Writes `text` to `output`, or to standard output.
@@ -101,8 +114,9 @@ pub fn write_plots_and_page(
     summary: &Summary,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let page = report::render(stored, summary, Format::Html)?;
-    write_page(&figures(stored, summary), &page, dir)
+    let view = view(stored, summary, dir);
+    let page = report::html::run_page(&view)?;
+    write_page(&plot::for_run(&view), &page, dir)
 }
 
 /// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.

@@ -44,6 +44,7 @@ pub fn render(
             label: "all requests".into(),
             run,
             summary,
+            scatter: None,
         })?,
     })
 }

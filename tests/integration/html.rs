@@ -74,6 +74,8 @@ fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
     ] {
         assert!(names.contains(&needed), "no {needed} in {names:?}");
     }
+    // Without --raw there are no per-request records to scatter.
+    assert!(!names.contains(&"latency-scatter"));
     // The headroom plot: mean beside the percentiles, each point named by its step.
     let headroom = &figures[names.iter().position(|n| *n == "headroom").unwrap()];
     let series: Vec<&str> = headroom["series"]
@@ -128,6 +130,7 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
         "run",
         scenario.to_str().unwrap(),
         "-q",
+        "--raw",
         "--out",
         run.to_str().unwrap(),
     ]);
@@ -168,6 +171,22 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
     distinct.sort();
     distinct.dedup();
     assert_eq!(distinct.len(), looks.len(), "{looks:?}");
+    // The run kept its raw records: each request is a dot at its due time, OK and failed apart.
+    let scatter = figures
+        .iter()
+        .find(|f| f["name"] == "latency-scatter")
+        .expect("a per-request scatter from the raw records");
+    assert_eq!(scatter["series"][0]["name"], "OK");
+    assert_eq!(scatter["series"][1]["name"], "failed");
+    for kind in [1, 2] {
+        let dots = scatter["data"][kind][0].as_array().unwrap();
+        assert!(
+            !dots.is_empty(),
+            "no dots in {}",
+            scatter["series"][kind - 1]
+        );
+        assert!(dots.iter().all(|x| x.as_f64().unwrap() < 3.0));
+    }
     let work = tempfile::tempdir().unwrap();
     let rendered = chromium::render(&page, work.path());
     rendered.assert_fits(names(&figures).len() as u64);

@@ -175,6 +175,8 @@ pub enum Mark {
     LinePoints,
     /// A dashed line (the secondary axis).
     Dashed,
+    /// Dots alone, unjoined (one per request of a scatter).
+    Points,
 }
 
 /// A named set of points.
@@ -380,7 +382,16 @@ impl Figure {
             let look = self.look(i, s);
             let style = ShapeStyle::from(color).stroke_width(look.width);
             let dash = look.dash;
-            if let Some((on, off)) = dash {
+            if s.mark == Mark::Points {
+                let dots = points
+                    .iter()
+                    .map(|p| Circle::new(*p, 2, ShapeStyle::from(color.mix(0.7)).filled()));
+                if s.secondary {
+                    chart.draw_secondary_series(dots)?;
+                } else {
+                    chart.draw_series(dots)?;
+                }
+            } else if let Some((on, off)) = dash {
                 let series = DashedLineSeries::new(points.clone(), on, off, style);
                 if s.secondary {
                     chart.draw_secondary_series(series)?;
@@ -472,8 +483,16 @@ impl Figure {
                         .map(|a| (a, (a + on as i32).min(28)))
                         .collect(),
                 };
-                for (a, b) in dashes {
-                    area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))?;
+                if s.mark == Mark::Points {
+                    area.draw(&Circle::new(
+                        (x + 14, y),
+                        3,
+                        ShapeStyle::from(color).filled(),
+                    ))?;
+                } else {
+                    for (a, b) in dashes {
+                        area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))?;
+                    }
                 }
                 let filled = ShapeStyle::from(color).filled();
                 let at = (x + 14, y);
@@ -511,6 +530,11 @@ impl Figure {
             };
         }
         match (s.mark, s.secondary) {
+            (Mark::Points, _) => Look {
+                dash: None,
+                marker: None,
+                width: 1,
+            },
             (Mark::Dashed, _) | (_, true) => Look {
                 dash: Some((6, 4)),
                 marker: None,

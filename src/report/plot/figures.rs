@@ -1,5 +1,7 @@
 //! Which figures a run (or a comparison of runs) gets, built from the stored intervals and
-//! the summary: latency and throughput over time, latency by percentile, the headroom plot.
+//! the summary: latency and throughput over time, each request's latency (from the raw
+//! records, when kept), latency by percentile per request and per stage, and for sweeps the
+//! headroom plot and the server's CPU by step.
 
 use super::figure::{Axis, Figure, Mark, Series};
 use super::rates::{per_second, Span, Window};
@@ -16,6 +18,9 @@ pub struct RunView<'a> {
     pub run: &'a StoredRun,
     /// Its summary.
     pub summary: &'a Summary,
+    /// Each request's latency over time, when the run kept its raw records
+    /// ([`super::scatter::of_run`]).
+    pub scatter: Option<Figure>,
 }
 
 fn ms(us: u64) -> f64 {
@@ -138,6 +143,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
         },
         throughput_over_time(view),
     ];
+    figures.extend(view.scatter.clone());
     let mut overall = vec![series(
         &view.label,
         percentile_points(&view.run.total.latency_ok()),

@@ -2,7 +2,7 @@
 //! with `assets/figures.js`, which reads this): the same series, axes, ranges and looks as
 //! the SVG, so the two never disagree.
 
-use super::figure::{Axis, Figure, Marker, Scale, PALETTE};
+use super::figure::{Axis, Figure, Mark, Marker, Scale, PALETTE};
 use serde_json::{json, Value};
 
 /// The JSON the page's script turns into one chart.
@@ -31,17 +31,19 @@ pub fn spec(figure: &Figure) -> Value {
                     Marker::Square => "square",
                     Marker::Cross => "cross",
                 }),
+                "dots": s.mark == Mark::Points,
                 "secondary": s.secondary,
                 "labels": s.labels,
             })
         })
         .collect();
     // uPlot joins series on one ascending x; a sweep that turns back on itself (less
-    // throughput at a higher step) keeps its step order as series of their own points.
+    // throughput at a higher step) keeps its step order as series of their own points, and
+    // so does a scatter (each request its own dot).
     let aligned = figure
         .series
         .iter()
-        .all(|s| s.points.windows(2).all(|w| w[0].0 < w[1].0));
+        .all(|s| s.mark != Mark::Points && s.points.windows(2).all(|w| w[0].0 < w[1].0));
     let data = if aligned {
         let mut xs: Vec<f64> = figure
             .series
@@ -53,12 +55,13 @@ pub fn spec(figure: &Figure) -> Value {
         xs.dedup();
         let mut columns = vec![json!(xs)];
         for s in &figure.series {
+            // Both ascending: one walk along the joined x.
+            let mut at = s.points.iter().peekable();
             let ys: Vec<Option<f64>> = xs
                 .iter()
                 .map(|x| {
-                    s.points
-                        .iter()
-                        .find(|p| p.0 == *x)
+                    while at.next_if(|p| p.0 < *x || !p.0.is_finite()).is_some() {}
+                    at.next_if(|p| p.0 == *x)
                         .map(|p| p.1)
                         .filter(|y| y.is_finite())
                 })
@@ -104,7 +107,7 @@ fn axis_spec(axis: &Axis, range: &std::ops::Range<f64>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::plot::{Mark, Series};
+    use crate::report::plot::Series;
 
     fn line(name: &str, points: Vec<(f64, f64)>) -> Series {
         Series {

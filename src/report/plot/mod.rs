@@ -4,6 +4,7 @@ mod figure;
 mod figures;
 pub mod interactive;
 pub mod rates;
+pub mod scatter;
 pub mod ticks;
 
 pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series, SIZE};
