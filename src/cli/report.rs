@@ -57,14 +57,29 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_run(&view), dir)?);
             }
-            match format {
-                Format::Html => report::html::run_page(&view)?,
-                other => report::render(&stored, &summary, *other)?,
-            }
+            render_view(&view, *format)?
         }
     };
     emit(&text, output.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The stored run in `dir` rendered in `format`; its HTML page has each request's latency
+/// when the run kept its raw records.
+pub fn render_run(
+    stored: &StoredRun,
+    summary: &Summary,
+    dir: &Path,
+    format: Format,
+) -> anyhow::Result<String> {
+    render_view(&view(stored, summary, dir), format)
+}
+
+fn render_view(view: &plot::RunView<'_>, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Html => report::html::run_page(view)?,
+        other => report::render(view.run, view.summary, other)?,
+    })
 }
 
 /// The run as figures see it, with each request's latency when it kept its raw records (a
