@@ -63,6 +63,9 @@ pub struct ProbeRecord {
     pub generator_bound: bool,
     /// Completions per second over the window.
     pub throughput: f64,
+    /// Mean latency over the window, µs (absent from searches stored before it was kept).
+    #[serde(default)]
+    pub mean_us: f64,
     /// Latency over the window, µs.
     pub p50_us: u64,
     /// See `p50_us`.
@@ -270,6 +273,7 @@ impl ProbeRecord {
             // requests leave late too.
             generator_bound: s.verdict.generator_limited(),
             throughput: s.requests.throughput,
+            mean_us: s.latency.mean_us,
             p50_us: s.latency.p50_us,
             p95_us: s.latency.p95_us,
             stdev_us: s.latency.stdev_us,

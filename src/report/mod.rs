@@ -52,6 +52,7 @@ pub fn render(
             label: "all requests".into(),
             run,
             summary,
+            scatter: None,
         })?,
     })
 }

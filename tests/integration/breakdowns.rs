@@ -334,6 +334,7 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
             label: label.into(),
             run,
             summary,
+            scatter: None,
         })
         .collect();
     check_golden(

@@ -11,6 +11,7 @@ mod cli;
 mod data;
 mod examples;
 mod hostile;
+mod html;
 mod matrix;
 mod nginx;
 mod overrides;
