@@ -33,6 +33,24 @@ pub struct Sample {
     pub stage: Option<u16>,
     /// True when the answer is one the request expects; never for an error.
     pub expected: bool,
+    /// The flow iteration this request ended, when it was a flow's last step or the step
+    /// at which its iteration failed.
+    pub iteration: Option<Iteration>,
+}
+
+/// A flow iteration that ended: which flow, the stage it began in, how long it took from
+/// its first step's intended send to its last answer (think times included), and whether
+/// every step got what it expects.
+#[derive(Debug, Clone, Copy)]
+pub struct Iteration {
+    /// Which flow, by index in the plan.
+    pub flow: u16,
+    /// The stage its first step was sent for, in a staged run.
+    pub stage: Option<u16>,
+    /// From its first step's intended send to the end of its last answer.
+    pub took: Duration,
+    /// True when every step got what it expects.
+    pub ok: bool,
 }
 
 /// When one request was due, left and ended: every time a [`Sample`] holds comes from these.
@@ -144,6 +162,15 @@ impl Sample {
             request: origin.request,
             stage: origin.stage,
             expected: false,
+            iteration: None,
+        }
+    }
+
+    /// The same sample, ending the flow iteration `it`.
+    pub fn ending(self, it: Iteration) -> Sample {
+        Sample {
+            iteration: Some(it),
+            ..self
         }
     }
 

@@ -24,6 +24,51 @@ pub fn fmt_secs(secs: f64) -> String {
     fmt_us_f(secs * 1e6)
 }
 
+/// A whole count with thousands separated: "2,666".
+pub fn fmt_count(n: u64) -> String {
+    group(&n.to_string())
+}
+
+/// A number with `decimals` decimals and thousands separated: "2,666.67".
+pub fn fmt_num(x: f64, decimals: usize) -> String {
+    let text = format!("{x:.decimals$}");
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.as_str()),
+    };
+    match digits.split_once('.') {
+        Some((whole, frac)) => format!("{sign}{}.{frac}", group(whole)),
+        None => format!("{sign}{}", group(digits)),
+    }
+}
+
+/// A rate per second for people: "2,666.67/s".
+pub fn fmt_rate(per_sec: f64) -> String {
+    format!("{}/s", fmt_num(per_sec, 2))
+}
+
+/// "1 user", "10 users": a count and its noun, plural when it is not one.
+pub fn plural(n: impl std::fmt::Display, noun: &str) -> String {
+    let text = n.to_string();
+    if text == "1" {
+        format!("1 {noun}")
+    } else {
+        format!("{text} {noun}s")
+    }
+}
+
+/// Digits grouped by three from the right.
+fn group(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A byte count with a binary unit.
 pub fn fmt_bytes(b: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -68,5 +113,19 @@ mod tests {
         assert_eq!(fmt_us(1_204_000), "1.204s");
         assert_eq!(fmt_bytes(512.0), "512 B");
         assert_eq!(fmt_bytes(33.0 * 1024.0 * 1024.0), "33.0 MiB");
+    }
+
+    #[test]
+    fn counts_and_rates_are_grouped_by_thousands() {
+        assert_eq!(fmt_count(0), "0");
+        assert_eq!(fmt_count(999), "999");
+        assert_eq!(fmt_count(1_000), "1,000");
+        assert_eq!(fmt_count(1_234_567), "1,234,567");
+        assert_eq!(fmt_rate(2666.666), "2,666.67/s");
+        assert_eq!(fmt_num(-1234.5, 1), "-1,234.5");
+        assert_eq!(fmt_num(100.0, 0), "100");
+        assert_eq!(plural(1, "user"), "1 user");
+        assert_eq!(plural(1.0, "user"), "1 user");
+        assert_eq!(plural(10, "user"), "10 users");
     }
 }

@@ -63,6 +63,9 @@ pub struct ProbeRecord {
     pub generator_bound: bool,
     /// Completions per second over the window.
     pub throughput: f64,
+    /// Mean latency over the window, µs (absent from searches stored before it was kept).
+    #[serde(default)]
+    pub mean_us: f64,
     /// Latency over the window, µs.
     pub p50_us: u64,
     /// See `p50_us`.
@@ -71,6 +74,9 @@ pub struct ProbeRecord {
     pub p99_us: u64,
     /// See `p50_us`.
     pub max_us: u64,
+    /// Their standard deviation, µs (0 in records written before it was kept).
+    #[serde(default)]
+    pub stdev_us: f64,
     /// Failed completions as a share of completions.
     pub failure_ratio: f64,
     /// Each objective, measured.
@@ -267,8 +273,10 @@ impl ProbeRecord {
             // requests leave late too.
             generator_bound: s.verdict.generator_limited(),
             throughput: s.requests.throughput,
+            mean_us: s.latency.mean_us,
             p50_us: s.latency.p50_us,
             p95_us: s.latency.p95_us,
+            stdev_us: s.latency.stdev_us,
             p99_us: s.latency.p99_us,
             max_us: s.latency.max_us,
             failure_ratio: s.aggregated.as_ref().map_or(0.0, |a| {

@@ -6,7 +6,7 @@ use clap::Args;
 use headroom::engine::CancellationToken;
 use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
 use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
-use headroom::report::{self, Format};
+use headroom::report::Format;
 use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::path::PathBuf;
@@ -213,7 +213,10 @@ pub fn execute(
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);
-    print!("{}", report::render(&stored, &summary, format)?);
+    print!(
+        "{}",
+        super::report::render_run(&stored, &summary, dir.path(), format)?
+    );
     if pages {
         super::report::write_plots_and_page(&stored, &summary, dir.path())?;
     }

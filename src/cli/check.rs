@@ -2,6 +2,7 @@
 //! sending anything.
 
 use headroom::plan::{AttackPlan, Load};
+use headroom::units::{fmt_count, fmt_num, plural};
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,10 +15,7 @@ pub fn print(scenario: &Path, plan: &AttackPlan) -> anyhow::Result<()> {
     println!("{}: ok", scenario.display());
     let more = match plan.instances.len() {
         0 => String::new(),
-        n => format!(
-            " and {}",
-            count(n as u64, "more instance", "more instances")
-        ),
+        n => format!(" and {}", count(n as u64, "more instance")),
     };
     println!("  target  {}{more}", plan.target.url);
     for line in load(plan) {
@@ -55,7 +53,7 @@ pub fn print(scenario: &Path, plan: &AttackPlan) -> anyhow::Result<()> {
     if preview.body_bytes > 0 {
         println!(
             "    ({} of body, not shown)",
-            count(preview.body_bytes, "byte", "bytes")
+            count(preview.body_bytes, "byte")
         );
     }
     Ok(())
@@ -77,7 +75,7 @@ fn first_sent(plan: &AttackPlan) -> usize {
 pub(super) fn load(plan: &AttackPlan) -> Vec<String> {
     let unit = |level: f64| match plan.load {
         Load::Open { .. } => format!("{} req/s", number(level)),
-        Load::Closed { .. } => count(level as u64, "user", "users"),
+        Load::Closed { .. } => count(level as u64, "user"),
     };
     let counted = if plan.flows.is_empty() {
         ""
@@ -99,10 +97,10 @@ pub(super) fn load(plan: &AttackPlan) -> Vec<String> {
         (Some(d), Some(n)) => format!(
             " for {} or {}, whichever comes first",
             span(d),
-            count(n, "request", "requests")
+            count(n, "request")
         ),
         (Some(d), None) => format!(" for {}", span(d)),
-        (None, Some(n)) => format!(" for {}", count(n, "request", "requests")),
+        (None, Some(n)) => format!(" for {}", count(n, "request")),
         (None, None) => String::new(),
     };
     lines.push(format!("{model}{stop}"));
@@ -113,7 +111,7 @@ pub(super) fn load(plan: &AttackPlan) -> Vec<String> {
             format!("{} → {}", number(s.from), unit(s.to))
         };
         let end = match s.requests {
-            Some(n) => count(n, "request", "requests"),
+            Some(n) => count(n, "request"),
             None => span(s.duration),
         };
         let warmup = if s.warmup {
@@ -127,29 +125,16 @@ pub(super) fn load(plan: &AttackPlan) -> Vec<String> {
 }
 
 /// `1 user`, `12,000 requests`.
-fn count(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{} {many}", number(n as f64))
-    }
+fn count(n: u64, noun: &str) -> String {
+    plural(fmt_count(n), noun)
 }
 
-/// A number with thousands separators and at most two decimals: `2,666.67`, `50`.
+/// A level as the scenario would write it, grouped: `2,666.67`, `50` (no `.00`).
 fn number(x: f64) -> String {
-    let fixed = format!("{:.2}", x.abs());
-    let (whole, frac) = fixed.split_once('.').unwrap_or((&fixed, "00"));
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    match frac.trim_end_matches('0') {
-        "" => format!("{sign}{grouped}"),
-        frac => format!("{sign}{grouped}.{frac}"),
+    let text = fmt_num(x, 2);
+    match text.strip_suffix(".00") {
+        Some(whole) => whole.to_string(),
+        None => text.trim_end_matches('0').to_string(),
     }
 }
 
@@ -168,8 +153,8 @@ mod tests {
         assert_eq!(number(50.0), "50");
         assert_eq!(number(1234567.5), "1,234,567.5");
         assert_eq!(number(999.0), "999");
-        assert_eq!(count(1, "user", "users"), "1 user");
-        assert_eq!(count(12_000, "request", "requests"), "12,000 requests");
+        assert_eq!(count(1, "user"), "1 user");
+        assert_eq!(count(12_000, "request"), "12,000 requests");
         assert_eq!(span(Duration::from_secs(5400)), "1h 30m");
     }
 }

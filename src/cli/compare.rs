@@ -58,6 +58,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             label,
             run,
             summary,
+            scatter: None,
         })
         .collect();
     let r = &args.rendering;

@@ -64,22 +64,50 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 .load()
                 .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
             let summary = Summary::of(&stored);
+            let view = view(&stored, &summary, &args.run);
             if let Some(dir) = plots {
-                announce(plot::write_all(&figures(&stored, &summary), dir)?);
+                announce(plot::write_all(&plot::for_run(&view), dir)?);
             }
-            report::render(&stored, &summary, *format)?
+            render_view(&view, *format)?
         }
     };
     emit(&text, output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn figures(stored: &StoredRun, summary: &Summary) -> Vec<plot::Figure> {
-    plot::for_run(&plot::RunView {
+/// The stored run in `dir` rendered in `format`; its HTML page has each request's latency
+/// when the run kept its raw records.
+pub fn render_run(
+    stored: &StoredRun,
+    summary: &Summary,
+    dir: &Path,
+    format: Format,
+) -> anyhow::Result<String> {
+    render_view(&view(stored, summary, dir), format)
+}
+
+fn render_view(view: &plot::RunView<'_>, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Html => report::html::run_page(view)?,
+        other => report::render(view.run, view.summary, other)?,
+    })
+}
+
+/// The run as figures see it, with each request's latency when it kept its raw records (a
+/// damaged raw file costs that figure alone, with a warning).
+fn view<'a>(stored: &'a StoredRun, summary: &'a Summary, dir: &Path) -> plot::RunView<'a> {
+    let scatter =
+        plot::scatter::of_run(&RunDir::at(dir), &stored.meta, summary.duration.total_secs)
+            .unwrap_or_else(|e| {
+                eprintln!("warning: no per-request figure: {e}");
+                None
+            });
+    plot::RunView {
         label: "all requests".into(),
         run: stored,
         summary,
-    })
+        scatter,
+    }
 }
 
 /// Writes `text` to `output`, or to standard output.
@@ -112,8 +140,9 @@ pub fn write_plots_and_page(
     summary: &Summary,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let page = report::render(stored, summary, Format::Html)?;
-    write_page(&figures(stored, summary), &page, dir)
+    let view = view(stored, summary, dir);
+    let page = report::html::run_page(&view)?;
+    write_page(&plot::for_run(&view), &page, dir)
 }
 
 /// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.

@@ -48,6 +48,8 @@ pub struct Session {
     pub k: u64,
     /// What its steps captured so far.
     pub vars: Values,
+    /// When its first step was due: its time runs from there.
+    pub started: Instant,
 }
 
 /// What a connection's login captured, and when.
@@ -82,6 +84,7 @@ impl Job {
                     step: 0,
                     k,
                     vars: vec![None; requests.variables],
+                    started: intended,
                 };
                 (
                     requests.flows[usize::from(flow)].steps[0],
@@ -179,6 +182,25 @@ impl Job {
             login: false,
             then: None,
             after_login: false,
+        })
+    }
+
+    /// The flow iteration this job ends, if it is a flow step: the last, answered as it
+    /// expects (`ok`), or any that did not get what it expects, ending at `end`.
+    pub fn iteration_ended(
+        &self,
+        spec: &RunSpec,
+        ok: bool,
+        end: Instant,
+    ) -> Option<crate::sample::Iteration> {
+        let session = self.session.as_ref()?;
+        let flow = &spec.requests.flows[usize::from(session.flow)];
+        let last = usize::from(session.step) + 1 >= flow.steps.len();
+        (!ok || last).then(|| crate::sample::Iteration {
+            flow: session.flow,
+            stage: spec.stage_of(session.started, self.n),
+            took: end.saturating_duration_since(session.started),
+            ok,
         })
     }
 

@@ -84,12 +84,17 @@ pub fn judge(spec: &RunSpec, job: &mut Job, reply: &Reply, sent: Sent) -> Verdic
             bytes_out: sent.body_bytes,
         },
     );
+    let sample = if capture_failed {
+        sample.failing(ErrorKind::CaptureFailed)
+    } else {
+        sample
+    };
+    let sample = match job.iteration_ended(spec, expected, at.end) {
+        Some(it) => sample.ending(it),
+        None => sample,
+    };
     Verdict {
-        sample: if capture_failed {
-            sample.failing(ErrorKind::CaptureFailed)
-        } else {
-            sample
-        },
+        sample,
         expected,
         logged_in: login_vars.filter(|_| expected),
         refused,
@@ -105,5 +110,9 @@ pub fn failed(
     end: Instant,
 ) -> Sample {
     let at = Timing::new(job.intended, sent.map_or(end, |s| s.at), end);
-    Sample::failed(job.origin(spec, sent.and_then(|s| s.opened)), at, kind)
+    let sample = Sample::failed(job.origin(spec, sent.and_then(|s| s.opened)), at, kind);
+    match job.iteration_ended(spec, false, at.end) {
+        Some(it) => sample.ending(it),
+        None => sample,
+    }
 }

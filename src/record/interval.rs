@@ -1,7 +1,7 @@
 //! One interval's worth of results: histograms per status class, counts, bytes and errors.
 
 use super::Histogram;
-use crate::sample::{ErrorKind, Outcome, Sample};
+use crate::sample::{ErrorKind, Iteration, Outcome, Sample};
 use std::collections::BTreeMap;
 
 /// A coarse grouping of outcomes, each with its own latency histograms.
@@ -70,9 +70,43 @@ pub struct RequestStats {
     pub failed_latency: Histogram,
     /// Response body bytes.
     pub bytes_in: u64,
+    /// Answers per status code (absent from runs stored before it was kept).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub status: BTreeMap<u16, u64>,
+    /// Failures per classified error (absent from runs stored before it was kept).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<ErrorKindKey, u64>,
+    /// Answers the request did not expect, per status code: a status it does not take, or
+    /// one it takes with a body that did not hold what it expects (the plan's `expect` tells
+    /// which).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unmet: BTreeMap<u16, u64>,
 }
 
 impl RequestStats {
+    /// Adds one completed request.
+    #[inline]
+    pub fn record(&mut self, s: &Sample) {
+        self.count += 1;
+        if s.expected {
+            self.latency.record(s.latency);
+            self.service.record(s.service);
+        } else {
+            self.failures += 1;
+            self.failed_latency.record(s.latency);
+        }
+        match s.outcome {
+            Outcome::Status(code) => {
+                *self.status.entry(code).or_default() += 1;
+                if !s.expected {
+                    *self.unmet.entry(code).or_default() += 1;
+                }
+            }
+            Outcome::Error(kind) => *self.errors.entry(ErrorKindKey(kind)).or_default() += 1,
+        }
+        self.bytes_in += s.bytes_in;
+    }
+
     /// Adds everything in `other`.
     pub fn add(&mut self, other: &RequestStats) {
         self.count += other.count;
@@ -81,7 +115,84 @@ impl RequestStats {
         self.service.add(&other.service);
         self.failed_latency.add(&other.failed_latency);
         self.bytes_in += other.bytes_in;
+        add_counts(&mut self.status, &other.status);
+        add_counts(&mut self.errors, &other.errors);
+        add_counts(&mut self.unmet, &other.unmet);
     }
+}
+
+/// The iterations of one flow: how many ended, how many failed, how long the others took.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct FlowStats {
+    /// Iterations ended.
+    pub count: u64,
+    /// Of those, iterations a step of which did not get what it expects.
+    pub failures: u64,
+    /// Time of the iterations whose every step got what it expects, from the first step's
+    /// intended send to the last answer (think times included).
+    pub took: Histogram,
+}
+
+impl FlowStats {
+    fn record(&mut self, it: &Iteration) {
+        self.count += 1;
+        if it.ok {
+            self.took.record(it.took);
+        } else {
+            self.failures += 1;
+        }
+    }
+
+    /// Adds everything in `other`.
+    pub fn add(&mut self, other: &FlowStats) {
+        self.count += other.count;
+        self.failures += other.failures;
+        self.took.add(&other.took);
+    }
+}
+
+/// Adds `other` to `mine` flow by flow, growing `mine` to take them all.
+fn add_flows(mine: &mut Vec<FlowStats>, other: &[FlowStats]) {
+    if other.len() > mine.len() {
+        mine.resize_with(other.len(), FlowStats::default);
+    }
+    for (m, t) in mine.iter_mut().zip(other) {
+        m.add(t);
+    }
+}
+
+/// Adds iteration `it` to its flow's stats in `flows`, grown to hold it.
+fn record_flow(flows: &mut Vec<FlowStats>, it: &Iteration) {
+    let i = usize::from(it.flow);
+    if i >= flows.len() {
+        flows.resize_with(i + 1, FlowStats::default);
+    }
+    flows[i].record(it);
+}
+
+fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u64>) {
+    for (k, n) in theirs {
+        *mine.entry(*k).or_default() += n;
+    }
+}
+
+/// Adds `other` to `mine` request by request, growing `mine` to take them all.
+fn add_requests(mine: &mut Vec<RequestStats>, other: &[RequestStats]) {
+    if other.len() > mine.len() {
+        mine.resize_with(other.len(), RequestStats::default);
+    }
+    for (m, t) in mine.iter_mut().zip(other) {
+        m.add(t);
+    }
+}
+
+/// The stats of request `i` in `requests`, grown to hold it.
+fn request_mut(requests: &mut Vec<RequestStats>, i: u16) -> &mut RequestStats {
+    let i = usize::from(i);
+    if i >= requests.len() {
+        requests.resize_with(i + 1, RequestStats::default);
+    }
+    &mut requests[i]
 }
 
 /// Everything recorded in one interval (or, merged, in any span of intervals).
@@ -121,6 +232,9 @@ pub struct IntervalRecord {
     /// to one step's request is never counted in the next step.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steps: BTreeMap<u16, StepStats>,
+    /// Per flow of the run, by its index in the plan: the iterations that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowStats>,
 }
 
 /// What the requests sent for one stage met, wherever their answers fell.
@@ -141,11 +255,20 @@ pub struct StepStats {
     /// Earliest completion, µs after the start of the run.
     #[serde(default)]
     pub first_done_us: u64,
+    /// Per request of the run, by its index in the plan: the request × step table, with
+    /// each step's status codes and errors (absent from runs stored before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestStats>,
+    /// Per flow of the run: the iterations begun in this stage that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowStats>,
 }
 
 impl StepStats {
     /// Adds everything in `other`.
     pub fn add(&mut self, other: &StepStats) {
+        // An iteration begun in this stage may end once its requests are all counted.
+        add_flows(&mut self.flows, &other.flows);
         if other.count == 0 {
             return;
         }
@@ -154,6 +277,7 @@ impl StepStats {
         self.failures += other.failures;
         self.errors += other.errors;
         self.latency.add(&other.latency);
+        add_requests(&mut self.requests, &other.requests);
     }
 
     /// Stretches the span to take in requests first sent at `first_us` and completed from
@@ -236,20 +360,13 @@ impl IntervalRecord {
         self.bytes_in += s.bytes_in;
         self.bytes_out += s.bytes_out;
         self.retried += u64::from(s.retried);
-        let i = usize::from(s.request);
-        if i >= self.requests.len() {
-            self.requests.resize_with(i + 1, RequestStats::default);
+        request_mut(&mut self.requests, s.request).record(s);
+        if let Some(it) = &s.iteration {
+            record_flow(&mut self.flows, it);
+            if let Some(stage) = it.stage {
+                record_flow(&mut self.steps.entry(stage).or_default().flows, it);
+            }
         }
-        let r = &mut self.requests[i];
-        r.count += 1;
-        if s.expected {
-            r.latency.record(s.latency);
-            r.service.record(s.service);
-        } else {
-            r.failures += 1;
-            r.failed_latency.record(s.latency);
-        }
-        r.bytes_in += s.bytes_in;
     }
 
     /// Adds a request to its stage's tally; `done` is when it completed, from the start.
@@ -264,6 +381,7 @@ impl IntervalRecord {
         if s.expected {
             step.latency.record(s.latency);
         }
+        request_mut(&mut step.requests, s.request).record(s);
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -279,22 +397,13 @@ impl IntervalRecord {
         self.tls_handshake.add(&other.tls_handshake);
         self.first_byte.add(&other.first_byte);
         self.lag.add(&other.lag);
-        for (code, n) in &other.status {
-            *self.status.entry(*code).or_default() += n;
-        }
-        for (kind, n) in &other.errors {
-            *self.errors.entry(*kind).or_default() += n;
-        }
+        add_counts(&mut self.status, &other.status);
+        add_counts(&mut self.errors, &other.errors);
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
         self.retried += other.retried;
-        if other.requests.len() > self.requests.len() {
-            self.requests
-                .resize_with(other.requests.len(), RequestStats::default);
-        }
-        for (mine, theirs) in self.requests.iter_mut().zip(&other.requests) {
-            mine.add(theirs);
-        }
+        add_requests(&mut self.requests, &other.requests);
+        add_flows(&mut self.flows, &other.flows);
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
         }
@@ -354,6 +463,7 @@ mod tests {
             request: 0,
             stage: None,
             expected: outcome.is_success(),
+            iteration: None,
         }
     }
 

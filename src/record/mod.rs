@@ -13,6 +13,6 @@ mod raw;
 pub use aggregate::{Aggregator, Part};
 pub use histogram::Histogram;
 pub use interval::{
-    ClassStats, ErrorKindKey, IntervalRecord, RequestStats, StatusClass, StepStats,
+    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
 };
 pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};

@@ -1,11 +1,15 @@
 //! The per-request table (Locust's and the seeds' form), as aligned text and as markdown.
 
 use crate::summary::{RequestRow, Summary, ROW_QUANTILES};
-use crate::units::{fmt_bytes, fmt_us, fmt_us_f};
+use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_us, fmt_us_f};
+
+/// Columns aligned left: the method and the name.
+pub const LEFT: usize = 2;
 
 fn header() -> Vec<String> {
     let mut h: Vec<String> = [
-        "Name", "# reqs", "# fails", "Avg", "Min", "Max", "Avg size", "RPS", "Fails/s",
+        "Method", "Name", "# reqs", "# fails", "Avg", "Min", "Max", "Std dev", "Avg size", "RPS",
+        "Fails/s",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -14,25 +18,42 @@ fn header() -> Vec<String> {
     h
 }
 
+/// "3 (1.50%)": failures and their share of completions.
+pub fn fails_cell(failures: u64, count: u64) -> String {
+    if count > 0 {
+        format!(
+            "{} ({:.2}%)",
+            fmt_count(failures),
+            100.0 * failures as f64 / count as f64
+        )
+    } else {
+        "0".into()
+    }
+}
+
+/// A request's name as rows show it: a connection's login says so, and that it counts
+/// the warm-up when it does.
+pub fn name(r: &RequestRow) -> String {
+    match (r.login, r.warmup_included) {
+        (true, true) => format!("{} (login, warm-up included)", r.name),
+        (true, false) => format!("{} (login)", r.name),
+        _ => r.name.clone(),
+    }
+}
+
 fn cells(r: &RequestRow) -> Vec<String> {
     let mut c = vec![
-        r.name.clone(),
-        r.count.to_string(),
-        if r.count > 0 {
-            format!(
-                "{} ({:.2}%)",
-                r.failures,
-                100.0 * r.failures as f64 / r.count as f64
-            )
-        } else {
-            "0".into()
-        },
+        r.method.clone(),
+        name(r),
+        fmt_count(r.count),
+        fails_cell(r.failures, r.count),
         fmt_us_f(r.latency.mean_us),
         fmt_us(r.latency.min_us),
         fmt_us(r.latency.max_us),
+        fmt_us_f(r.latency.stdev_us),
         fmt_bytes(r.mean_bytes),
-        format!("{:.1}", r.rps),
-        format!("{:.2}", r.failures_per_sec),
+        fmt_num(r.rps, 1),
+        fmt_num(r.failures_per_sec, 2),
     ];
     c.extend(r.percentiles_us.iter().map(|&us| fmt_us(us)));
     c

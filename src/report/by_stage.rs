@@ -3,7 +3,7 @@
 
 use super::text::stage_level;
 use crate::summary::Summary;
-use crate::units::{fmt_secs, fmt_us};
+use crate::units::{fmt_count, fmt_rate, fmt_secs, fmt_us, fmt_us_f};
 
 /// The header and one row per stage; warm-ups are marked, steps never reached say so.
 pub fn rows(s: &Summary) -> Vec<Vec<String>> {
@@ -17,6 +17,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         "95%",
         "99%",
         "max",
+        "std dev",
         "errors",
         "limit",
     ];
@@ -46,12 +47,13 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         }
         row.extend([
             fmt_secs(st.duration_secs),
-            st.count.to_string(),
-            format!("{:.1}/s", st.rps),
+            fmt_count(st.count),
+            fmt_rate(st.rps),
             fmt_us(st.latency.p50_us),
             fmt_us(st.latency.p95_us),
             fmt_us(st.latency.p99_us),
             fmt_us(st.latency.max_us),
+            fmt_us_f(st.latency.stdev_us),
             format!("{:.2}%", 100.0 * st.failure_ratio()),
         ]);
         if watched {

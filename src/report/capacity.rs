@@ -8,7 +8,7 @@ use crate::capacity::knee::Knee;
 use crate::capacity::search::{Outcome, Verdict, DEFAULT_MAX};
 use crate::capacity::steady::Unsteady;
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
-use crate::units::fmt_us;
+use crate::units::{fmt_num, fmt_us, fmt_us_f};
 use std::fmt::Write as _;
 
 /// Renders the search in `format`.
@@ -196,6 +196,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
         "95%",
         "99%",
         "max",
+        "std dev",
         "errors",
         "SLO",
         "steady",
@@ -213,11 +214,12 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
             (i + 1).to_string(),
             p.phase.name().into(),
             fmt_level(p.rate),
-            format!("{:.1}", p.throughput),
+            fmt_num(p.throughput, 1),
             fmt_us(p.p50_us),
             fmt_us(p.p95_us),
             fmt_us(p.p99_us),
             fmt_us(p.max_us),
+            fmt_us_f(p.stdev_us),
             format!("{:.2}%", 100.0 * p.failure_ratio),
             if p.verdicts.iter().all(|v| v.met) {
                 "met"

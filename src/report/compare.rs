@@ -2,10 +2,10 @@
 //! one row per measure, one column per run.
 
 use super::plot::RunView;
-use super::table::{aligned, markdown};
+use super::table::{aligned, aligned_left, markdown, markdown_left};
 use super::Format;
 use crate::summary::Stats;
-use crate::units::{fmt_us, fmt_us_f};
+use crate::units::{fmt_count, fmt_rate, fmt_us, fmt_us_f};
 
 /// The comparison table: header (measure, then each run's label), then one row per measure.
 pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
@@ -20,10 +20,8 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
     };
     add("load", &|v| super::text::load_words(v.summary));
     add("protocol", &|v| v.summary.protocol.clone());
-    add("requests", &|v| v.summary.requests.total.to_string());
-    add("throughput", &|v| {
-        format!("{:.1}/s", v.summary.requests.throughput)
-    });
+    add("requests", &|v| fmt_count(v.summary.requests.total));
+    add("throughput", &|v| fmt_rate(v.summary.requests.throughput));
     add("success", &|v| {
         format!("{:.2}%", 100.0 * v.summary.success_ratio)
     });
@@ -41,6 +39,7 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
         add(name, &|v| fmt_us(pick(&v.summary.latency)));
     }
     add("latency mean", &|v| fmt_us_f(v.summary.latency.mean_us));
+    add("latency std dev", &|v| fmt_us_f(v.summary.latency.stdev_us));
     add("TLS handshake mean", &|v| {
         v.summary
             .tls_handshake
@@ -99,7 +98,23 @@ pub fn render(views: &[RunView<'_>], format: Format) -> Result<String, super::pl
                 .collect();
             serde_json::to_string_pretty(&all).expect("summaries serialize") + "\n"
         }
-        Format::Markdown => markdown(&rows(views)),
-        Format::Text => aligned(&rows(views)),
+        Format::Markdown => {
+            let mut out = markdown(&rows(views));
+            for (title, rows) in super::compare_breakdown::tables(views) {
+                out.push_str(&format!("\n### {title}\n\n"));
+                out.push_str(&markdown_left(&rows, super::compare_breakdown::LEFT));
+            }
+            out
+        }
+        Format::Text => {
+            let mut out = aligned(&rows(views));
+            for (title, rows) in super::compare_breakdown::tables(views) {
+                out.push_str(&format!("\n{title}:\n"));
+                for line in aligned_left(&rows, super::compare_breakdown::LEFT).lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+            out
+        }
     })
 }

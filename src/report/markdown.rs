@@ -2,13 +2,13 @@
 
 use super::text::{load_words, target_line};
 use crate::summary::{Stats, Summary};
-use crate::units::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
+use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_secs, fmt_us, fmt_us_f};
 use std::fmt::Write;
 
 fn stats_row(out: &mut String, label: &str, st: &Stats) {
     let _ = writeln!(
         out,
-        "| {label} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         fmt_us(st.min_us),
         fmt_us_f(st.mean_us),
         fmt_us(st.p50_us),
@@ -16,8 +16,28 @@ fn stats_row(out: &mut String, label: &str, st: &Stats) {
         fmt_us(st.p95_us),
         fmt_us(st.p99_us),
         fmt_us(st.p999_us),
-        fmt_us(st.max_us)
+        fmt_us(st.max_us),
+        fmt_us_f(st.stdev_us)
     );
+}
+
+/// `rows` as a markdown table under a level-3 heading.
+fn section(out: &mut String, title: &str, rows: &[Vec<String>], left: usize) {
+    let _ = writeln!(out, "### {title}\n");
+    out.push_str(&super::table::markdown_left(rows, left));
+    out.push('\n');
+}
+
+/// Each step that ran as its own vegeta block (requests, latencies, status codes, Error Set).
+fn steps(out: &mut String, s: &Summary) {
+    let steps = super::steps::measured(s);
+    if steps.is_empty() {
+        return;
+    }
+    out.push_str("### Steps\n\n");
+    for (title, st) in steps {
+        let _ = writeln!(out, "#### {title}\n\n```\n{}```\n", super::steps::block(st));
+    }
 }
 
 /// Renders the summary as a markdown report.
@@ -44,16 +64,16 @@ pub fn render_markdown(s: &Summary) -> String {
     out.push_str("|---:|---:|---:|---:|---:|---:|\n");
     let _ = writeln!(
         out,
-        "| {} | {:.2} | {:.2} | {:.2}% | {} | {} |\n",
-        s.requests.total,
-        s.requests.rate,
-        s.requests.throughput,
+        "| {} | {} | {} | {:.2}% | {} | {} |\n",
+        fmt_count(s.requests.total),
+        fmt_num(s.requests.rate, 2),
+        fmt_num(s.requests.throughput, 2),
         100.0 * s.success_ratio,
         fmt_secs(s.duration.total_secs),
         fmt_bytes(s.bytes.in_mean)
     );
-    out.push_str("| | min | mean | 50% | 90% | 95% | 99% | 99.9% | max |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| | min | mean | 50% | 90% | 95% | 99% | 99.9% | max | std dev |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     stats_row(&mut out, "latency (answered)", &s.latency);
     stats_row(&mut out, "service time (answered)", &s.service_time);
     for (label, stats) in [
@@ -68,14 +88,37 @@ pub fn render_markdown(s: &Summary) -> String {
     }
     out.push('\n');
     if !s.by_request.is_empty() {
-        out.push_str("### Requests by name\n\n");
-        out.push_str(&super::table::markdown(&super::by_request::rows(s)));
-        out.push('\n');
+        let rows = super::by_request::rows(s);
+        section(&mut out, "Requests by name", &rows, super::by_request::LEFT);
+    }
+    if s.by_request.len() > 1 {
+        if let Some(rows) = super::request_status::rows(s) {
+            section(
+                &mut out,
+                "Status codes by request",
+                &rows,
+                super::request_status::LEFT,
+            );
+        }
+    }
+    if !s.flows.is_empty() {
+        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
+    }
+    if !s.failures.is_empty() {
+        let rows = super::failures::rows(s);
+        section(&mut out, "Failures", &rows, super::failures::LEFT);
     }
     if !s.stages.is_empty() {
-        out.push_str("### Stages\n\n");
-        out.push_str(&super::table::markdown(&super::by_stage::rows(s)));
-        out.push('\n');
+        section(&mut out, "Stages", &super::by_stage::rows(s), 1);
+        if let Some(rows) = super::request_stage::rows(s) {
+            section(
+                &mut out,
+                "Requests by stage",
+                &rows,
+                super::request_stage::LEFT,
+            );
+        }
+        steps(&mut out, s);
     }
     if !s.slo.is_empty() {
         out.push_str("### Objectives\n\n| objective | measured | verdict |\n|---|---:|---|\n");
@@ -89,22 +132,33 @@ pub fn render_markdown(s: &Summary) -> String {
         "### Status codes and errors\n\n| outcome | count | side | meaning |\n|---|---:|---|---|\n",
     );
     for (code, n) in &s.status_codes {
-        let _ = writeln!(out, "| {code} | {n} | | |");
+        let _ = writeln!(out, "| {code} | {} | | |", fmt_count(*n));
     }
-    for e in s.errors.iter().filter(|e| !e.key.starts_with("status_")) {
+    // 5xx answers are in the codes above; every other entry (4xx the requests do not expect,
+    // broken expectations, errors) is listed, so the failed share is explained.
+    let fives = |key: &str| {
+        key.strip_prefix("status_")
+            .and_then(|c| c.parse::<u16>().ok())
+            .is_some_and(|c| c >= 500)
+    };
+    for e in s.errors.iter().filter(|e| !fives(&e.key)) {
         let side = format!("{:?}", e.side).to_lowercase();
         let _ = writeln!(
             out,
             "| {} | {} | {side} | {} |",
-            e.key, e.count, e.description
+            e.key,
+            fmt_count(e.count),
+            e.description
         );
     }
     let g = &s.generator;
     let _ = writeln!(
         out,
-        "\n### Generator\n\nRate asked {}, held {:.2}/s; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
-        g.rate_asked.map(|r| format!("{r}/s")).unwrap_or_else(|| "-".into()),
-        g.rate_held,
+        "\n### Generator\n\nRate asked {}, held {}; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
+        g.rate_asked
+            .map(|r| format!("{}/s", super::text::stage_level_number(r)))
+            .unwrap_or_else(|| "-".into()),
+        fmt_rate(g.rate_held),
         fmt_us(g.lag.p99_us),
         fmt_us(g.lag.max_us),
         g.cpu_percent,

@@ -1,15 +1,22 @@
 //! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
 
+mod by_flow;
 mod by_request;
 mod by_stage;
 pub mod capacity;
 pub mod compare;
+mod compare_breakdown;
 pub mod export;
+mod failures;
 pub mod html;
+mod html_tables;
 mod json;
 mod markdown;
 pub mod matrix;
 pub mod plot;
+mod request_stage;
+mod request_status;
+mod steps;
 mod table;
 mod text;
 pub mod verdict;
@@ -45,6 +52,7 @@ pub fn render(
             label: "all requests".into(),
             run,
             summary,
+            scatter: None,
         })?,
     })
 }

@@ -3,6 +3,11 @@
 
 /// The rows as aligned text columns, two spaces apart.
 pub fn aligned(rows: &[Vec<String>]) -> String {
+    aligned_left(rows, 1)
+}
+
+/// The rows as aligned text columns, the first `left` (names, methods) aligned left.
+pub fn aligned_left(rows: &[Vec<String>], left: usize) -> String {
     let Some(first) = rows.first() else {
         return String::new();
     };
@@ -16,7 +21,7 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(i, (cell, w))| {
-                if i == 0 {
+                if i < left {
                     format!("{cell:<w$}")
                 } else {
                     format!("{cell:>w$}")
@@ -31,12 +36,17 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
 
 /// The rows as a GitHub markdown table.
 pub fn markdown(rows: &[Vec<String>]) -> String {
+    markdown_left(rows, 1)
+}
+
+/// The rows as a GitHub markdown table, the first `left` columns aligned left.
+pub fn markdown_left(rows: &[Vec<String>], left: usize) -> String {
     let Some(header) = rows.first() else {
         return String::new();
     };
     let mut out = format!("| {} |\n|", header.join(" | "));
     for i in 0..header.len() {
-        out.push_str(if i == 0 { "---|" } else { "---:|" });
+        out.push_str(if i < left { "---|" } else { "---:|" });
     }
     out.push('\n');
     for r in &rows[1..] {

@@ -2,18 +2,21 @@
 
 use crate::plan::Load;
 use crate::sample::Side;
-use crate::summary::{Stats, Summary};
-use crate::units::{fmt_bytes, fmt_secs, fmt_us, fmt_us_f};
+use crate::summary::{ErrorEntry, Stats, Summary};
+use crate::units::{fmt_bytes, fmt_num, fmt_rate, fmt_secs, fmt_us, fmt_us_f, plural};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const LABEL: usize = 14;
-const FIELDS: usize = 40;
+const FIELDS: usize = 47;
 
-fn row(out: &mut String, label: &str, fields: &str, values: &str) {
+/// One vegeta-style line: label, the fields named, their values.
+pub(super) fn row(out: &mut String, label: &str, fields: &str, values: &str) {
     let _ = writeln!(out, "{label:<LABEL$}{fields:<FIELDS$}{values}");
 }
 
-fn stats_values(s: &Stats) -> String {
+/// The values of [`STATS_FIELDS`].
+pub(super) fn stats_values(s: &Stats) -> String {
     [
         s.min_us as f64,
         s.mean_us,
@@ -23,6 +26,7 @@ fn stats_values(s: &Stats) -> String {
         s.p99_us as f64,
         s.p999_us as f64,
         s.max_us as f64,
+        s.stdev_us,
     ]
     .iter()
     .map(|v| fmt_us_f(*v))
@@ -30,7 +34,45 @@ fn stats_values(s: &Stats) -> String {
     .join(", ")
 }
 
-const STATS_FIELDS: &str = "[min, mean, 50, 90, 95, 99, 99.9, max]";
+/// The fields of a latency line.
+pub(super) const STATS_FIELDS: &str = "[min, mean, 50, 90, 95, 99, 99.9, max, stdev]";
+
+/// vegeta's status codes cell: failures without an answer as code 0, then each code.
+pub(super) fn status_codes(codes: &BTreeMap<u16, u64>, errors: &[ErrorEntry]) -> String {
+    let mut cells: Vec<String> = codes.iter().map(|(c, n)| format!("{c}:{n}")).collect();
+    let failed: u64 = errors
+        .iter()
+        .filter(|e| !e.key.starts_with("status_") && e.key != "expectation_failed")
+        .map(|e| e.count)
+        .sum();
+    if failed > 0 {
+        cells.insert(0, format!("0:{failed}"));
+    }
+    cells.join("  ")
+}
+
+/// The Error Set's lines, each indented by `indent`.
+pub(super) fn error_set(out: &mut String, indent: &str, errors: &[ErrorEntry]) {
+    for e in errors {
+        let side = match e.side {
+            Side::Client => "client",
+            Side::Server => "server",
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{side:<7}{:<20}{:>10}  {}",
+            e.key, e.count, e.description
+        );
+    }
+}
+
+/// `rows` as an aligned table under `title`, indented by two spaces.
+fn section(out: &mut String, title: &str, rows: &[Vec<String>], left: usize) {
+    let _ = writeln!(out, "{title}:");
+    for line in super::table::aligned_left(rows, left).lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+}
 
 /// What was attacked: the method and URL, or how many kinds of request went to it.
 pub(super) fn target_line(s: &Summary, load: &str) -> String {
@@ -46,7 +88,9 @@ pub(super) fn load_words(s: &Summary) -> String {
     let n = s.stages.len();
     match (s.load, n) {
         (Load::Open { rate }, 0) => format!("open model, {} req/s", rate.per_second()),
-        (Load::Closed { concurrency }, 0) => format!("closed model, {concurrency} workers"),
+        (Load::Closed { concurrency }, 0) => {
+            format!("closed model, {}", plural(concurrency, "worker"))
+        }
         (Load::Open { rate }, _) => {
             format!(
                 "open model in {n} stages, up to {} req/s",
@@ -54,21 +98,31 @@ pub(super) fn load_words(s: &Summary) -> String {
             )
         }
         (Load::Closed { concurrency }, _) => {
-            format!("closed model in {n} stages, up to {concurrency} users")
+            format!(
+                "closed model in {n} stages, up to {}",
+                plural(concurrency, "user")
+            )
         }
     }
 }
 
-/// A stage's load: "200/s", "0→500/s", "10 users".
-pub(super) fn stage_level(s: &Summary, from: f64, to: f64) -> String {
-    let unit = match s.load {
-        Load::Open { .. } => "/s",
-        Load::Closed { .. } => " users",
-    };
-    if from == to {
-        format!("{from}{unit}")
+/// A load level for people: "2,000", "0.5".
+pub(super) fn stage_level_number(x: f64) -> String {
+    if x.fract() == 0.0 {
+        fmt_num(x, 0)
     } else {
-        format!("{from}→{to}{unit}")
+        fmt_num(x, 2)
+    }
+}
+
+/// A stage's load: "200/s", "0→500/s", "1 user", "10 users".
+pub(super) fn stage_level(s: &Summary, from: f64, to: f64) -> String {
+    let level = stage_level_number;
+    match s.load {
+        Load::Open { .. } if from == to => format!("{}/s", level(from)),
+        Load::Open { .. } => format!("{}→{}/s", level(from), level(to)),
+        Load::Closed { .. } if from == to => plural(level(from), "user"),
+        Load::Closed { .. } => format!("{}→{}", level(from), plural(level(to), "user")),
     }
 }
 
@@ -152,14 +206,15 @@ pub fn render_text(s: &Summary) -> String {
             row(
                 &mut out,
                 label,
-                "[count, mean, 50, 99, max]",
+                "[count, mean, 50, 99, max, stdev]",
                 &format!(
-                    "{}, {}, {}, {}, {}",
+                    "{}, {}, {}, {}, {}, {}",
                     st.count,
                     fmt_us_f(st.mean_us),
                     fmt_us(st.p50_us),
                     fmt_us(st.p99_us),
-                    fmt_us(st.max_us)
+                    fmt_us(st.max_us),
+                    fmt_us_f(st.stdev_us)
                 ),
             );
         }
@@ -182,45 +237,44 @@ pub fn render_text(s: &Summary) -> String {
         "[ratio]",
         &format!("{:.2}%", 100.0 * s.success_ratio),
     );
-    let codes: Vec<String> = s
-        .status_codes
-        .iter()
-        .map(|(c, n)| format!("{c}:{n}"))
-        .collect();
-    let failed: u64 = s
-        .errors
-        .iter()
-        .filter(|e| !e.key.starts_with("status_"))
-        .map(|e| e.count)
-        .sum();
-    let mut codes = codes.join("  ");
-    if failed > 0 {
-        codes = format!("0:{failed}  {codes}");
-    }
+    let codes = status_codes(&s.status_codes, &s.errors);
     row(&mut out, "Status Codes", "[code:count]", codes.trim());
     out.push_str("Error Set:\n");
-    for e in &s.errors {
-        let side = match e.side {
-            Side::Client => "client",
-            Side::Server => "server",
-        };
-        let _ = writeln!(
-            out,
-            "  {side:<7}{:<20}{:>10}  {}",
-            e.key, e.count, e.description
+    error_set(&mut out, "  ", &s.errors);
+    if !s.failures.is_empty() {
+        section(
+            &mut out,
+            "Failures",
+            &super::failures::rows(s),
+            super::failures::LEFT,
         );
     }
     if s.by_request.len() > 1 {
-        out.push_str("Requests by name:\n");
-        for line in super::table::aligned(&super::by_request::rows(s)).lines() {
-            let _ = writeln!(out, "  {line}");
+        let rows = super::by_request::rows(s);
+        section(&mut out, "Requests by name", &rows, super::by_request::LEFT);
+        if let Some(rows) = super::request_status::rows(s) {
+            section(
+                &mut out,
+                "Status codes by request",
+                &rows,
+                super::request_status::LEFT,
+            );
         }
     }
+    if !s.flows.is_empty() {
+        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
+    }
     if !s.stages.is_empty() {
-        out.push_str("Stages:\n");
-        for line in super::table::aligned(&super::by_stage::rows(s)).lines() {
-            let _ = writeln!(out, "  {line}");
+        section(&mut out, "Stages", &super::by_stage::rows(s), 1);
+        if let Some(rows) = super::request_stage::rows(s) {
+            section(
+                &mut out,
+                "Requests by stage",
+                &rows,
+                super::request_stage::LEFT,
+            );
         }
+        out.push_str(&super::steps::blocks(s));
     }
     if !s.slo.is_empty() {
         out.push_str("SLO:\n");
@@ -242,15 +296,15 @@ pub fn render_text(s: &Summary) -> String {
     let g = &s.generator;
     let asked = g
         .rate_asked
-        .map(|r| format!("{r}/s"))
+        .map(|r| format!("{}/s", stage_level_number(r)))
         .unwrap_or_else(|| "-".into());
     row(
         &mut out,
         "Generator",
         "[asked, held, lag p99, lag max, cpu]",
         &format!(
-            "{asked}, {:.2}/s, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
-            g.rate_held,
+            "{asked}, {}, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
+            fmt_rate(g.rate_held),
             fmt_us(g.lag.p99_us),
             fmt_us(g.lag.max_us),
             g.cpu_percent,

@@ -63,6 +63,8 @@ pub struct LineBounds {
     pub requests: usize,
     /// Stages of the run.
     pub stages: usize,
+    /// Flows of the run.
+    pub flows: usize,
 }
 
 /// The parts of a line that size its decoding, read without decoding anything.
@@ -76,7 +78,17 @@ struct SkeletonRecord {
     #[serde(default)]
     requests: Vec<serde::de::IgnoredAny>,
     #[serde(default)]
-    steps: std::collections::BTreeMap<u16, serde::de::IgnoredAny>,
+    steps: std::collections::BTreeMap<u16, SkeletonStep>,
+    #[serde(default)]
+    flows: Vec<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct SkeletonStep {
+    #[serde(default)]
+    requests: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    flows: Vec<serde::de::IgnoredAny>,
 }
 
 /// Streams the log's lines in order, one decoded at a time, so reading a long run back
@@ -173,13 +185,41 @@ impl IntervalReader {
             Ok(s) => s,
             Err(e) => return torn(self, e),
         };
-        let LineBounds { requests, stages } = self.bounds;
+        let LineBounds {
+            requests,
+            stages,
+            flows,
+        } = self.bounds;
         let r = &skeleton.record;
+        let most_flows = r
+            .steps
+            .values()
+            .map(|s| s.flows.len())
+            .chain([r.flows.len()])
+            .max()
+            .unwrap_or(0);
+        if most_flows > flows {
+            return Err(self.corrupt(
+                self.number,
+                format!("{most_flows} flow(s), but the run has {flows}"),
+            ));
+        }
         if r.requests.len() > requests {
             let n = r.requests.len();
             return Err(self.corrupt(
                 self.number,
                 format!("{n} requests, but the run has {requests}"),
+            ));
+        }
+        if let Some(n) = r
+            .steps
+            .values()
+            .map(|s| s.requests.len())
+            .find(|&n| n > requests)
+        {
+            return Err(self.corrupt(
+                self.number,
+                format!("a stage with {n} requests, but the run has {requests}"),
             ));
         }
         if let Some(&stage) = r.steps.keys().find(|&&s| usize::from(s) >= stages) {
@@ -205,6 +245,7 @@ mod tests {
     const BOUNDS: LineBounds = LineBounds {
         requests: 1,
         stages: 0,
+        flows: 0,
     };
 
     #[test]
@@ -233,6 +274,7 @@ mod tests {
         let bounds = LineBounds {
             requests: 3,
             stages: 2,
+            flows: 0,
         };
         let mut reader = IntervalReader::open(&path, bounds).unwrap().unwrap();
         let Err(e) = reader.next_line() else {

@@ -21,6 +21,9 @@ pub struct RunMeta {
     pub target: Target,
     /// The run's requests, in plan order (the order of the per-request records).
     pub requests: Vec<RequestMeta>,
+    /// The run's flows, in plan order (the order of the per-flow records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowMeta>,
     /// The objectives the run is judged against, as written.
     #[serde(default)]
     pub slo: Vec<String>,
@@ -68,7 +71,12 @@ impl RunMeta {
             requests: plan
                 .requests
                 .iter()
-                .map(|r| RequestMeta {
+                .enumerate()
+                .map(|(i, r)| RequestMeta {
+                    login: plan
+                        .login
+                        .as_ref()
+                        .is_some_and(|l| usize::from(l.request) == i),
                     name: r.name.clone(),
                     weight: r.weight,
                     method: r.spec.method.to_string(),
@@ -80,6 +88,14 @@ impl RunMeta {
                     headers: r.spec.redacted_headers(),
                     body_bytes: r.spec.body.len(),
                     expect: r.expect.clone(),
+                })
+                .collect(),
+            flows: plan
+                .flows
+                .iter()
+                .map(|f| FlowMeta {
+                    name: f.name.clone(),
+                    steps: f.steps.clone(),
                 })
                 .collect(),
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
@@ -113,6 +129,18 @@ pub struct RequestMeta {
     pub body_bytes: usize,
     /// The answers it expects.
     pub expect: Expect,
+    /// True for the login each connection runs before its first request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub login: bool,
+}
+
+/// One of the run's flows, as described in `meta.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowMeta {
+    /// The name it is reported under.
+    pub name: String,
+    /// Its steps, by request index, in order.
+    pub steps: Vec<u16>,
 }
 
 /// Why a run stopped.

@@ -16,7 +16,7 @@ mod raw;
 mod redact;
 
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
-pub use meta::{EndStatus, RequestMeta, RunEnd, RunMeta};
+pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
@@ -212,6 +212,7 @@ impl RunDir {
         let bounds = LineBounds {
             requests: meta.requests.len(),
             stages: meta.stages.len(),
+            flows: meta.flows.len(),
         };
         if let Some(mut reader) = IntervalReader::open(&self.log_path(), bounds)? {
             while let Some(line) = reader.next_line()? {
@@ -367,6 +368,33 @@ mod tests {
             refused(&run),
             "line 2: request 0 has 500 failures of 200 completions"
         );
+    }
+
+    #[test]
+    fn breakdowns_a_run_could_not_have_recorded_are_refused() {
+        // More statuses than completions: their sums would no longer be bounded by the
+        // run's completions when added up across requests.
+        let mut r = IntervalRecord::new(0);
+        let mut q = RequestStats {
+            count: 2,
+            ..Default::default()
+        };
+        q.status.insert(200, 3);
+        r.requests.push(q);
+        let (_dir, run) = stored(&[r]);
+        assert!(refused(&run).starts_with("line 1: request 0 has more statuses"));
+        // A step naming more requests than the run has sizes nothing.
+        let mut r = IntervalRecord::new(0);
+        r.steps.entry(0).or_default().requests = vec![RequestStats::default(); 2];
+        let (_dir, run) = stored(&[r]);
+        assert_eq!(
+            refused(&run),
+            "line 1: a stage with 2 requests, but the run has 1"
+        );
+        let mut r = IntervalRecord::new(0);
+        r.flows = vec![crate::record::FlowStats::default()];
+        let (_dir, run) = stored(&[r]);
+        assert_eq!(refused(&run), "line 1: 1 flow(s), but the run has 0");
     }
 
     #[test]

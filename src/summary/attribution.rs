@@ -445,6 +445,7 @@ mod tests {
                 request: 0,
                 stage: None,
                 expected: true,
+                iteration: None,
             });
         }
         r

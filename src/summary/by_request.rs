@@ -4,6 +4,7 @@ use super::Stats;
 use crate::record::{Histogram, RequestStats};
 use crate::store::RequestMeta;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The percentiles a row shows, as fractions.
 pub const ROW_QUANTILES: [f64; 9] = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0];
@@ -13,6 +14,16 @@ pub const ROW_QUANTILES: [f64; 9] = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999,
 pub struct RequestRow {
     /// The request's name.
     pub name: String,
+    /// Its HTTP method (empty on the aggregated row).
+    #[serde(default)]
+    pub method: String,
+    /// True for the login each connection runs before its first request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub login: bool,
+    /// True when the row counts the warm-up too: a login's row does, since connections
+    /// log in when they open, mostly while the load warms up (the aggregated row does not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup_included: bool,
     /// Requests completed.
     pub count: u64,
     /// Completions without an expected answer.
@@ -30,13 +41,20 @@ pub struct RequestRow {
     pub rps: f64,
     /// Failures per second of the run.
     pub failures_per_sec: f64,
+    /// Answers per status code (empty for runs stored before they were kept per request).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub status_codes: BTreeMap<u16, u64>,
 }
 
 impl RequestRow {
-    fn of(name: &str, stats: &RequestStats, secs: f64) -> RequestRow {
+    /// The row of one request (or of all of them) over `secs` seconds.
+    pub fn of(name: &str, method: &str, stats: &RequestStats, secs: f64) -> RequestRow {
         let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         RequestRow {
             name: name.to_string(),
+            method: method.to_string(),
+            login: false,
+            warmup_included: false,
             count: stats.count,
             failures: stats.failures,
             latency: Stats::of(&stats.latency),
@@ -49,6 +67,7 @@ impl RequestRow {
             },
             rps: per_sec(stats.count),
             failures_per_sec: per_sec(stats.failures),
+            status_codes: stats.status.clone(),
         }
     }
 }
@@ -63,6 +82,25 @@ fn percentiles(h: &Histogram) -> Vec<u64> {
         .collect()
 }
 
+/// The login rows of `rows` counted over the whole run, warm-up included (`all`, over
+/// `secs`): a run with a warm-up would otherwise show few logins or none.
+pub fn logins_with_warmup(
+    rows: &mut [RequestRow],
+    requests: &[RequestMeta],
+    all: &[RequestStats],
+    secs: f64,
+) {
+    for ((row, meta), stats) in rows.iter_mut().zip(requests).zip(all) {
+        if meta.login {
+            *row = RequestRow {
+                login: true,
+                warmup_included: true,
+                ..RequestRow::of(&meta.name, &meta.method, stats, secs)
+            };
+        }
+    }
+}
+
 /// One row per request of the run, in plan order, and the aggregated row over all of them.
 pub fn rows(
     requests: &[RequestMeta],
@@ -73,7 +111,15 @@ pub fn rows(
     let rows: Vec<RequestRow> = requests
         .iter()
         .enumerate()
-        .map(|(i, meta)| RequestRow::of(&meta.name, stats.get(i).unwrap_or(&empty), secs))
+        .map(|(i, meta)| RequestRow {
+            login: meta.login,
+            ..RequestRow::of(
+                &meta.name,
+                &meta.method,
+                stats.get(i).unwrap_or(&empty),
+                secs,
+            )
+        })
         .collect();
     if stats.is_empty() {
         return (rows, None);
@@ -82,5 +128,5 @@ pub fn rows(
     for s in stats {
         all.add(s);
     }
-    (rows, Some(RequestRow::of("Aggregated", &all, secs)))
+    (rows, Some(RequestRow::of("Aggregated", "", &all, secs)))
 }

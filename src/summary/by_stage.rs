@@ -8,6 +8,19 @@ use crate::store::IntervalDigest;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{self, Asked, Attribution, Evidence};
+use super::{ErrorEntry, FlowRow, RequestRow};
+use crate::store::{FlowMeta, RequestMeta};
+use std::collections::BTreeMap;
+
+/// The seconds over which a step's `count` completions came at `rps`: each request's rate
+/// in the step is then its share of the step's.
+fn rps_secs(rps: f64, count: u64) -> f64 {
+    if rps > 0.0 {
+        count as f64 / rps
+    } else {
+        0.0
+    }
+}
 
 /// One stage over the run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,6 +63,22 @@ pub struct StageRow {
     /// The watched server's mean CPU over the step, % of one core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
+    /// Completions with an expected answer per second while it ran.
+    #[serde(default)]
+    pub throughput: f64,
+    /// Answers per status code of the requests sent for it (empty for runs stored before
+    /// they were kept per step).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub status_codes: BTreeMap<u16, u64>,
+    /// Its Error Set: failures by kind, expectation failures included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_set: Vec<ErrorEntry>,
+    /// One row per request of the run, in plan order: the request × step table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestRow>,
+    /// One row per flow: the iterations begun in it that ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowRow>,
 }
 
 impl StageRow {
@@ -84,6 +113,10 @@ pub struct StageInputs<'a> {
     pub digests: &'a [IntervalDigest],
     /// The whole run merged (it carries the per-step tallies).
     pub all: &'a IntervalRecord,
+    /// The run's requests, in plan order.
+    pub requests: &'a [RequestMeta],
+    /// The run's flows, in plan order.
+    pub flows: &'a [FlowMeta],
 }
 
 /// The rows of the stages.
@@ -165,7 +198,38 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 connection_cap: inputs.connection_cap,
                 medians_us: &medians,
             });
+            let mut status_codes = BTreeMap::new();
+            let mut errors = BTreeMap::new();
+            for q in &step.requests {
+                for (code, n) in &q.status {
+                    *status_codes.entry(*code).or_default() += n;
+                }
+                for (kind, n) in &q.errors {
+                    *errors.entry(*kind).or_default() += n;
+                }
+            }
+            let requests = if step.requests.is_empty() {
+                Vec::new()
+            } else {
+                super::by_request::rows(inputs.requests, &step.requests, rps_secs(rps, step.count))
+                    .0
+            };
+            let flows = super::by_flow::rows(inputs.flows, &step.flows, duration_secs);
             StageRow {
+                flows,
+                throughput: if step.count > 0 {
+                    rps * (step.count - step.failures) as f64 / step.count as f64
+                } else {
+                    0.0
+                },
+                error_set: super::failures::error_set(
+                    &errors,
+                    &status_codes,
+                    inputs.requests,
+                    &step.requests,
+                ),
+                status_codes,
+                requests,
                 name: s.name.clone(),
                 from: s.from,
                 to: s.to,

@@ -1,8 +1,10 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
 mod attribution;
+mod by_flow;
 mod by_request;
 mod by_stage;
+mod failures;
 mod generator;
 pub mod matrix;
 mod server;
@@ -10,8 +12,10 @@ mod slo;
 mod stats;
 
 pub use attribution::{Attribution, Blame, Finding, Limit};
+pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
+pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use server::{ServerHealth, TreeSummary};
 pub use slo::{measure, SloVerdict};
@@ -71,8 +75,11 @@ pub struct Summary {
     pub success_ratio: f64,
     /// Responses per status code.
     pub status_codes: BTreeMap<u16, u64>,
-    /// Failures, each kind with its count and the side it is blamed on.
+    /// Failures, each kind with its count and the side it is blamed on (the Error Set).
     pub errors: Vec<ErrorEntry>,
+    /// The Failures table: each request's failures by reason, most frequent first.
+    #[serde(default)]
+    pub failures: Vec<FailureRow>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
     /// Which side set the numbers (the generator, the server, both or neither), with the
@@ -86,6 +93,9 @@ pub struct Summary {
     pub by_request: Vec<RequestRow>,
     /// The same over all requests.
     pub aggregated: Option<RequestRow>,
+    /// One row per flow, in plan order: its iterations and their times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowRow>,
     /// Each objective of the run, and whether it held.
     pub slo: Vec<SloVerdict>,
     /// One row per stage of a staged load.
@@ -209,28 +219,23 @@ impl Summary {
             _ => None,
         };
 
-        let mut errors: Vec<ErrorEntry> = total
-            .errors
-            .iter()
-            .map(|(k, n)| ErrorEntry {
-                key: k.0.key().into(),
-                side: k.0.side(),
-                description: k.0.description().into(),
-                count: *n,
-            })
-            .collect();
-        for (code, n) in total.status.range(500..) {
-            errors.push(ErrorEntry {
-                key: format!("status_{code}"),
-                side: Side::Server,
-                description: format!("HTTP {code} from the server"),
-                count: *n,
-            });
-        }
-        errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
+        let errors = failures::error_set(
+            &total.errors,
+            &total.status,
+            &run.meta.requests,
+            &total.requests,
+        );
 
-        let (by_request, aggregated) =
+        let (mut by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
+        if warmup_secs > 0.0 {
+            by_request::logins_with_warmup(
+                &mut by_request,
+                &run.meta.requests,
+                &run.all.requests,
+                total_secs,
+            );
+        }
         let generator = GeneratorHealth::assess(run, &run.all, total_secs, rate);
         let medians = whole_second_medians(run, attack_secs);
         let verdict =
@@ -298,11 +303,13 @@ impl Summary {
             success_ratio: per(successes),
             status_codes: total.status.clone(),
             errors,
+            failures: failures::rows(&run.meta.requests, &total.requests),
             generator,
             verdict,
             server: ServerHealth::of(&run.intervals),
             by_request,
             aggregated,
+            flows: by_flow::rows(&run.meta.flows, &total.flows, measured_secs),
             stages: by_stage::rows(&by_stage::StageInputs {
                 stages: &run.meta.stages,
                 load: run.meta.load,
@@ -313,6 +320,8 @@ impl Summary {
                 by_interval: &run.stages,
                 digests: &run.intervals,
                 all: &run.all,
+                requests: &run.meta.requests,
+                flows: &run.meta.flows,
             }),
             slo: slo::judge(
                 &run.meta.slo,

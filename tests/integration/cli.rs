@@ -280,7 +280,7 @@ fn the_demo_runs_and_stores_its_report() {
     assert!(text.contains("200:200"), "{text}");
     assert!(out.join("end.json").exists());
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(page.contains("<svg") && page.contains("Latency by percentile"));
+    assert!(page.contains("id=\"headroom-figures\"") && page.contains("Latency by percentile"));
     assert!(out.join("plots/latency-over-time.png").exists());
 }
 

@@ -4,12 +4,14 @@
 //! hostile servers run in-process.
 
 mod bad_input;
+mod breakdowns;
 mod capacity;
 mod check;
 mod cli;
 mod data;
 mod examples;
 mod hostile;
+mod html;
 mod matrix;
 mod nginx;
 mod overrides;

@@ -250,6 +250,7 @@ fn fixture(dir: &Path) {
                     request,
                     stage: None,
                     expected: i != 7,
+                    iteration: None,
                 });
             }
             let tree = |pid: u32, name: &str, cpu: f64| TreeHealth {

@@ -222,23 +222,30 @@ fn a_sweep_keeps_each_record_under_its_step() {
     }
 }
 
+/// `headroom attack` on the built-in target at `addr`, storing in `run`, with `load` (the
+/// rate and when to stop) and `--raw` when asked.
+fn attack(
+    addr: std::net::SocketAddr,
+    run: &Path,
+    load: &[&str],
+    raw: bool,
+) -> std::process::Output {
+    let url = format!("http://{addr}/");
+    let mut args = vec!["attack", url.as_str()];
+    args.extend_from_slice(load);
+    if raw {
+        args.push("--raw");
+    }
+    args.extend_from_slice(&["-q", "--out", run.to_str().unwrap()]);
+    headroom(&args)
+}
+
 /// A run with `--raw` whose records are damaged after it ended.
 fn damaged_run() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
     let target = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let o = headroom(&[
-        "attack",
-        &format!("http://{}/", target.addr()),
-        "--rate",
-        "200",
-        "-n",
-        "100",
-        "--raw",
-        "-q",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let o = attack(target.addr(), &run, &["--rate", "200", "-n", "100"], true);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bytes = std::fs::read(run.join("raw.bin")).unwrap();
     (dir, run, bytes)
@@ -287,17 +294,7 @@ fn a_run_without_raw_records_says_how_to_get_them() {
     let target = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let o = headroom(&[
-        "attack",
-        &format!("http://{}/", target.addr()),
-        "--rate",
-        "100",
-        "-n",
-        "10",
-        "-q",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let o = attack(target.addr(), &run, &["--rate", "100", "-n", "10"], false);
     assert!(o.status.success());
     assert!(!run.join("raw.bin").exists());
     let o = headroom(&["export", run.to_str().unwrap()]);
@@ -319,18 +316,7 @@ fn a_full_disk_under_the_raw_file_stops_the_attack_and_says_so() {
     std::fs::create_dir(&run).unwrap();
     std::os::unix::fs::symlink("/dev/full", run.join("raw.bin")).unwrap();
     let started = std::time::Instant::now();
-    let o = headroom(&[
-        "attack",
-        &format!("http://{}/", target.addr()),
-        "--rate",
-        "100",
-        "-d",
-        "60s",
-        "--raw",
-        "-q",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let o = attack(target.addr(), &run, &["--rate", "100", "-d", "60s"], true);
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");

@@ -26,6 +26,7 @@ fn sample(outcome: Outcome, latency_us: u64, lag_us: u64) -> Sample {
         request: 0,
         stage: None,
         expected: outcome.is_success(),
+        iteration: None,
     }
 }
 

@@ -1,7 +1,11 @@
 //! Which figures a run (or a comparison of runs) gets, built from the stored intervals and
-//! the summary: latency and throughput over time, latency by percentile, the headroom plot.
+//! the summary: latency and throughput over time, each request's latency (from the raw
+//! records, when kept), latency by percentile per request and per stage, and for sweeps the
+//! headroom plot and the server's CPU by step.
 
-use super::figure::{Axis, Figure, Mark, Scale, Series};
+use super::figure::{Axis, Figure, Mark, Series};
+use super::rates::{per_second, Span, Window};
+use super::ticks;
 use crate::record::Histogram;
 use crate::store::{IntervalDigest, StoredRun};
 use crate::summary::{StageRow, Summary};
@@ -14,21 +18,31 @@ pub struct RunView<'a> {
     pub run: &'a StoredRun,
     /// Its summary.
     pub summary: &'a Summary,
+    /// Each request's latency over time, when the run kept its raw records
+    /// ([`super::scatter::of_run`]).
+    pub scatter: Option<Figure>,
 }
 
 fn ms(us: u64) -> f64 {
     us as f64 / 1e3
 }
 
-/// The latency curve by percentile, to six nines or the resolution of `count` samples.
+/// The latency curve by percentile from the median, through Locust's columns (66, 75, 80,
+/// 90, 95, 98, 99, 99.9 %) and a point every tenth of a nine, to six nines or the
+/// resolution of the samples there are.
 fn percentile_points(h: &Histogram) -> Vec<(f64, f64)> {
     if h.is_empty() {
         return Vec::new();
     }
     let finest = 1.0 / h.len() as f64;
-    (0..=60)
+    let mut qs: Vec<f64> = (3..=60)
         .map(|k| 1.0 - 10f64.powf(-(k as f64) / 10.0))
-        .take_while(|&q| 1.0 - q >= finest || q == 0.0)
+        .chain(ticks::PERCENTILES.iter().map(|p| p / 100.0))
+        .filter(|&q| q >= 0.5 - 1e-9 && 1.0 - q >= finest * (1.0 - 1e-9))
+        .collect();
+    qs.sort_by(f64::total_cmp);
+    qs.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
+    qs.into_iter()
         .map(|q| (100.0 * q, h.quantile(q).as_micros() as f64 / 1e3))
         .collect()
 }
@@ -54,6 +68,7 @@ fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>, most: Option<f64>)
         points: cpu,
         mark: Mark::Dashed,
         secondary: true,
+        labels: Vec::new(),
     });
     let mut axis = Axis::linear("server CPU (% of a core)");
     axis.most = most;
@@ -65,14 +80,11 @@ fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
     Figure {
         name: name.into(),
         title: "Latency by percentile".into(),
-        x: Axis {
-            label: "percentile".into(),
-            scale: Scale::Nines,
-            most: None,
-        },
+        x: Axis::percentile("percentile"),
         y: Axis::log("latency (ms)"),
         y2: None,
         series,
+        distinct: true,
     }
 }
 
@@ -90,6 +102,7 @@ fn series(name: &str, points: Vec<(f64, f64)>, mark: Mark) -> Series {
         points,
         mark,
         secondary: false,
+        labels: Vec::new(),
     }
 }
 
@@ -98,14 +111,23 @@ fn steps(s: &Summary) -> impl Iterator<Item = &StageRow> {
     s.stages.iter().filter(|r| !r.warmup && r.count > 0)
 }
 
-/// The figures of one run; the headroom plot only for staged runs (sweeps).
+/// The run's sending and completing spans, so its cut-short last second is read as a rate.
+fn span(s: &Summary) -> Option<Span> {
+    (s.duration.total_secs > 0.0).then_some(Span {
+        sending_secs: s.duration.attack_secs,
+        completing_secs: s.duration.total_secs,
+    })
+}
+
+/// The figures of one run: over time, by percentile (per request and per stage when there
+/// are several), and for staged runs (sweeps) the headroom plot and the server's CPU by step.
 pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
     let d = &view.run.intervals;
     let mut figures = vec![
         Figure {
             name: "latency-over-time".into(),
             title: "Latency over time (per second)".into(),
-            x: Axis::linear("seconds since start"),
+            x: Axis::seconds("seconds since start"),
             y: Axis::log("latency (ms)"),
             y2: None,
             series: [
@@ -117,41 +139,120 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
             .into_iter()
             .map(|(name, pick)| series(name, latency_over_time(d, pick), Mark::Line))
             .collect(),
+            distinct: false,
         },
         throughput_over_time(view),
-        by_percentile(
-            "latency-by-percentile",
-            vec![series(
-                &view.label,
-                percentile_points(&view.run.total.latency_ok()),
-                Mark::LinePoints,
-            )],
-        ),
     ];
+    figures.extend(view.scatter.clone());
+    let mut overall = vec![series(
+        &view.label,
+        percentile_points(&view.run.total.latency_ok()),
+        Mark::LinePoints,
+    )];
+    if view.run.total.requests.len() > 1 {
+        overall.extend(
+            view.run
+                .meta
+                .requests
+                .iter()
+                .zip(&view.run.total.requests)
+                .map(|(meta, stats)| {
+                    series(
+                        &meta.name,
+                        percentile_points(&stats.latency),
+                        Mark::LinePoints,
+                    )
+                })
+                // A request that never answered as expected has no curve: its failures
+                // are in the tables.
+                .filter(|s| !s.points.is_empty()),
+        );
+    }
+    let mut figure = by_percentile("latency-by-percentile", overall);
+    figure.title = "Latency by percentile, per request".into();
+    figure.distinct = true;
+    figures.push(figure);
+    let by_stage: Vec<Series> = view
+        .summary
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.warmup)
+        .filter_map(|(i, r)| {
+            let stats = view.run.total.steps.get(&u16::try_from(i).ok()?)?;
+            Some(series(
+                &r.name,
+                percentile_points(&stats.latency),
+                Mark::LinePoints,
+            ))
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if by_stage.len() > 1 {
+        let mut figure = by_percentile("latency-by-percentile-by-stage", by_stage);
+        figure.title = "Latency by percentile, per stage".into();
+        figure.distinct = true;
+        figures.push(figure);
+    }
     if steps(view.summary).next().is_some() {
-        let curve = |q: fn(&StageRow) -> u64| -> Vec<(f64, f64)> {
-            steps(view.summary).map(|r| (r.rps, ms(q(r)))).collect()
-        };
-        let mut lines = vec![
-            series("p50", curve(|r| r.latency.p50_us), Mark::LinePoints),
-            series("p95", curve(|r| r.latency.p95_us), Mark::LinePoints),
-            series("p99", curve(|r| r.latency.p99_us), Mark::LinePoints),
-        ];
-        // The server's CPU at each step: did it run out of CPU, or of something else?
+        figures.push(headroom(view));
         let cpu: Vec<(f64, f64)> = steps(view.summary)
             .filter_map(|r| r.server_cpu_percent.map(|c| (r.rps, c)))
             .collect();
-        let y2 = server_cpu(&mut lines, cpu, cpu_bound(view));
-        figures.push(Figure {
-            name: "headroom".into(),
-            title: "Headroom: latency against achieved throughput (one point per step)".into(),
-            x: Axis::linear("throughput (req/s)"),
-            y: Axis::log("latency (ms)"),
-            y2,
-            series: lines,
-        });
+        if !cpu.is_empty() {
+            let labels = steps(view.summary)
+                .filter(|r| r.server_cpu_percent.is_some())
+                .map(|r| r.name.clone())
+                .collect();
+            let mut y = Axis::linear(&cpu_axis_label(view));
+            y.most = cpu_bound(view);
+            figures.push(Figure {
+                name: "server-cpu-by-step".into(),
+                title: "Server CPU against achieved throughput (one point per step)".into(),
+                x: Axis::linear("throughput (req/s)"),
+                y,
+                y2: None,
+                series: vec![Series {
+                    labels,
+                    ..series("server CPU", cpu, Mark::LinePoints)
+                }],
+                distinct: false,
+            });
+        }
     }
     figures
+}
+
+/// Seed 003's headroom plot: latency against achieved throughput, one point per step
+/// joined in step order (a server past its capacity turns back on itself rather than
+/// crossing its own line), each labelled with its level.
+fn headroom(view: &RunView<'_>) -> Figure {
+    let curve = |q: &dyn Fn(&StageRow) -> f64| -> Vec<(f64, f64)> {
+        steps(view.summary).map(|r| (r.rps, q(r))).collect()
+    };
+    let labels: Vec<String> = steps(view.summary).map(|r| r.name.clone()).collect();
+    let lines = vec![
+        series(
+            "mean",
+            curve(&|r| r.latency.mean_us / 1e3),
+            Mark::LinePoints,
+        ),
+        series("p50", curve(&|r| ms(r.latency.p50_us)), Mark::LinePoints),
+        series("p95", curve(&|r| ms(r.latency.p95_us)), Mark::LinePoints),
+        Series {
+            labels,
+            ..series("p99", curve(&|r| ms(r.latency.p99_us)), Mark::LinePoints)
+        },
+    ];
+    Figure {
+        name: "headroom".into(),
+        title: "Headroom: latency against achieved throughput (one point per step)".into(),
+        x: Axis::linear("throughput (req/s)"),
+        y: Axis::log("latency (ms)"),
+        y2: None,
+        series: lines,
+        distinct: true,
+    }
 }
 
 /// The most CPU the run's watched server could use, % of a core.
@@ -162,37 +263,60 @@ fn cpu_bound(view: &RunView<'_>) -> Option<f64> {
         .and_then(|s| s.cpu_bound_percent)
 }
 
+fn cpu_axis_label(view: &RunView<'_>) -> String {
+    match cpu_bound(view) {
+        Some(most) => format!(
+            "server CPU (% of a core; {} cores = {most:.0}%)",
+            (most / 100.0).round()
+        ),
+        None => "server CPU (% of a core)".into(),
+    }
+}
+
 fn throughput_over_time(view: &RunView<'_>) -> Figure {
     let d = &view.run.intervals;
+    let span = span(view.summary);
     let cpu = over_time(d, |d| {
         d.server.as_ref().and_then(|s| s.judged_cpu_percent())
     });
+    // Sent last, dashed, so it shows over the answers where the two agree.
     let mut series_list = vec![
-        series("sent/s", over_time(d, |d| Some(d.sent as f64)), Mark::Line),
         series(
-            "completed/s",
-            over_time(d, |d| Some(d.completed as f64)),
+            "OK/s",
+            per_second(d, span, Window::Completing, |d| {
+                d.completed.saturating_sub(d.failed)
+            }),
             Mark::Line,
         ),
         series(
             "failed/s",
-            over_time(d, |d| Some(d.failed as f64)),
+            per_second(d, span, Window::Completing, |d| d.failed),
             Mark::Line,
         ),
+        series(
+            "sent/s",
+            per_second(d, span, Window::Sending, |d| d.sent),
+            Mark::Dashed,
+        ),
     ];
-    let y2 = server_cpu(&mut series_list, cpu, cpu_bound(view));
+    let y2 = server_cpu(&mut series_list, cpu, cpu_bound(view)).map(|mut axis| {
+        axis.label = cpu_axis_label(view);
+        axis
+    });
     Figure {
         name: "throughput-over-time".into(),
-        title: "Throughput and errors over time".into(),
-        x: Axis::linear("seconds since start"),
+        title: "Sent, answered OK and failed per second".into(),
+        x: Axis::seconds("seconds since start"),
         y: Axis::linear("requests per second"),
         y2,
         series: series_list,
+        distinct: false,
     }
 }
 
 /// The runs overlaid: latency by percentile, p99 over time, throughput over time, and the
-/// headroom plot of those that are sweeps.
+/// headroom plot of those that are sweeps. Each run keeps its own dash and marker, so
+/// runs that overlap stay apart.
 pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
     let each = |f: &dyn Fn(&RunView<'_>) -> Vec<(f64, f64)>, mark| -> Vec<Series> {
         views
@@ -212,34 +336,46 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
         Figure {
             name: "compare-p99-over-time".into(),
             title: "p99 latency over time (per second)".into(),
-            x: Axis::linear("seconds since start"),
+            x: Axis::seconds("seconds since start"),
             y: Axis::log("latency (ms)"),
             y2: None,
             series: each(
                 &|v| latency_over_time(&v.run.intervals, |d| d.p99_us),
                 Mark::Line,
             ),
+            distinct: true,
         },
         Figure {
             name: "compare-throughput-over-time".into(),
             title: "Completed requests per second".into(),
-            x: Axis::linear("seconds since start"),
+            x: Axis::seconds("seconds since start"),
             y: Axis::linear("requests per second"),
             y2: None,
             series: each(
-                &|v| over_time(&v.run.intervals, |d| Some(d.completed as f64)),
+                &|v| {
+                    per_second(&v.run.intervals, span(v.summary), Window::Completing, |d| {
+                        d.completed
+                    })
+                },
                 Mark::Line,
             ),
+            distinct: true,
         },
     ];
-    let headroom = each(
-        &|v| {
-            steps(v.summary)
-                .map(|r| (r.rps, ms(r.latency.p99_us)))
-                .collect()
-        },
-        Mark::LinePoints,
-    );
+    let headroom: Vec<Series> = views
+        .iter()
+        .map(|v| Series {
+            labels: steps(v.summary).map(|r| r.name.clone()).collect(),
+            ..series(
+                &v.label,
+                steps(v.summary)
+                    .map(|r| (r.rps, ms(r.latency.p99_us)))
+                    .collect(),
+                Mark::LinePoints,
+            )
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
     if !headroom.is_empty() {
         figures.push(Figure {
             name: "compare-headroom".into(),
@@ -248,6 +384,7 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             y: Axis::log("p99 latency (ms)"),
             y2: None,
             series: headroom,
+            distinct: true,
         });
     }
     figures.retain(|f| !f.is_empty());
@@ -266,11 +403,15 @@ pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figu
         probes.first().map_or(0.0, |p| p.rate),
         probes.last().map_or(1.0, |p| p.rate),
     );
-    let mut latency = vec![
+    let mut latency = Vec::new();
+    if probes.iter().any(|p| p.mean_us > 0.0) {
+        latency.push(series("mean", curve(|p| p.mean_us / 1e3), Mark::LinePoints));
+    }
+    latency.extend([
         series("p50", curve(|p| ms(p.p50_us)), Mark::LinePoints),
         series("p95", curve(|p| ms(p.p95_us)), Mark::LinePoints),
         series("p99", curve(|p| ms(p.p99_us)), Mark::LinePoints),
-    ];
+    ]);
     for text in &record.objectives {
         if let Ok(slo) = text.parse::<crate::plan::Slo>() {
             if matches!(
@@ -296,6 +437,7 @@ pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figu
             y: Axis::log("latency (ms)"),
             y2: None,
             series: latency,
+            distinct: false,
         },
         Figure {
             name: "capacity-throughput".into(),
@@ -307,6 +449,7 @@ pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figu
                 series("achieved", curve(|p| p.throughput), Mark::LinePoints),
                 series("offered", curve(|p| p.rate), Mark::Dashed),
             ],
+            distinct: false,
         },
     ]
 }

@@ -2,8 +2,12 @@
 
 mod figure;
 mod figures;
+pub mod interactive;
+pub mod rates;
+pub mod scatter;
+pub mod ticks;
 
-pub use figure::{short_number, Axis, Figure, Mark, PlotError, Scale, Series, SIZE};
+pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series, SIZE};
 pub use figures::{for_capacity, for_comparison, for_run, RunView};
 
 use std::path::{Path, PathBuf};

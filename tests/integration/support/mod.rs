@@ -1,6 +1,7 @@
 //! Shared test helpers: certificates, an nginx launcher, and running attacks in-process.
 
 pub mod certs;
+pub mod chromium;
 pub mod etcd;
 pub mod held;
 pub mod nginx;

@@ -1,0 +1,86 @@
+//! Each stage (sweep step) as its own vegeta report: requests, latencies, status codes and
+//! Error Set, as the seeds list one block per rate.
+
+use super::text::{error_set, row, stats_values, status_codes, STATS_FIELDS};
+use crate::summary::{StageRow, Summary};
+use crate::units::fmt_secs;
+use std::fmt::Write;
+
+/// A stage's name with its load, once when the name is the load: "warm (1 user)", "200/s".
+pub fn label(s: &Summary, st: &StageRow) -> String {
+    let level = super::text::stage_level(s, st.from, st.to);
+    if st.name == level {
+        level
+    } else {
+        format!("{} ({level})", st.name)
+    }
+}
+
+/// The measured steps that ran, each with its title ("Step 2 of 4: 200/s, 10.000s"):
+/// warm-ups are left out, as from every number but the generator's (the Stages table and
+/// Requests by stage still show them).
+pub fn measured(s: &Summary) -> Vec<(String, &StageRow)> {
+    let all = s.stages.iter().filter(|st| !st.warmup).count();
+    s.stages
+        .iter()
+        .filter(|st| !st.warmup)
+        .enumerate()
+        .filter(|(_, st)| st.count > 0)
+        .map(|(i, st)| {
+            let title = format!(
+                "Step {} of {all}: {}, {}",
+                i + 1,
+                label(s, st),
+                fmt_secs(st.duration_secs)
+            );
+            (title, st)
+        })
+        .collect()
+}
+
+/// One step's block, without its title.
+pub fn block(st: &StageRow) -> String {
+    let mut out = String::new();
+    row(
+        &mut out,
+        "Requests",
+        "[total, rate, throughput]",
+        &format!("{}, {:.2}, {:.2}", st.count, st.sent_rps, st.throughput),
+    );
+    row(
+        &mut out,
+        "Latencies",
+        STATS_FIELDS,
+        &stats_values(&st.latency),
+    );
+    row(
+        &mut out,
+        "Success",
+        "[ratio]",
+        &format!("{:.2}%", 100.0 * (1.0 - st.failure_ratio())),
+    );
+    if !st.status_codes.is_empty() || !st.error_set.is_empty() {
+        let codes = status_codes(&st.status_codes, &st.error_set);
+        row(&mut out, "Status Codes", "[code:count]", codes.trim());
+        out.push_str("Error Set:\n");
+        error_set(&mut out, "  ", &st.error_set);
+    }
+    out
+}
+
+/// The measured steps that ran, one indented block each, under "Steps:".
+pub fn blocks(s: &Summary) -> String {
+    let mut out = String::new();
+    let steps = measured(s);
+    if steps.is_empty() {
+        return out;
+    }
+    out.push_str("Steps:\n");
+    for (title, st) in steps {
+        let _ = writeln!(out, "  {title}");
+        for line in block(st).lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
