@@ -194,7 +194,219 @@ def page_002(seeds, docs, mode, full, durations):
     ] + sections)
 
 
-PAGES = {"000": page_000, "002": page_002}
+def vegeta_blocks(text):
+    """Each vegeta report block of `text`: (the heading or label line before it, its lines)."""
+    out, label, block, lines = [], "", None, text.splitlines()
+    for line in lines:
+        if line.startswith("```"):
+            if block is None:
+                block = []
+            else:
+                if any(l.startswith("Requests") for l in block):
+                    out.append((label, block))
+                block = None
+            continue
+        if block is not None:
+            block.append(line)
+        elif re.match(r"(#+ )?(Step \d+ of|[\d,]+\s*rps)", line.strip()):
+            label = line.strip()
+    return out
+
+
+def vegeta_fields(block):
+    """A vegeta block's numbers by name (requests, rate, throughput, latencies, success,
+    status codes, error set)."""
+    f, errors, in_errors = {}, [], False
+    for line in block:
+        if in_errors:
+            if line.strip():
+                errors.append(re.sub(r"^Get https?://\S+?: ", "", line.strip()))
+            continue
+        m = re.match(r"(\w[\w ]*?)\s+\[([^\]]*)\]\s+(.*)$", line)
+        if m:
+            names = [n.strip() for n in m.group(2).split(",")]
+            values = [v.strip() for v in m.group(3).split(",")] if "," in m.group(3) else [m.group(3).strip()]
+            if m.group(1) == "Status Codes":
+                f["status codes"] = " ".join(m.group(3).split())
+            else:
+                for n, v in zip(names, values):
+                    f[f"{m.group(1).lower()} {n}"] = v
+        elif line.startswith("Error Set"):
+            in_errors = True
+    # The first three kinds, each cut short: the page is a table, the report has them all.
+    cut = [e if len(e) <= 60 else e[:57] + "..." for e in errors[:3]]
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    f["error set"] = "; ".join(cut) + more if errors else "(empty)"
+    return f
+
+
+def page_001(seeds, docs, mode, full, durations):
+    source, text = seed_text(seeds, "001")
+    # The seed's sections, in its order, and the variant each is.
+    sections = [("Load Balancer", "balancer", "TLS ended at the load balancer"),
+                ("Client Peer Verification", "mtls", "TLS ended on the instance, client certificates verified"),
+                ("Loadtest with Instance TLS Termination", "tls", "TLS ended on the instance")]
+    parts = re.split(r"^## ", text, flags=re.M)
+    out = []
+    for key, variant, title in sections:
+        (part,) = [p for p in parts if p.startswith("Loadtest") and key in p.splitlines()[0]
+                   and (variant != "tls" or "Client Peer" not in p.splitlines()[0])]
+        ours = {}
+        for label, block in vegeta_blocks(read(docs, f"{variant}.md")):
+            m = re.match(r"Step \d+ of \d+: (\d+) req/s", label.lstrip("#").strip())
+            if m:
+                ours[int(m.group(1))] = vegeta_fields(block)
+        rows = []
+        for label, block in vegeta_blocks(part):
+            m = re.match(r"([\d,]+)\s*rps", label)
+            if not m:
+                continue
+            rate = int(m.group(1).replace(",", ""))
+            # The seed's text has µ read as Latin-1 in places.
+            sf = vegeta_fields([l.replace("Âµ", "µ") for l in block])
+            keys = ["requests total", "requests rate", "requests throughput", "latencies mean",
+                    "latencies 50", "latencies 95", "latencies 99", "latencies max",
+                    "success ratio", "status codes", "error set"]
+            rows.append([rate, f"seed: {label}"] + [sf.get(k, "") for k in keys])
+            hf = ours.get(rate)
+            if hf is None:
+                rows.append([rate, "headroom: not reached (the sweep stopped before)"] + [""] * len(keys))
+            else:
+                rows.append([rate, "headroom"] + [hf.get(k, "") for k in keys])
+        head = ["rate", "", "requests", "rate", "throughput", "mean", "50", "95", "99", "max",
+                "success", "status codes", "error set"]
+        out += [f"## {title}", "", f"headroom: [{variant}.md]({variant}.md) ([HTML]({variant}.html)).",
+                "", md_table(head, rows, right_from=2), ""]
+    return "\n".join([
+        preamble("001", source, "TLS termination (vegeta)", mode, full, durations,
+                 [("balancer", "balancer.md"), ("TLS", "tls.md"), ("mutual TLS", "mtls.md"),
+                  ("compared", "compare.md")]),
+        "Command: one `headroom sweep --rate 1000,2000,...,20000` per way of ending TLS "
+        "(`examples/001-capacity-{balancer,tls,mtls}.yaml`: plain HTTP as behind the balancer, "
+        "TLS on nginx, TLS with client certificates on nginx), each step reported as a vegeta "
+        "block; the three compared rate by rate in [compare.md](compare.md). Each seed block is "
+        "set beside the headroom step of the same rate (the seed's repeated runs of one rate "
+        "each get a row). vegeta's latencies include failed requests; headroom's are the "
+        "answered requests' (failures are timed on their own line of the report).",
+        "",
+    ] + out)
+
+
+def page_003(seeds, docs, mode, full, durations):
+    source, text = seed_text(seeds, "003")
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("Request Type Instances"))
+    rows, kind = [], ""
+    for l in lines[start + 1:start + 7]:
+        # "Get 1, 2, 4 500 1 1 60 30000", then "10 500 1 1 120 60000" for the same type.
+        m = re.fullmatch(r"(?:([A-Za-z]+) )?([\d, ]+?) (\d+) (\d+) (\d+) (\d+) (\d+)", l.strip())
+        if not m:
+            sys.exit(f"seed-page.py: {source}: cannot read the request plan line {l!r}")
+        kind = m.group(1) or kind
+        rows.append(["seed", f"{kind}, {m.group(2)} instance(s)"] + list(m.group(3, 4, 5, 6))
+                    + [f"{int(m.group(7)):,}", "(plots only)"])
+    for n, label in [("1-instance", "1"), ("2-instances", "2")]:
+        md = read(docs, f"{n}.md")
+        _, header, steps = table(md, r"^Stages$", f"{n}.md")
+        c = {k: column(header, k, f"{n}.md") for k in ["load", "requests", "throughput", "99%"]}
+        users = [int(re.sub(r"\D", "", r[c["load"]])) for r in steps]
+        per_step = sorted({r[c["requests"]] for r in steps})
+        total = sum(int(r[c["requests"]].replace(",", "")) for r in steps)
+        best = max(steps, key=lambda r: float(re.sub(r"[^\d.]", "", r[c["throughput"]])))
+        rows.append(["headroom", f"GET (mutual TLS), {label} instance(s)", ", ".join(per_step),
+                     users[1] - users[0] if len(users) > 1 else "", users[0], users[-1],
+                     f"{total:,}", f"{best[c['throughput']]} (p99 {best[c['99%']]})"])
+    head = ["", "Request type, instances", "requests/step", "concurrency step", "min", "max",
+            "total requests", "best step's throughput"]
+    return "\n".join([
+        preamble("003", source, "a credential service (forked hey)", mode, full, durations,
+                 [("1 instance", "1-instance.md"), ("2 instances", "2-instances.md"),
+                  ("compared", "compare.md")]),
+        "Command: `headroom sweep --scenario examples/003-capacity-N.yaml --concurrency 1..120 "
+        "--step 1 --step-requests 500 --raw` for 1 and 2 instances (each an nginx port verifying "
+        "client certificates and answering at most 2,000 req/s), as `capacity-studies.sh 003`. "
+        "The seed's results are headroom plots only (images, no numbers): its request plan is "
+        "quoted below (its rows as its text has them), beside the plan headroom ran, and the "
+        "headroom plots follow.",
+        "",
+        md_table(head, rows, right_from=2),
+        "",
+        "Each run's headroom plot (mean, p50, p95 and p99 per step, each point labelled with its "
+        "users), and both runs' p99 together:",
+        "",
+        "![1 instance](plots/1-instance-headroom.png)",
+        "![2 instances](plots/2-instances-headroom.png)",
+        "![compared](plots/compare-headroom.png)",
+        "",
+        "Every request's record, for the seed's own plotting scripts: "
+        "[1-instance.csv.gz](1-instance.csv.gz), [2-instances.csv.gz](2-instances.csv.gz) "
+        "(`headroom export RUN --format csv`: request, method, stage, intended and actual send "
+        "time, latency, status, bytes, error).",
+        "",
+    ])
+
+
+# The seed's operations (method, how its name ends) and the requests of 004-key-lifecycle.yaml.
+OPERATIONS_004 = [("POST", "upload-key", "create key"), ("GET", "keys/[id]", "get key"),
+                  ("PATCH", "keys/[id]", "patch key"), ("GET", "versions", "list versions"),
+                  ("POST", "schedule-destroy", "destroy key")]
+
+
+def page_004(seeds, docs, mode, full, durations):
+    source, text = seed_text(seeds, "004")
+    report = read(docs, "report.md")
+    _, hh, hrows = table(report, r"^Requests by stage$", "report.md")
+    hc = {k: column(hh, k, "report.md") for k in
+          ["Stage", "Name", "# reqs", "# fails", "Avg", "Min", "Max", "RPS", "50%", "95%", "99%"]}
+    # The seed's levels: "Response with request coverage in percentile (10 VUS, 180 seconds)".
+    levels = re.split(r"^Response with request coverage in percentile \((\d+) VUS, (\d+) seconds\)$",
+                      text, flags=re.M)
+    out = []
+    for i in range(1, len(levels), 3):
+        users, seconds, body = levels[i], levels[i + 1], levels[i + 2]
+        t1 = [r for h, hd, rs in tables(body) if hd[:2] == ["Method", "Name"] and "# Requests" in hd
+              for r in rs if r[0] != "Aggregated"]
+        t2 = [r for h, hd, rs in tables(body) if hd[:2] == ["Method", "Name"] and "50%ile (ms)" in hd
+              for r in rs if r[0] != "Aggregated"]
+        rows = []
+        for method, ending, ours in OPERATIONS_004:
+            s1 = [r for r in t1 if r[0] == method and r[1].rstrip().endswith(ending)]
+            s2 = [r for r in t2 if r[1] == s1[0][1] and r[0] == s1[0][0]] if s1 else []
+            if s1:
+                a, b = s1[0], (s2[0] if s2 else [""] * 10)
+                rows.append([f"{a[0]} {a[1]}", "seed", a[2], a[3], a[4] + " ms", a[5] + " ms",
+                             a[6] + " ms", a[8], b[2] + " ms", b[7] + " ms", b[8] + " ms"])
+            h = [r for r in hrows if r[hc["Stage"]] == f"{users} users" and r[hc["Name"]] == ours]
+            if len(h) != 1:
+                sys.exit(f"seed-page.py: report.md has {len(h)} rows for {ours} at {users} users")
+            h = h[0]
+            rows.append([f"POST {ours}", "headroom"] + [h[hc[k]] for k in
+                         ["# reqs", "# fails", "Avg", "Min", "Max", "RPS", "50%", "95%", "99%"]])
+        head = ["Operation", "", "# Requests", "# Fails", "Average", "Min", "Max", "RPS", "50%",
+                "95%", "99%"]
+        out += [f"## {users} users (the seed: {seconds} s)", "", md_table(head, rows, right_from=2), ""]
+    return "\n".join([
+        preamble("004", source, "a key manager (Locust)", mode, full, durations,
+                 [("report", "report.md"), ("HTML", "report.html")]),
+        "Command: `headroom run examples/004-key-lifecycle.yaml` in one run of three stages (10, "
+        "30 and 50 users), each user running the key's lifecycle (create, read, patch, read the "
+        "version before the patch, destroy) against etcd's v3 JSON API; headroom's rows are its "
+        "*Requests by stage* table. The seed ran each operation in a Locust run of its own against "
+        "a cloud key manager (seconds per request); its destroy failed 90 % of the time with 400, "
+        "which etcd does not do: this run's Failures table is empty, and the report says so by "
+        "its Status codes table (every answer 200).",
+        "",
+    ] + out + [
+        "Latency by percentile per operation (Locust's 50…100 % columns as a curve), over the "
+        "run and per user level:",
+        "",
+        "![by percentile](plots/latency-by-percentile.png)",
+        "![by percentile and stage](plots/latency-by-percentile-by-stage.png)",
+        "",
+    ])
+
+
+PAGES = {"000": page_000, "001": page_001, "002": page_002, "003": page_003, "004": page_004}
 
 
 def main():

@@ -70,7 +70,7 @@ run_000() {
 }
 render_000() { render "$RUNS/matrix" "$DOCS/report"; }
 
-RATES_001=1000,2000,3000,3200,3800,3900,5000,10000,15000,20000
+RATES_001=1000,2000,3000,3200,3300,3500,3800,3900,5000,10000,15000,20000
 VARIANTS_001=(balancer tls mtls)
 LABELS_001="TLS at the balancer,TLS on the instance,mutual TLS on the instance"
 durations_001() {
@@ -133,7 +133,14 @@ render_003() {
   local labels="1 instance,2 instances"
   hr compare "$RUNS/1-instance" "$RUNS/2-instances" --labels "$labels" --format markdown > "$DOCS/compare.md"
   hr compare "$RUNS/1-instance" "$RUNS/2-instances" --labels "$labels" --format html \
-    -o "$DOCS/compare.html" --plots "$DOCS/plots"
+    -o "$DOCS/compare.html" --plots "$RUNS/compare-plots" > /dev/null
+  # The headroom plots (mean and percentiles per step, each run's; both runs' p99 together).
+  mkdir -p "$DOCS/plots"
+  for n in "${INSTANCES_003[@]}"; do
+    hr report "$RUNS/$n" --plots "$RUNS/$n/plots" > /dev/null
+    cp "$RUNS/$n/plots/headroom.png" "$DOCS/plots/$n-headroom.png"
+  done
+  cp "$RUNS/compare-plots/compare-headroom.png" "$DOCS/plots/"
 }
 
 durations_004() {
@@ -150,7 +157,10 @@ run_004() {
 }
 render_004() {
   render "$RUNS/run" "$DOCS/report"
-  hr report "$RUNS/run" --plots "$DOCS/plots" > /dev/null
+  # Latency by percentile per operation, over the run and per user level.
+  hr report "$RUNS/run" --plots "$RUNS/run/plots" > /dev/null
+  mkdir -p "$DOCS/plots"
+  cp "$RUNS/run/plots/latency-by-percentile.png" "$RUNS/run/plots/latency-by-percentile-by-stage.png" "$DOCS/plots/"
 }
 
 "durations_$SEED"
