@@ -20,6 +20,7 @@ mod protocols;
 mod raw;
 mod report;
 mod scenario;
+mod seeds;
 mod support;
 mod target;
 mod verdicts;

@@ -77,6 +77,11 @@ impl Etcd {
             && answer.starts_with("HTTP/1.1 200")
     }
 
+    /// Its process id, for --monitor-pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The base URL of its client API.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
