@@ -128,15 +128,23 @@ fn slug(cells: &[String]) -> String {
     out
 }
 
+/// What each variant keeps besides its interval log.
+pub struct Keep {
+    /// The server's watch (`--monitor-pid`), opened anew for each variant.
+    pub server: Option<ServerWatch>,
+    /// Each request's record too (`--raw`).
+    pub raw: bool,
+}
+
 /// Runs `plans` (one per entry of `record`) into `dir`. `observer` gives each variant's
-/// live progress, `server` opens the server watch for each, and `on_variant` sees each
-/// variant as it ends. A cancelled `shutdown` stops the matrix after the partial variant.
+/// live progress, `keep` says what each keeps, and `on_variant` sees each variant as it
+/// ends. A cancelled `shutdown` stops the matrix after the partial variant.
 pub fn run(
     mut record: MatrixRecord,
     plans: &[AttackPlan],
     dir: &Path,
     shutdown: &CancellationToken,
-    server: &mut dyn FnMut() -> Option<ServerWatch>,
+    keep: &mut dyn FnMut() -> Keep,
     observer: &mut dyn FnMut(&AttackPlan) -> Box<dyn Observer>,
     on_variant: &mut dyn FnMut(&VariantEntry, &StoredRun),
 ) -> Result<MatrixRecord, MatrixRunError> {
@@ -163,13 +171,15 @@ pub fn run(
         record.save(dir)?;
         let name = record.variants[i].run.clone();
         let mut watch = observer(plan);
-        let stored = crate::run::attack_watching(
+        let Keep { server, raw } = keep();
+        let stored = crate::run::attack_recording(
             plan,
             &record.command,
             &RunDir::at(dir.join(&name)),
             shutdown.clone(),
             watch.as_mut(),
-            server(),
+            server,
+            raw,
         )
         .map_err(|source| MatrixRunError::Variant {
             run: name.clone(),

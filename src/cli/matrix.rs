@@ -63,7 +63,10 @@ pub fn run(
     let dir = args.output.dir("matrix");
     // One clear error before the first variant rather than a gap in every row.
     args.output.server_watch()?;
-    let mut server = || args.output.server_watch().ok().flatten();
+    let mut keep = || headroom::matrix::Keep {
+        server: args.output.server_watch().ok().flatten(),
+        raw: args.output.raw,
+    };
     let quiet = args.output.quiet;
     let mut missed = false;
     let record = headroom::matrix::run(
@@ -71,7 +74,7 @@ pub fn run(
         &plans,
         dir.path(),
         &shutdown,
-        &mut server,
+        &mut keep,
         &mut |plan| Box::new(Line(Progress::new(plan, quiet))),
         &mut |entry, stored| {
             let s = Summary::of(stored);

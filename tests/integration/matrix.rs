@@ -35,6 +35,7 @@ fn command_line_axes_give_one_run_per_variant_and_one_table() {
         "load.requests=3,5",
         "--matrix",
         "requests.write.weight=1,4",
+        "--raw",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -75,6 +76,11 @@ fn command_line_axes_give_one_run_per_variant_and_one_table() {
         assert!(run.join("end.json").exists());
         let one = headroom(&["report", run.to_str().unwrap()]);
         assert!(one.status.success(), "{}", stderr(&one));
+        // --raw keeps each variant's requests, one record each.
+        let csv = headroom(&["export", run.to_str().unwrap(), "--format", "csv"]);
+        assert!(csv.status.success(), "{}", stderr(&csv));
+        let records = stdout(&csv).lines().count() - 1;
+        assert_eq!(Some(records as u64), r["requests"].as_u64());
     }
     // Two requests: a table per request, its rows the variants.
     let by_request: Vec<&str> = table["by_request"]
