@@ -79,12 +79,21 @@ pub fn record(
             let cells: Vec<String> = columns
                 .iter()
                 .map(|c| {
-                    v.labels
+                    let cell = v
+                        .labels
                         .iter()
                         .chain(&v.values)
                         .rev()
                         .find(|(k, _)| *k == c.key)
-                        .map_or("-".to_string(), |(_, cell)| cell.clone())
+                        .map_or("-".to_string(), |(_, cell)| cell.clone());
+                    // A token or a body varied by the matrix names no row, file or table.
+                    let secret = v.values.iter().any(|(k, _)| *k == c.key)
+                        && crate::plan::request::is_sensitive_path(&c.key);
+                    if secret {
+                        "<redacted>".to_string()
+                    } else {
+                        cell
+                    }
                 })
                 .collect();
             VariantEntry {

@@ -109,11 +109,12 @@ fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
         name: "figures".into(),
         reason: e.to_string(),
     })?;
-    // Inside a script element only "</" can end it early.
+    // Inside a script element "</" ends it and "<!--" changes how it is read: no "<" at
+    // all (it is only ever inside a JSON string, where \u003c reads the same).
     let _ = writeln!(
         out,
         "<script type=\"application/json\" id=\"headroom-figures\">{}</script>\n<script>{FIGURES_JS}</script>",
-        data.replace("</", "<\\/")
+        data.replace('<', "\\u003c")
     );
     Ok(())
 }
