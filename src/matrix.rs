@@ -24,6 +24,10 @@ pub enum MatrixRunError {
         /// The cause.
         source: RunError,
     },
+    /// A variant's plan could not be made again just before it ran (a file it reads
+    /// changed since the matrix was checked).
+    #[error("{0}")]
+    Plan(String),
     /// The record cannot be written.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -145,12 +149,13 @@ pub struct Keep {
     pub raw: bool,
 }
 
-/// Runs `plans` (one per entry of `record`) into `dir`. `observer` gives each variant's
+/// Runs each entry of `record` into `dir`, its plan made by `plan_of` (by index) just
+/// before it runs, so that one plan's data is held at a time. `observer` gives each variant's
 /// live progress, `keep` says what each keeps, and `on_variant` sees each variant as it
 /// ends. A cancelled `shutdown` stops the matrix after the partial variant.
 pub fn run(
     mut record: MatrixRecord,
-    plans: &[AttackPlan],
+    plan_of: &mut dyn FnMut(usize) -> Result<AttackPlan, String>,
     dir: &Path,
     shutdown: &CancellationToken,
     keep: &mut dyn FnMut() -> Keep,
@@ -172,10 +177,11 @@ pub fn run(
         .into());
     }
     record.save(dir)?;
-    for (i, plan) in plans.iter().enumerate() {
+    for i in 0..record.variants.len() {
         if shutdown.is_cancelled() {
             break;
         }
+        let plan = &plan_of(i).map_err(MatrixRunError::Plan)?;
         record.variants[i].state = VariantState::Running;
         record.save(dir)?;
         let name = record.variants[i].run.clone();
