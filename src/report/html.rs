@@ -121,20 +121,14 @@ fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
 
 /// The text report without the blocks this page shows as tables of their own.
 fn without_tabled_blocks(text: &str) -> String {
-    const TABLED: [&str; 8] = [
-        "Requests by name:",
-        "Status codes by request:",
-        "Failures:",
-        "Flows:",
-        "Stages:",
-        "Requests by stage:",
-        "Steps:",
-        "SLO:",
-    ];
+    let tabled = |line: &str| {
+        line.strip_suffix(':')
+            .is_some_and(|title| title == "SLO" || super::sections::TITLES.contains(&title))
+    };
     let mut out = String::new();
     let mut skipping = false;
     for line in text.lines() {
-        if TABLED.contains(&line) {
+        if tabled(line) {
             skipping = true;
             continue;
         }
@@ -240,16 +234,11 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         "<h2>Summary</h2>\n<pre>{}</pre>",
         escape(&without_tabled_blocks(&super::render_text(s)))
     );
-    if !s.by_request.is_empty() {
-        let _ = writeln!(b, "<h2>Requests</h2>");
-        b.push_str(&table(&super::by_request::rows(s)));
+    for t in super::sections::tables(s, true) {
+        let _ = writeln!(b, "<h2>{}</h2>", t.title);
+        b.push_str(&table(&t.rows));
     }
-    super::html_tables::breakdowns(&mut b, s);
-    if !s.stages.is_empty() {
-        let _ = writeln!(b, "<h2>Stages</h2>");
-        b.push_str(&table(&super::by_stage::rows(s)));
-    }
-    super::html_tables::stage_breakdowns(&mut b, s);
+    super::html_tables::steps(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_run(view))?;
     let _ = writeln!(
