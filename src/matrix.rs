@@ -24,6 +24,10 @@ pub enum MatrixRunError {
         /// The cause.
         source: RunError,
     },
+    /// A variant's plan could not be made again just before it ran (a file it reads
+    /// changed since the matrix was checked).
+    #[error("{0}")]
+    Plan(String),
     /// The record cannot be written.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -79,12 +83,21 @@ pub fn record(
             let cells: Vec<String> = columns
                 .iter()
                 .map(|c| {
-                    v.labels
+                    let cell = v
+                        .labels
                         .iter()
                         .chain(&v.values)
                         .rev()
                         .find(|(k, _)| *k == c.key)
-                        .map_or("-".to_string(), |(_, cell)| cell.clone())
+                        .map_or("-".to_string(), |(_, cell)| cell.clone());
+                    // A token or a body varied by the matrix names no row, file or table.
+                    let secret = v.values.iter().any(|(k, _)| *k == c.key)
+                        && crate::plan::request::is_sensitive_path(&c.key);
+                    if secret {
+                        "<redacted>".to_string()
+                    } else {
+                        cell
+                    }
                 })
                 .collect();
             VariantEntry {
@@ -128,15 +141,24 @@ fn slug(cells: &[String]) -> String {
     out
 }
 
-/// Runs `plans` (one per entry of `record`) into `dir`. `observer` gives each variant's
-/// live progress, `server` opens the server watch for each, and `on_variant` sees each
-/// variant as it ends. A cancelled `shutdown` stops the matrix after the partial variant.
+/// What each variant keeps besides its interval log.
+pub struct Keep {
+    /// The server's watch (`--monitor-pid`), opened anew for each variant.
+    pub server: Option<ServerWatch>,
+    /// Each request's record too (`--raw`).
+    pub raw: bool,
+}
+
+/// Runs each entry of `record` into `dir`, its plan made by `plan_of` (by index) just
+/// before it runs, so that one plan's data is held at a time. `observer` gives each variant's
+/// live progress, `keep` says what each keeps, and `on_variant` sees each variant as it
+/// ends. A cancelled `shutdown` stops the matrix after the partial variant.
 pub fn run(
     mut record: MatrixRecord,
-    plans: &[AttackPlan],
+    plan_of: &mut dyn FnMut(usize) -> Result<AttackPlan, String>,
     dir: &Path,
     shutdown: &CancellationToken,
-    server: &mut dyn FnMut() -> Option<ServerWatch>,
+    keep: &mut dyn FnMut() -> Keep,
     observer: &mut dyn FnMut(&AttackPlan) -> Box<dyn Observer>,
     on_variant: &mut dyn FnMut(&VariantEntry, &StoredRun),
 ) -> Result<MatrixRecord, MatrixRunError> {
@@ -155,21 +177,24 @@ pub fn run(
         .into());
     }
     record.save(dir)?;
-    for (i, plan) in plans.iter().enumerate() {
+    for i in 0..record.variants.len() {
         if shutdown.is_cancelled() {
             break;
         }
+        let plan = &plan_of(i).map_err(MatrixRunError::Plan)?;
         record.variants[i].state = VariantState::Running;
         record.save(dir)?;
         let name = record.variants[i].run.clone();
         let mut watch = observer(plan);
-        let stored = crate::run::attack_watching(
+        let Keep { server, raw } = keep();
+        let stored = crate::run::attack_recording(
             plan,
             &record.command,
             &RunDir::at(dir.join(&name)),
             shutdown.clone(),
             watch.as_mut(),
-            server(),
+            server,
+            raw,
         )
         .map_err(|source| MatrixRunError::Variant {
             run: name.clone(),

@@ -31,47 +31,50 @@ pub fn run(
         args.scenario.display().to_string(),
     )
     .with_context(|| format!("scenario {}", args.scenario.display()))?;
-    // Every variant is checked before the first one sends anything.
-    let mut plans: Vec<AttackPlan> = Vec::with_capacity(variants.len());
-    for (v, entry) in variants.iter().zip(&record.variants) {
+    // Every variant is checked before the first one sends anything, and dropped again: a
+    // plan holds its data tables, and a matrix of many must not hold them all at once.
+    let lower = |i: usize| -> anyhow::Result<AttackPlan> {
         let mut overrides = base.to_vec();
-        overrides.extend(v.overrides.iter().cloned());
-        plans.push(
-            doc.lower(&overrides, super::available_cores())
-                .with_context(|| format!("variant {}", entry.run))?,
-        );
+        overrides.extend(variants[i].overrides.iter().cloned());
+        doc.lower(&overrides, super::available_cores())
+            .with_context(|| format!("variant {}", record.variants[i].run))
+    };
+    let mut described = Vec::with_capacity(variants.len());
+    for (i, entry) in record.variants.iter().enumerate() {
+        let plan = lower(i)?;
+        if args.check {
+            headroom::engine::preview::check_tls(&plan)
+                .with_context(|| format!("variant {}", entry.run))?;
+            described.push(describe(&record.columns, &entry.cells, &plan));
+        }
     }
     if args.check {
-        for (entry, plan) in record.variants.iter().zip(&plans) {
-            headroom::engine::preview::check_tls(plan)
-                .with_context(|| format!("variant {}", entry.run))?;
-        }
         println!(
             "{}: ok, {} variant(s)",
             args.scenario.display(),
-            plans.len()
+            record.variants.len()
         );
-        for (entry, plan) in record.variants.iter().zip(&plans) {
-            println!(
-                "  {:<32} {}",
-                entry.run,
-                describe(&record.columns, &entry.cells, plan)
-            );
+        for (entry, line) in record.variants.iter().zip(&described) {
+            println!("  {:<32} {line}", entry.run);
         }
         return Ok(ExitCode::SUCCESS);
     }
     let dir = args.output.dir("matrix");
     // One clear error before the first variant rather than a gap in every row.
     args.output.server_watch()?;
-    let mut server = || args.output.server_watch().ok().flatten();
+    let mut keep = || headroom::matrix::Keep {
+        server: args.output.server_watch().ok().flatten(),
+        raw: args.output.raw,
+    };
     let quiet = args.output.quiet;
     let mut missed = false;
+    let mut plan_of = |i: usize| lower(i).map_err(|e| format!("{e:#}"));
     let record = headroom::matrix::run(
-        record,
-        &plans,
+        record.clone(),
+        &mut plan_of,
         dir.path(),
         &shutdown,
-        &mut server,
+        &mut keep,
         &mut |plan| Box::new(Line(Progress::new(plan, quiet))),
         &mut |entry, stored| {
             let s = Summary::of(stored);

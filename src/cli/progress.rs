@@ -103,8 +103,9 @@ impl Observer for Progress {
 
     fn interval(&mut self, line: &IntervalLine) {
         let r = &line.record;
-        let errors_now =
-            r.errors.values().sum::<u64>() + r.status.range(500..).map(|(_, n)| n).sum::<u64>();
+        // Every request that did not get what it expects, as the report's Failures count
+        // them: transport errors, unexpected statuses, failed expectations.
+        let errors_now: u64 = r.requests.iter().map(|q| q.failures).sum();
         self.errors += errors_now;
         self.sent += r.sent;
         if !self.enabled {

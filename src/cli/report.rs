@@ -64,7 +64,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 .load()
                 .with_context(|| format!("cannot read the run in {}", args.run.display()))?;
             let summary = Summary::of(&stored);
-            let view = view(&stored, &summary, &args.run);
+            let drawn = plots.is_some() || matches!(format, Format::Html);
+            let view = view(&stored, &summary, &args.run, drawn);
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_run(&view), dir)?);
             }
@@ -83,7 +84,8 @@ pub fn render_run(
     dir: &Path,
     format: Format,
 ) -> anyhow::Result<String> {
-    render_view(&view(stored, summary, dir), format)
+    let drawn = matches!(format, Format::Html);
+    render_view(&view(stored, summary, dir, drawn), format)
 }
 
 fn render_view(view: &plot::RunView<'_>, format: Format) -> anyhow::Result<String> {
@@ -93,15 +95,24 @@ fn render_view(view: &plot::RunView<'_>, format: Format) -> anyhow::Result<Strin
     })
 }
 
-/// The run as figures see it, with each request's latency when it kept its raw records (a
-/// damaged raw file costs that figure alone, with a warning).
-fn view<'a>(stored: &'a StoredRun, summary: &'a Summary, dir: &Path) -> plot::RunView<'a> {
-    let scatter =
+/// The run as figures see it, with each request's latency when it kept its raw records and
+/// the figures are `drawn` (a damaged raw file costs that figure alone, with a warning; a
+/// text report does not read the raw file at all).
+fn view<'a>(
+    stored: &'a StoredRun,
+    summary: &'a Summary,
+    dir: &Path,
+    drawn: bool,
+) -> plot::RunView<'a> {
+    let scatter = if drawn {
         plot::scatter::of_run(&RunDir::at(dir), &stored.meta, summary.duration.total_secs)
             .unwrap_or_else(|e| {
                 eprintln!("warning: no per-request figure: {e}");
                 None
-            });
+            })
+    } else {
+        None
+    };
     plot::RunView {
         label: "all requests".into(),
         run: stored,
@@ -140,7 +151,7 @@ pub fn write_plots_and_page(
     summary: &Summary,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let view = view(stored, summary, dir);
+    let view = view(stored, summary, dir, true);
     let page = report::html::run_page(&view)?;
     write_page(&plot::for_run(&view), &page, dir)
 }

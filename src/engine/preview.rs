@@ -9,8 +9,8 @@ use crate::plan::{AttackPlan, Scheme};
 /// One request as it would go on the wire (HTTP/1.1), with secrets left out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
-    /// The request line and headers, sensitive header values replaced by `<redacted>` and
-    /// captured values by `$name`.
+    /// The request line and headers, sensitive header values replaced by `<redacted>`, data
+    /// and captured values by `$name`.
     pub head: Vec<String>,
     /// The body's length: its bytes may be a password or a data file's values.
     pub body_bytes: u64,
@@ -25,8 +25,9 @@ pub fn check_tls(plan: &AttackPlan) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// The first send of request `index` to the run's first target, as the engine renders it:
-/// data from the first row its pick gives, each captured value shown as `$name`.
+/// The first send of request `index` to the run's first target, as the engine renders it,
+/// with each data value and captured value written as `$name`: a check shows where values
+/// go, never a value read from a file.
 pub fn request(plan: &AttackPlan, index: usize) -> Result<Preview, EngineError> {
     let request = plan
         .requests
@@ -34,19 +35,14 @@ pub fn request(plan: &AttackPlan, index: usize) -> Result<Preview, EngineError> 
         .ok_or_else(|| EngineError::Request(format!("the plan has no request {index}")))?;
     let template = RequestTemplate::new(&plan.target, request, plan.connection.keepalive)
         .map_err(EngineError::Request)?;
-    let captured: Vec<Option<Vec<u8>>> = plan
-        .variables
+    let names: Vec<String> = request
+        .data
         .iter()
-        .map(|name| Some(format!("${name}").into_bytes()))
+        .flat_map(|d| d.dataset.columns().iter().cloned())
+        .chain(plan.variables.iter().cloned())
         .collect();
-    let vars: &[&[Option<Vec<u8>>]] = &[&captured];
     let mut scratch = Scratch::default();
-    let (bytes, body_bytes) = template.h1(0, vars, &mut scratch).map_err(|kind| {
-        EngineError::Request(format!(
-            "{}: its first send cannot be rendered ({kind})",
-            request.name
-        ))
-    })?;
+    let (bytes, body_bytes) = template.h1_placeholders(&names, &mut scratch);
     let head_len = bytes
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

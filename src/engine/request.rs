@@ -114,10 +114,45 @@ impl RequestTemplate {
         let row = d.row(k)?;
         let failed = std::cell::Cell::new(false);
         let cell = d.filler(row, vars, &failed);
+        let len = self.write_h1(d, k, &cell, scratch);
+        if failed.get() {
+            return Err(ErrorKind::DataUnreadable);
+        }
+        Ok((&scratch.head, len))
+    }
+
+    /// The HTTP/1.1 bytes of a send with every template slot written as `$name` (`names`:
+    /// the data set's columns, then the captured values), and its body length: what
+    /// `run --check` shows, holding nothing read from a data file.
+    pub fn h1_placeholders<'a>(
+        &'a self,
+        names: &[String],
+        scratch: &'a mut Scratch,
+    ) -> (&'a [u8], u64) {
+        let Some(d) = &self.dynamic else {
+            return (&self.h1_request, self.body.len() as u64);
+        };
+        let cell = |slot: usize, _nth: usize, out: &mut Vec<u8>| {
+            out.push(b'$');
+            out.extend_from_slice(names.get(slot).map_or("value", String::as_str).as_bytes());
+        };
+        let len = self.write_h1(d, 0, &cell, scratch);
+        (&scratch.head, len)
+    }
+
+    /// Fills the templates of the `k`-th send from `cell` into `scratch`; returns the
+    /// body's length.
+    fn write_h1(
+        &self,
+        d: &Dynamic,
+        k: u64,
+        cell: &dyn Fn(usize, usize, &mut Vec<u8>),
+        scratch: &mut Scratch,
+    ) -> u64 {
         let Scratch { head, body } = scratch;
         body.clear();
         match &d.templates.body {
-            Some(t) => t.render(k, &cell, body),
+            Some(t) => t.render(k, cell, body),
             None => body.extend_from_slice(&self.body),
         }
         head.clear();
@@ -129,14 +164,11 @@ impl RequestTemplate {
                 authority: &d.authority,
                 keepalive: d.keepalive,
             },
-            &|out: &mut Vec<u8>| d.templates.path.render(k, &cell, out),
-            &|i, out: &mut Vec<u8>| d.templates.headers[i].1.render(k, &cell, out),
+            &|out: &mut Vec<u8>| d.templates.path.render(k, cell, out),
+            &|i, out: &mut Vec<u8>| d.templates.headers[i].1.render(k, cell, out),
             body,
         );
-        if failed.get() {
-            return Err(ErrorKind::DataUnreadable);
-        }
-        Ok((head, body.len() as u64))
+        body.len() as u64
     }
 
     /// The HTTP/2 request of the `k`-th send, filled from the same rows and values as

@@ -210,6 +210,27 @@ pub fn is_sensitive(name: &str) -> bool {
         .any(|s| s.eq_ignore_ascii_case(name.trim()))
 }
 
+/// True when a scenario path (`--set`, `--matrix`; comma-separated paths taking one value)
+/// leads to a value that must never be stored or printed: a credential header, a body, or a
+/// field named like a secret.
+pub fn is_sensitive_path(paths: &str) -> bool {
+    paths.split(',').any(|path| {
+        let segments: Vec<&str> = path
+            .split(['.', '[', ']'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        segments.last().is_some_and(|last| is_sensitive(last))
+            || segments.iter().any(|s| {
+                let s = s.to_ascii_lowercase();
+                ["body", "json", "form"].contains(&s.as_str())
+                    || ["password", "secret", "token"]
+                        .iter()
+                        .any(|w| s.contains(w))
+            })
+    })
+}
+
 pub(crate) fn parse_header(raw: &str) -> Result<(http::HeaderName, http::HeaderValue), PlanError> {
     let (name, value) = raw
         .split_once(':')
@@ -224,11 +245,12 @@ pub(crate) fn parse_header(raw: &str) -> Result<(http::HeaderName, http::HeaderV
     Ok((name, value))
 }
 
-/// Error messages quote the header, so a secret value must not ride along.
+/// What an error says of a header: its name, never its value (a credential whatever the
+/// header's name, or a value taken from the environment).
 fn redact_raw(raw: &str) -> String {
     match raw.split_once(':') {
-        Some((name, _)) if is_sensitive(name) => format!("{}: <redacted>", name.trim()),
-        _ => raw.to_string(),
+        Some((name, _)) => format!("{}: <value not shown>", name.trim()),
+        None => format!("<{} characters without a colon>", raw.chars().count()),
     }
 }
 
@@ -255,6 +277,29 @@ mod tests {
         );
         let shown = format!("{}", err.unwrap_err());
         assert!(!shown.contains("s3cret"), "{shown}");
+        for raw in ["X-Token: env\u{1}s3cret", "Bearer s3cret"] {
+            let shown = format!(
+                "{}",
+                RequestSpec::parse("GET", &[raw.into()], Bytes::new()).unwrap_err()
+            );
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn paths_to_credentials_and_bodies_are_sensitive() {
+        for path in [
+            "target.headers.Authorization",
+            "requests[login].json.password",
+            "requests.write.body",
+            "load.rate, target.headers.X-Api-Key",
+            "target.headers[Cookie]",
+        ] {
+            assert!(is_sensitive_path(path), "{path}");
+        }
+        for path in ["load.rate", "requests.read.weight", "target.headers.X-Env"] {
+            assert!(!is_sensitive_path(path), "{path}");
+        }
     }
 
     #[test]

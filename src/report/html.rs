@@ -109,31 +109,26 @@ fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
         name: "figures".into(),
         reason: e.to_string(),
     })?;
-    // Inside a script element only "</" can end it early.
+    // Inside a script element "</" ends it and "<!--" changes how it is read: no "<" at
+    // all (it is only ever inside a JSON string, where \u003c reads the same).
     let _ = writeln!(
         out,
         "<script type=\"application/json\" id=\"headroom-figures\">{}</script>\n<script>{FIGURES_JS}</script>",
-        data.replace("</", "<\\/")
+        data.replace('<', "\\u003c")
     );
     Ok(())
 }
 
 /// The text report without the blocks this page shows as tables of their own.
 fn without_tabled_blocks(text: &str) -> String {
-    const TABLED: [&str; 8] = [
-        "Requests by name:",
-        "Status codes by request:",
-        "Failures:",
-        "Flows:",
-        "Stages:",
-        "Requests by stage:",
-        "Steps:",
-        "SLO:",
-    ];
+    let tabled = |line: &str| {
+        line.strip_suffix(':')
+            .is_some_and(|title| title == "SLO" || super::sections::TITLES.contains(&title))
+    };
     let mut out = String::new();
     let mut skipping = false;
     for line in text.lines() {
-        if TABLED.contains(&line) {
+        if tabled(line) {
             skipping = true;
             continue;
         }
@@ -239,16 +234,11 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         "<h2>Summary</h2>\n<pre>{}</pre>",
         escape(&without_tabled_blocks(&super::render_text(s)))
     );
-    if !s.by_request.is_empty() {
-        let _ = writeln!(b, "<h2>Requests</h2>");
-        b.push_str(&table(&super::by_request::rows(s)));
+    for t in super::sections::tables(s, true) {
+        let _ = writeln!(b, "<h2>{}</h2>", t.title);
+        b.push_str(&table(&t.rows));
     }
-    super::html_tables::breakdowns(&mut b, s);
-    if !s.stages.is_empty() {
-        let _ = writeln!(b, "<h2>Stages</h2>");
-        b.push_str(&table(&super::by_stage::rows(s)));
-    }
-    super::html_tables::stage_breakdowns(&mut b, s);
+    super::html_tables::steps(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_run(view))?;
     let _ = writeln!(

@@ -87,37 +87,10 @@ pub fn render_markdown(s: &Summary) -> String {
         }
     }
     out.push('\n');
-    if !s.by_request.is_empty() {
-        let rows = super::by_request::rows(s);
-        section(&mut out, "Requests by name", &rows, super::by_request::LEFT);
-    }
-    if s.by_request.len() > 1 {
-        if let Some(rows) = super::request_status::rows(s) {
-            section(
-                &mut out,
-                "Status codes by request",
-                &rows,
-                super::request_status::LEFT,
-            );
-        }
-    }
-    if !s.flows.is_empty() {
-        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
-    }
-    if !s.failures.is_empty() {
-        let rows = super::failures::rows(s);
-        section(&mut out, "Failures", &rows, super::failures::LEFT);
+    for t in super::sections::tables(s, true) {
+        section(&mut out, t.title, &t.rows, t.left);
     }
     if !s.stages.is_empty() {
-        section(&mut out, "Stages", &super::by_stage::rows(s), 1);
-        if let Some(rows) = super::request_stage::rows(s) {
-            section(
-                &mut out,
-                "Requests by stage",
-                &rows,
-                super::request_stage::LEFT,
-            );
-        }
         steps(&mut out, s);
     }
     if !s.slo.is_empty() {

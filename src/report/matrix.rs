@@ -6,7 +6,8 @@ use super::table::{aligned, markdown};
 use super::Format;
 use crate::store::matrix::VariantState;
 use crate::summary::matrix::{MatrixTable, VariantRow};
-use crate::units::{fmt_us, fmt_us_f};
+use crate::summary::Stats;
+use crate::units::{fmt_count, fmt_num, fmt_us_f};
 use std::fmt::Write as _;
 
 /// Renders the matrix's table in `format`.
@@ -71,18 +72,36 @@ pub fn rows(t: &MatrixTable) -> Vec<Vec<String>> {
     out
 }
 
+/// The latency figures of `l` in order, or `-` for each when nothing succeeded (a
+/// request that only failed has no latency, not one of 0µs).
+fn latencies(l: &Stats, pick: &[fn(&Stats) -> f64]) -> Vec<String> {
+    pick.iter()
+        .map(|f| {
+            if l.count == 0 {
+                "-".to_string()
+            } else {
+                fmt_us_f(f(l))
+            }
+        })
+        .collect()
+}
+
 fn row(r: &VariantRow) -> Vec<String> {
     let mut cells = r.cells.clone();
-    let l = &r.latency;
     cells.extend([
-        r.requests.to_string(),
-        format!("{:.2}", r.rps),
+        fmt_count(r.requests),
+        fmt_num(r.rps, 2),
         percent(r.error_rate),
-        fmt_us(l.p50_us),
-        fmt_us(l.p95_us),
-        fmt_us(l.p99_us),
-        fmt_us_f(l.mean_us),
     ]);
+    cells.extend(latencies(
+        &r.latency,
+        &[
+            |l| l.p50_us as f64,
+            |l| l.p95_us as f64,
+            |l| l.p99_us as f64,
+            |l| l.mean_us,
+        ],
+    ));
     cells.extend(
         r.server_cpu
             .iter()
@@ -106,20 +125,24 @@ pub fn request_rows(t: &MatrixTable) -> Vec<(String, Vec<Vec<String>>)> {
             );
             let mut rows = vec![header];
             for r in &table.rows {
-                let l = &r.latency;
                 let mut cells = r.cells.clone();
                 cells.extend([
-                    r.requests.to_string(),
-                    format!("{:.2}", r.rps),
+                    fmt_count(r.requests),
+                    fmt_num(r.rps, 2),
                     percent(r.error_rate),
-                    fmt_us(l.min_us),
-                    fmt_us(l.p50_us),
-                    fmt_us(l.p95_us),
-                    fmt_us(l.p99_us),
-                    fmt_us(l.max_us),
-                    fmt_us_f(l.mean_us),
-                    fmt_us_f(l.stdev_us),
                 ]);
+                cells.extend(latencies(
+                    &r.latency,
+                    &[
+                        |l| l.min_us as f64,
+                        |l| l.p50_us as f64,
+                        |l| l.p95_us as f64,
+                        |l| l.p99_us as f64,
+                        |l| l.max_us as f64,
+                        |l| l.mean_us,
+                        |l| l.stdev_us,
+                    ],
+                ));
                 rows.push(cells);
             }
             (table.request.clone(), rows)

@@ -16,6 +16,7 @@ pub mod matrix;
 pub mod plot;
 mod request_stage;
 mod request_status;
+mod sections;
 mod steps;
 mod table;
 mod text;

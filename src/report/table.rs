@@ -12,7 +12,12 @@ pub fn aligned_left(rows: &[Vec<String>], left: usize) -> String {
         return String::new();
     };
     let widths: Vec<usize> = (0..first.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in rows {

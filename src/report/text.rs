@@ -241,39 +241,10 @@ pub fn render_text(s: &Summary) -> String {
     row(&mut out, "Status Codes", "[code:count]", codes.trim());
     out.push_str("Error Set:\n");
     error_set(&mut out, "  ", &s.errors);
-    if !s.failures.is_empty() {
-        section(
-            &mut out,
-            "Failures",
-            &super::failures::rows(s),
-            super::failures::LEFT,
-        );
-    }
-    if s.by_request.len() > 1 {
-        let rows = super::by_request::rows(s);
-        section(&mut out, "Requests by name", &rows, super::by_request::LEFT);
-        if let Some(rows) = super::request_status::rows(s) {
-            section(
-                &mut out,
-                "Status codes by request",
-                &rows,
-                super::request_status::LEFT,
-            );
-        }
-    }
-    if !s.flows.is_empty() {
-        section(&mut out, "Flows", &super::by_flow::rows(&s.flows), 1);
+    for t in super::sections::tables(s, false) {
+        section(&mut out, t.title, &t.rows, t.left);
     }
     if !s.stages.is_empty() {
-        section(&mut out, "Stages", &super::by_stage::rows(s), 1);
-        if let Some(rows) = super::request_stage::rows(s) {
-            section(
-                &mut out,
-                "Requests by stage",
-                &rows,
-                super::request_stage::LEFT,
-            );
-        }
         out.push_str(&super::steps::blocks(s));
     }
     if !s.slo.is_empty() {

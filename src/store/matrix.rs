@@ -68,7 +68,37 @@ impl MatrixRecord {
         if !path.exists() {
             return Ok(None);
         }
-        read_json(&path).map(Some)
+        let record: MatrixRecord = read_json(&path)?;
+        record
+            .check()
+            .map_err(|reason| StoreError::Corrupt { path, reason })?;
+        Ok(Some(record))
+    }
+
+    /// A record as headroom writes it: a cell per column in every variant, and each
+    /// variant's run a plain directory name inside the matrix's (never a path out of it).
+    fn check(&self) -> Result<(), String> {
+        for (i, v) in self.variants.iter().enumerate() {
+            if v.cells.len() != self.columns.len() {
+                return Err(format!(
+                    "variant {}: {} cell(s) for {} column(s)",
+                    i + 1,
+                    v.cells.len(),
+                    self.columns.len()
+                ));
+            }
+            let plain = std::path::Path::new(&v.run)
+                .components()
+                .eq([std::path::Component::Normal(v.run.as_ref())]);
+            if !plain {
+                return Err(format!(
+                    "variant {}: {:?} is not a directory name in the matrix",
+                    i + 1,
+                    v.run
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Writes the record into `dir`.

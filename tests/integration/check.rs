@@ -17,7 +17,7 @@ data:
   users: {{csv: users.csv}}
 login: {{request: login}}
 requests:
-  - {{name: login, method: POST, path: /login, json: {{user: "{{{{ user }}}}", password: "{{{{ password }}}}"}}, data: users, capture: {{token: {{json: token}}}}}}
+  - {{name: login, method: POST, path: "/login?as={{{{ user }}}}", headers: {{X-User: "{{{{ user }}}}"}}, json: {{user: "{{{{ user }}}}", password: "{{{{ password }}}}"}}, data: users, capture: {{token: {{json: token}}}}}}
   - {{name: profile, path: "/users/{{{{ user }}}}", data: users, headers: {{X-Trace: check}}}}
 load:
   stages:
@@ -52,12 +52,17 @@ fn a_check_shows_the_load_and_the_first_send_without_its_secrets() {
         "load      \"warm\": 10 req/s for 30s (warm-up, not reported)",
         "load      \"ramp\": 10 → 2,500 req/s for 2m",
         "first send of \"login\":",
-        "    POST /api/login HTTP/1.1",
+        "    POST /api/login?as=$user HTTP/1.1",
+        "    x-user: $user",
         "    authorization: <redacted>",
         "of body, not shown)",
     ] {
         assert!(out.contains(line), "{line:?} missing from:\n{out}");
     }
-    assert!(!out.contains("hunter2pass"), "{out}");
+    // Nothing read from the data file: where its values go, not what they are.
+    assert!(
+        !out.contains("hunter2pass") && !out.contains("alice"),
+        "{out}"
+    );
     assert!(!out.contains("Bearer"), "{out}");
 }

@@ -35,6 +35,7 @@ fn command_line_axes_give_one_run_per_variant_and_one_table() {
         "load.requests=3,5",
         "--matrix",
         "requests.write.weight=1,4",
+        "--raw",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -75,6 +76,11 @@ fn command_line_axes_give_one_run_per_variant_and_one_table() {
         assert!(run.join("end.json").exists());
         let one = headroom(&["report", run.to_str().unwrap()]);
         assert!(one.status.success(), "{}", stderr(&one));
+        // --raw keeps each variant's requests, one record each.
+        let csv = headroom(&["export", run.to_str().unwrap(), "--format", "csv"]);
+        assert!(csv.status.success(), "{}", stderr(&csv));
+        let records = stdout(&csv).lines().count() - 1;
+        assert_eq!(Some(records as u64), r["requests"].as_u64());
     }
     // Two requests: a table per request, its rows the variants.
     let by_request: Vec<&str> = table["by_request"]
@@ -334,4 +340,85 @@ fn the_matrix_table_matches_its_golden_files() {
     use headroom::report::{matrix::render, Format};
     crate::report::check_golden("matrix.txt", &render(&table, Format::Text));
     crate::report::check_golden("matrix.md", &render(&table, Format::Markdown));
+}
+
+/// Credentials and bodies set or varied from the command line stay out of the table, the
+/// variants' directory names and everything stored.
+#[test]
+fn secrets_set_or_varied_are_never_shown_or_stored() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let out = dir.path().join("matrix");
+    let o = headroom(&[
+        "run",
+        s.to_str().unwrap(),
+        "-q",
+        "--set",
+        "target.headers.X-Api-Key=key-LEAK1",
+        "--set=requests.write.body=pw=LEAK2",
+        "--matrix",
+        "target.headers.Authorization=Bearer tok-LEAKA,Bearer tok-LEAKB",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o) + &stderr(&o);
+    let report = headroom(&["report", out.to_str().unwrap(), "--format", "markdown"]);
+    let stored = crate::support::all_text_under(&out);
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for leak in ["LEAK1", "LEAK2", "LEAKA", "LEAKB"] {
+        assert!(!shown.contains(leak), "{leak} printed: {shown}");
+        assert!(!stored.contains(leak), "{leak} stored");
+        assert!(!stdout(&report).contains(leak), "{leak} reported");
+        assert!(
+            !names.iter().any(|n| n.contains(&leak.to_lowercase())),
+            "{names:?}"
+        );
+    }
+    assert!(shown.contains("<redacted>"), "{shown}");
+}
+
+/// A damaged or edited matrix record is refused with what is wrong, never trusted to index
+/// a table or to lead out of the matrix's directory.
+#[test]
+fn a_damaged_matrix_record_is_refused() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let out = dir.path().join("matrix");
+    let o = headroom(&[
+        "run",
+        s.to_str().unwrap(),
+        "-q",
+        "--matrix",
+        "load.requests=2,3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = out.join("matrix.json");
+    let whole: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for (field, value, says) in [
+        (
+            "cells",
+            serde_json::json!([]),
+            "variant 1: 0 cell(s) for 1 column(s)",
+        ),
+        (
+            "run",
+            serde_json::json!("../elsewhere"),
+            "is not a directory name in the matrix",
+        ),
+    ] {
+        let mut damaged = whole.clone();
+        damaged["variants"][0][field] = value;
+        std::fs::write(&path, damaged.to_string()).unwrap();
+        let o = headroom(&["report", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
 }
