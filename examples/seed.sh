@@ -2,7 +2,8 @@
 # Each seed report of ../shared/seeds/ reproduced by one command, against the servers of
 # servers.sh (started here when they are not running, and then stopped again):
 #   examples/seed.sh [--quick] 000|001|002|003|004
-#   examples/seed.sh [--quick] NNN render .run/seeds/STAMP-NNN   (the pages again, from stored runs)
+#   examples/seed.sh [--quick] NNN render examples/.run/seeds/STAMP-NNN   (the pages again,
+#                                                              from the stored runs)
 # writes the seed's reports (markdown and self-contained HTML) to docs/seed-NNN/, beside a
 # page (docs/seed-NNN/README.md) setting the seed's own table and headroom's row by row: the
 # seed's numbers quoted from its text, headroom's from the generated markdown (seed-page.py).
@@ -10,12 +11,17 @@
 # steady states, steps) to seconds so a seed takes a few minutes; the page says which
 # durations were used and what the full command is.
 set -euo pipefail
+CALLER="$PWD"
 cd "$(dirname "$0")"
-QUICK=0
-if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
-SEED="${1:-}"
-RENDER=""
-if [ "${2:-}" = render ]; then RENDER="${3:?give the runs directory}"; fi
+QUICK=0 SEED="" RENDER=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    render) RENDER="$(cd "$CALLER" && cd "${2:?give the runs directory}" && pwd)"; shift ;;
+    *) SEED="$1" ;;
+  esac
+  shift
+done
 case "$SEED" in
   000 | 001 | 002 | 003 | 004) ;;
   *) echo "usage: $0 [--quick] 000|001|002|003|004 [render RUNS]" >&2; exit 2 ;;
@@ -23,7 +29,7 @@ esac
 HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
 [ -x "$HEADROOM" ] || (cd .. && cargo build --release)
 RUNS="$PWD/.run/seeds/$(date -u +%Y%m%dT%H%M%SZ)-$SEED"
-[ -n "$RENDER" ] && RUNS="$(cd "$RENDER" && pwd)"
+[ -n "$RENDER" ] && RUNS="$RENDER"
 DOCS="$PWD/../docs/seed-$SEED"
 # The seed reports: SEEDS, or shared/seeds beside the repository (or beside its worktrees).
 if [ -z "${SEEDS:-}" ]; then
