@@ -53,18 +53,20 @@ impl Sweep {
     /// Makes `plan` this sweep: its load becomes one stage per step (and warm-up).
     pub fn apply(&self, plan: &mut AttackPlan) -> Result<(), CapacityError> {
         let top = self.ladder.0.iter().copied().fold(0.0, f64::max);
-        let unit = match self.axis {
-            Axis::Rate => {
-                plan.load = Load::Open { rate: Rate(top) };
-                "req/s"
-            }
+        match self.axis {
+            Axis::Rate => plan.load = Load::Open { rate: Rate(top) },
             Axis::Concurrency => {
                 self.ladder.whole()?;
                 plan.load = Load::Closed {
                     concurrency: top as u32,
                 };
-                "users"
             }
+        }
+        // A step's name in every table and figure: "200 req/s", "1 user", "10 users".
+        let axis = self.axis;
+        let step_name = move |level: f64| match axis {
+            Axis::Rate => format!("{} req/s", fmt_level(level)),
+            Axis::Concurrency => crate::units::plural(fmt_level(level), "user"),
         };
         let mut stages = Vec::new();
         match self.length {
@@ -79,7 +81,7 @@ impl Sweep {
                     }
                 }
                 for &level in &self.ladder.0 {
-                    let name = format!("{} {unit}", fmt_level(level));
+                    let name = step_name(level);
                     if !warmup.is_zero() {
                         stages.push(Stage {
                             warmup: true,
@@ -102,11 +104,7 @@ impl Sweep {
                 for &level in &self.ladder.0 {
                     stages.push(Stage {
                         requests: Some(n),
-                        ..Stage::constant(
-                            format!("{} {unit}", fmt_level(level)),
-                            level,
-                            Duration::ZERO,
-                        )
+                        ..Stage::constant(step_name(level), level, Duration::ZERO)
                     });
                 }
                 plan.stop = Stop {

@@ -40,8 +40,13 @@ impl Shape {
         for n in &self.nodes {
             if let Some(p) = n.get("properties").and_then(|p| p.get(key)) {
                 found.push(p);
-            } else if let Some(a) = n.get("additionalProperties").filter(|a| a.is_object()) {
+            } else if let Some(a) = n
+                .get("additionalProperties")
+                .filter(|a| a.is_object() || a.as_bool() == Some(true))
+            {
                 found.push(a);
+            } else if free_form(n) {
+                found.push(n);
             }
         }
         (!found.is_empty()).then(|| Shape::of(found))
@@ -64,6 +69,7 @@ impl Shape {
             .filter_map(|n| match n.get("items") {
                 Some(Json::Array(tuple)) => tuple.first(),
                 Some(items) => Some(items),
+                None if free_form(n) => Some(*n),
                 None => n.get("prefixItems").and_then(|p| p.get(0)),
             })
             .collect();
@@ -86,6 +92,17 @@ impl Shape {
         let all: Vec<String> = self.nodes.iter().flat_map(|n| types(n)).collect();
         all.iter().any(|t| t == "string") && all.iter().all(|t| t == "string" || t == "null")
     }
+}
+
+/// Any value at all (a JSON body): `true`, or a schema that says nothing of its type or
+/// contents, so any field or item may be named below it.
+fn free_form(n: &Json) -> bool {
+    n.as_bool() == Some(true)
+        || n.as_object().is_some_and(|o| {
+            ["type", "properties", "items", "enum", "const", "$ref"]
+                .iter()
+                .all(|k| !o.contains_key(*k))
+        })
 }
 
 /// Follows references and spreads `anyOf`/`oneOf`/`allOf` into their alternatives.
@@ -128,5 +145,10 @@ mod tests {
         // Headers are a map: any name is a field, and its value is text.
         let headers = request.field("headers").unwrap();
         assert!(headers.field("X-Anything").unwrap().is_text());
+        // A JSON body is any value: any field or item below it may be set.
+        let json = request.field("json").unwrap();
+        assert!(json.field("range_end").unwrap().field("deep").is_some());
+        assert!(json.field("list").unwrap().item().is_some());
+        assert!(!json.field("range_end").unwrap().is_text());
     }
 }
