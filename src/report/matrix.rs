@@ -86,13 +86,15 @@ fn latencies(l: &Stats, pick: &[fn(&Stats) -> f64]) -> Vec<String> {
         .collect()
 }
 
+/// A row's variant cells, then how many requests it sent, at what rate, how many failed.
+fn counts(cells: &[String], requests: u64, rps: f64, error_rate: f64) -> Vec<String> {
+    let mut out = cells.to_vec();
+    out.extend([fmt_count(requests), fmt_num(rps, 2), percent(error_rate)]);
+    out
+}
+
 fn row(r: &VariantRow) -> Vec<String> {
-    let mut cells = r.cells.clone();
-    cells.extend([
-        fmt_count(r.requests),
-        fmt_num(r.rps, 2),
-        percent(r.error_rate),
-    ]);
+    let mut cells = counts(&r.cells, r.requests, r.rps, r.error_rate);
     cells.extend(latencies(
         &r.latency,
         &[
@@ -125,12 +127,7 @@ pub fn request_rows(t: &MatrixTable) -> Vec<(String, Vec<Vec<String>>)> {
             );
             let mut rows = vec![header];
             for r in &table.rows {
-                let mut cells = r.cells.clone();
-                cells.extend([
-                    fmt_count(r.requests),
-                    fmt_num(r.rps, 2),
-                    percent(r.error_rate),
-                ]);
+                let mut cells = counts(&r.cells, r.requests, r.rps, r.error_rate);
                 cells.extend(latencies(
                     &r.latency,
                     &[
