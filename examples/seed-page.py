@@ -356,8 +356,9 @@ def page_004(seeds, docs, mode, full, durations):
     source, text = seed_text(seeds, "004")
     report = read(docs, "report.md")
     _, hh, hrows = table(report, r"^Requests by stage$", "report.md")
-    hc = {k: column(hh, k, "report.md") for k in
-          ["Stage", "Name", "# reqs", "# fails", "Avg", "Min", "Max", "RPS", "50%", "95%", "99%"]}
+    ours_cols = ["# reqs", "# fails", "Avg", "Min", "Max", "Avg size", "RPS", "Fails/s", "50%",
+                 "60%", "70%", "80%", "90%", "95%", "99%", "100%"]
+    hc = {k: column(hh, k, "report.md") for k in ["Stage", "Name"] + ours_cols}
     # The seed's levels: "Response with request coverage in percentile (10 VUS, 180 seconds)".
     levels = re.split(r"^Response with request coverage in percentile \((\d+) VUS, (\d+) seconds\)$",
                       text, flags=re.M)
@@ -373,17 +374,19 @@ def page_004(seeds, docs, mode, full, durations):
             s1 = [r for r in t1 if r[0] == method and r[1].rstrip().endswith(ending)]
             s2 = [r for r in t2 if r[1] == s1[0][1] and r[0] == s1[0][0]] if s1 else []
             if s1:
+                # Table 1: method, name, requests, fails, average, min, max, size, RPS, fails/s;
+                # table 2: method, name, then the 50, 60, 70, 80, 90, 95, 99 and 100 % columns.
                 a, b = s1[0], (s2[0] if s2 else [""] * 10)
                 rows.append([f"{a[0]} {a[1]}", "seed", a[2], a[3], a[4] + " ms", a[5] + " ms",
-                             a[6] + " ms", a[8], b[2] + " ms", b[7] + " ms", b[8] + " ms"])
+                             a[6] + " ms", a[7] + " B", a[8], a[9]]
+                            + [v + " ms" for v in b[2:10]])
             h = [r for r in hrows if r[hc["Stage"]] == f"{users} users" and r[hc["Name"]] == ours]
             if len(h) != 1:
                 sys.exit(f"seed-page.py: report.md has {len(h)} rows for {ours} at {users} users")
             h = h[0]
-            rows.append([f"POST {ours}", "headroom"] + [h[hc[k]] for k in
-                         ["# reqs", "# fails", "Avg", "Min", "Max", "RPS", "50%", "95%", "99%"]])
-        head = ["Operation", "", "# Requests", "# Fails", "Average", "Min", "Max", "RPS", "50%",
-                "95%", "99%"]
+            rows.append([f"POST {ours}", "headroom"] + [h[hc[k]] for k in ours_cols])
+        head = ["Operation", "", "# Requests", "# Fails", "Average", "Min", "Max", "Avg size",
+                "RPS", "Failures/s", "50%", "60%", "70%", "80%", "90%", "95%", "99%", "100%"]
         out += [f"## {users} users (the seed: {seconds} s)", "", md_table(head, rows, right_from=2), ""]
     return "\n".join([
         preamble("004", source, "a key manager (Locust)", mode, full, durations,

@@ -6,7 +6,8 @@ use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_us, fmt_us_f};
 /// Columns aligned left: the method and the name.
 pub const LEFT: usize = 2;
 
-fn header() -> Vec<String> {
+/// The per-request columns (Locust's), without a leading column.
+pub fn header() -> Vec<String> {
     let mut h: Vec<String> = [
         "Method", "Name", "# reqs", "# fails", "Avg", "Min", "Max", "Std dev", "Avg size", "RPS",
         "Fails/s",
@@ -41,7 +42,8 @@ pub fn name(r: &RequestRow) -> String {
     }
 }
 
-fn cells(r: &RequestRow) -> Vec<String> {
+/// One request's cells, as [`header`] names them.
+pub fn cells(r: &RequestRow) -> Vec<String> {
     let mut c = vec![
         r.method.clone(),
         name(r),
