@@ -401,10 +401,13 @@ def page_004(seeds, docs, mode, full, durations):
         "",
     ] + out + [
         "Latency by percentile per operation (Locust's 50…100 % columns as a curve), over the "
-        "run and per user level:",
+        "run and per user level, then per operation at each user level (the seed's graph for "
+        "each of its runs):",
         "",
         "![by percentile](plots/latency-by-percentile.png)",
         "![by percentile and stage](plots/latency-by-percentile-by-stage.png)",
+    ] + [f"![per operation at level {n}](plots/latency-by-percentile-stage-{n}.png)"
+         for n in (1, 2, 3)] + [
         "",
     ])
 

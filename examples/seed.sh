@@ -166,7 +166,8 @@ render_004() {
   # Latency by percentile per operation, over the run and per user level.
   hr report "$RUNS/run" --plots "$RUNS/run/plots" > /dev/null
   mkdir -p "$DOCS/plots"
-  cp "$RUNS/run/plots/latency-by-percentile.png" "$RUNS/run/plots/latency-by-percentile-by-stage.png" "$DOCS/plots/"
+  cp "$RUNS/run/plots/latency-by-percentile.png" "$RUNS/run/plots/latency-by-percentile-by-stage.png" \
+    "$RUNS"/run/plots/latency-by-percentile-stage-[0-9].png "$DOCS/plots/"
 }
 
 "durations_$SEED"

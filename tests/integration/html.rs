@@ -213,3 +213,52 @@ fn the_chromium_check_sees_errors_overflow_and_cut_off_tables() {
     assert_eq!(r.errors.len(), 2, "{r:?}");
     assert_eq!(r.charts, 0);
 }
+
+/// A run in a few stages of several requests (seed 004's users levels) has a percentile
+/// figure per stage with a line per request.
+#[test]
+fn each_stage_of_a_few_has_its_percentile_figure_per_request() {
+    let target = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("levels.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "target: {{url: 'http://{}'}}\nrequests:\n  - {{name: create, method: POST, path: /, body: x}}\n  - {{name: read, path: /}}\nload:\n  stages:\n    - {{name: 2 users, users: 2, duration: 1s}}\n    - {{name: 4 users, users: 4, duration: 1s}}\n",
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    ok(headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    let html = html_report(&run, &dir.path().join("report.html"));
+    let figures = figures(&html);
+    for (n, stage) in [(1, "2 users"), (2, "4 users")] {
+        let name = format!("latency-by-percentile-stage-{n}");
+        let f = figures
+            .iter()
+            .find(|f| f["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("no {name} in {:?}", names(&figures)));
+        assert!(
+            f["title"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("at {stage}")),
+            "{}",
+            f["title"]
+        );
+        let lines: Vec<&str> = f["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(lines, ["create", "read"]);
+    }
+}

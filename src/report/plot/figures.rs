@@ -75,6 +75,53 @@ fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>, most: Option<f64>)
     Some(axis)
 }
 
+/// At each measured stage, a percentile figure with a line per request (seed 004's graph per
+/// user level); only for a few stages of several requests, so a long sweep does not become
+/// dozens of figures.
+fn by_request_at_each_stage(view: &RunView<'_>) -> Vec<Figure> {
+    const MOST_STAGES: usize = 6;
+    let measured: Vec<(usize, &str)> = view
+        .summary
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.warmup)
+        .map(|(i, r)| (i, r.name.as_str()))
+        .collect();
+    if view.run.meta.requests.len() < 2 || measured.len() > MOST_STAGES {
+        return Vec::new();
+    }
+    measured
+        .into_iter()
+        .filter_map(|(i, stage)| {
+            let step = view.run.total.steps.get(&u16::try_from(i).ok()?)?;
+            let lines: Vec<Series> = view
+                .run
+                .meta
+                .requests
+                .iter()
+                .zip(&step.requests)
+                .map(|(meta, stats)| {
+                    series(
+                        &meta.name,
+                        percentile_points(&stats.latency),
+                        Mark::LinePoints,
+                    )
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            if lines.is_empty() {
+                return None;
+            }
+            let mut figure =
+                by_percentile(&format!("latency-by-percentile-stage-{}", i + 1), lines);
+            figure.title = format!("Latency by percentile, per request, at {stage}");
+            figure.distinct = true;
+            Some(figure)
+        })
+        .collect()
+}
+
 /// The latency-by-percentile figure (the seed 004 graph) of `series`.
 fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
     Figure {
@@ -193,6 +240,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
         figure.title = "Latency by percentile, per stage".into();
         figure.distinct = true;
         figures.push(figure);
+        figures.extend(by_request_at_each_stage(view));
     }
     if steps(view.summary).next().is_some() {
         figures.push(headroom(view));
