@@ -1,5 +1,6 @@
 //! Plots of runs as PNG and SVG: the figures a run gets, and how one is drawn.
 
+mod draw;
 mod figure;
 mod figures;
 pub mod interactive;
@@ -7,7 +8,8 @@ pub mod rates;
 pub mod scatter;
 pub mod ticks;
 
-pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series, SIZE};
+pub use draw::SIZE;
+pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series};
 pub use figures::{for_capacity, for_comparison, for_run, RunView};
 
 use std::path::{Path, PathBuf};
