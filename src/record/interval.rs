@@ -151,48 +151,30 @@ impl FlowStats {
     }
 }
 
-/// Adds `other` to `mine` flow by flow, growing `mine` to take them all.
-fn add_flows(mine: &mut Vec<FlowStats>, other: &[FlowStats]) {
-    if other.len() > mine.len() {
-        mine.resize_with(other.len(), FlowStats::default);
-    }
-    for (m, t) in mine.iter_mut().zip(other) {
-        m.add(t);
-    }
-}
-
-/// Adds iteration `it` to its flow's stats in `flows`, grown to hold it.
-fn record_flow(flows: &mut Vec<FlowStats>, it: &Iteration) {
-    let i = usize::from(it.flow);
-    if i >= flows.len() {
-        flows.resize_with(i + 1, FlowStats::default);
-    }
-    flows[i].record(it);
-}
-
 fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u64>) {
     for (k, n) in theirs {
         *mine.entry(*k).or_default() += n;
     }
 }
 
-/// Adds `other` to `mine` request by request, growing `mine` to take them all.
-fn add_requests(mine: &mut Vec<RequestStats>, other: &[RequestStats]) {
+/// Adds `other` to `mine` item by item (requests, flows: by index in the plan), growing
+/// `mine` to take them all.
+fn add_each<T: Default>(mine: &mut Vec<T>, other: &[T], add: impl Fn(&mut T, &T)) {
     if other.len() > mine.len() {
-        mine.resize_with(other.len(), RequestStats::default);
+        mine.resize_with(other.len(), T::default);
     }
     for (m, t) in mine.iter_mut().zip(other) {
-        m.add(t);
+        add(m, t);
     }
 }
 
-/// The stats of request `i` in `requests`, grown to hold it.
-fn request_mut(requests: &mut Vec<RequestStats>, i: u16) -> &mut RequestStats {
+/// Item `i` of `items` (a request's or a flow's stats), grown to hold it.
+fn nth<T: Default>(items: &mut Vec<T>, i: u16) -> &mut T {
     let i = usize::from(i);
-    if i >= requests.len() {
-        requests.resize_with(i + 1, RequestStats::default);
+    if i >= items.len() {
+        items.resize_with(i + 1, T::default);
     }
-    &mut requests[i]
+    &mut items[i]
 }
 
 /// Everything recorded in one interval (or, merged, in any span of intervals).
@@ -267,8 +249,9 @@ pub struct StepStats {
 impl StepStats {
     /// Adds everything in `other`.
     pub fn add(&mut self, other: &StepStats) {
-        // An iteration begun in this stage may end once its requests are all counted.
-        add_flows(&mut self.flows, &other.flows);
+        // Before the early return: an iteration begun in this stage may end in an interval
+        // that counts none of its requests.
+        add_each(&mut self.flows, &other.flows, FlowStats::add);
         if other.count == 0 {
             return;
         }
@@ -277,7 +260,7 @@ impl StepStats {
         self.failures += other.failures;
         self.errors += other.errors;
         self.latency.add(&other.latency);
-        add_requests(&mut self.requests, &other.requests);
+        add_each(&mut self.requests, &other.requests, RequestStats::add);
     }
 
     /// Stretches the span to take in requests first sent at `first_us` and completed from
@@ -360,11 +343,11 @@ impl IntervalRecord {
         self.bytes_in += s.bytes_in;
         self.bytes_out += s.bytes_out;
         self.retried += u64::from(s.retried);
-        request_mut(&mut self.requests, s.request).record(s);
+        nth(&mut self.requests, s.request).record(s);
         if let Some(it) = &s.iteration {
-            record_flow(&mut self.flows, it);
+            nth(&mut self.flows, it.flow).record(it);
             if let Some(stage) = it.stage {
-                record_flow(&mut self.steps.entry(stage).or_default().flows, it);
+                nth(&mut self.steps.entry(stage).or_default().flows, it.flow).record(it);
             }
         }
     }
@@ -381,7 +364,7 @@ impl IntervalRecord {
         if s.expected {
             step.latency.record(s.latency);
         }
-        request_mut(&mut step.requests, s.request).record(s);
+        nth(&mut step.requests, s.request).record(s);
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -402,8 +385,8 @@ impl IntervalRecord {
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
         self.retried += other.retried;
-        add_requests(&mut self.requests, &other.requests);
-        add_flows(&mut self.flows, &other.flows);
+        add_each(&mut self.requests, &other.requests, RequestStats::add);
+        add_each(&mut self.flows, &other.flows, FlowStats::add);
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
         }
