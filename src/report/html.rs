@@ -119,29 +119,6 @@ fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
     Ok(())
 }
 
-/// The text report without the blocks this page shows as tables of their own.
-fn without_tabled_blocks(text: &str) -> String {
-    let tabled = |line: &str| {
-        line.strip_suffix(':')
-            .is_some_and(|title| title == "SLO" || super::sections::TITLES.contains(&title))
-    };
-    let mut out = String::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        if tabled(line) {
-            skipping = true;
-            continue;
-        }
-        if skipping && line.starts_with("  ") {
-            continue;
-        }
-        skipping = false;
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
-}
-
 /// The stored options as a two-column table, nested fields named by their path
 /// (`connection.keep_alive`, `requests.1.method`).
 fn options_table(meta: &serde_json::Value) -> String {
@@ -232,7 +209,7 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     let _ = writeln!(
         b,
         "<h2>Summary</h2>\n<pre>{}</pre>",
-        escape(&without_tabled_blocks(&super::render_text(s)))
+        escape(&super::text::headline(s))
     );
     for t in super::sections::tables(s, true) {
         let _ = writeln!(b, "<h2>{}</h2>", t.title);

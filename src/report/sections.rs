@@ -13,9 +13,8 @@ pub struct Section {
     pub left: usize,
 }
 
-/// The titles of every section, for a page that shows them as tables of its own and must
-/// not also show the text's copy.
-pub const TITLES: [&str; 7] = [
+/// The titles of every section, in order.
+const TITLES: [&str; 7] = [
     "Failures",
     "Requests by name",
     "Status codes by request",

@@ -128,6 +128,16 @@ pub(super) fn stage_level(s: &Summary, from: f64, to: f64) -> String {
 
 /// Renders the summary as the end-of-run text report.
 pub fn render_text(s: &Summary) -> String {
+    text(s, true)
+}
+
+/// The text report without the tables (sections, steps, objectives) a page shows as tables
+/// of its own: what the HTML report puts in its summary block.
+pub(super) fn headline(s: &Summary) -> String {
+    text(s, false)
+}
+
+fn text(s: &Summary, tables: bool) -> String {
     let mut out = String::new();
     let load = load_words(s);
     row(&mut out, "Target", "", &target_line(s, &load));
@@ -241,13 +251,15 @@ pub fn render_text(s: &Summary) -> String {
     row(&mut out, "Status Codes", "[code:count]", codes.trim());
     out.push_str("Error Set:\n");
     error_set(&mut out, "  ", &s.errors);
-    for t in super::sections::tables(s, false) {
-        section(&mut out, t.title, &t.rows, t.left);
+    if tables {
+        for t in super::sections::tables(s, false) {
+            section(&mut out, t.title, &t.rows, t.left);
+        }
+        if !s.stages.is_empty() {
+            out.push_str(&super::steps::blocks(s));
+        }
     }
-    if !s.stages.is_empty() {
-        out.push_str(&super::steps::blocks(s));
-    }
-    if !s.slo.is_empty() {
+    if tables && !s.slo.is_empty() {
         out.push_str("SLO:\n");
         let width = s
             .slo
