@@ -47,6 +47,32 @@ pub struct RunMeta {
     /// What the preflight noticed about the server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<crate::sample::Notice>,
+    /// Which part of a sharded test this run was (`--shard I/N`); `None` for a whole test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardMeta>,
+}
+
+/// One shard's place in a sharded test: what `headroom merge` checks and rebuilds the whole from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    /// This shard, from 0.
+    pub index: u32,
+    /// How many shards the whole test has.
+    pub count: u32,
+    /// Fingerprint of the whole test's plan (hex): shards of one test share it, and a merge
+    /// refuses runs whose fingerprints differ.
+    pub plan: String,
+    /// The whole test's load; this run's `load` is its share of it.
+    pub whole_load: Load,
+    /// The whole test's stages; this run's `stages` are its share of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub whole_stages: Vec<Stage>,
+    /// The common start asked with `--start-at`, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// Seconds this shard began after `start_at` (0 when on time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_secs: Option<f64>,
 }
 
 impl RunMeta {
@@ -108,6 +134,7 @@ impl RunMeta {
             open_files_limit,
             protocol: protocol.to_string(),
             notices: notices.to_vec(),
+            shard: None,
         }
     }
 }

@@ -16,7 +16,7 @@ mod raw;
 mod redact;
 
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
-pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta};
+pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta, ShardMeta};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
