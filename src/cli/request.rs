@@ -132,6 +132,10 @@ pub struct Subject {
     /// load and stages are replaced).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
+    /// Replace a value of the scenario (repeatable), as `run --set` does:
+    /// requests.read.weight=90, target.headers.X-Env=staging.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<headroom::plan::scenario::Override>,
     #[command(flatten)]
     pub request: RequestArgs,
 }
@@ -148,12 +152,16 @@ impl Subject {
         };
         match (&self.url, &self.scenario) {
             (_, Some(path)) => {
-                let mut plan = headroom::plan::scenario::load(path, super::available_cores())
+                let mut plan = headroom::plan::scenario::Document::read(path)
+                    .and_then(|doc| doc.lower(&self.set, super::available_cores()))
                     .with_context(|| format!("scenario {}", path.display()))?;
                 plan.load = load;
                 plan.stop = stop;
                 plan.stages.clear();
                 Ok(plan)
+            }
+            (Some(_), None) if !self.set.is_empty() => {
+                anyhow::bail!("--set replaces values of a scenario: give --scenario FILE")
             }
             (Some(url), None) => self.request.plan(url, load, stop),
             (None, None) => anyhow::bail!("give a URL or --scenario FILE"),

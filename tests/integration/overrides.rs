@@ -231,3 +231,63 @@ fn a_path_the_scenario_cannot_have_is_refused_by_name() {
         stderr(&o)
     );
 }
+
+/// `sweep --scenario` and `capacity --scenario` take `--set` as `run` does: the swept plan
+/// is the scenario with the value replaced.
+#[test]
+fn sweep_takes_set_on_its_scenario() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &format!("http://{}", server.addr()));
+    let out = dir.path().join("sweep");
+    let o = headroom_env(
+        &[
+            "sweep",
+            "--scenario",
+            s.to_str().unwrap(),
+            "--set",
+            "requests[1].path=/status/404",
+            "--concurrency",
+            "1",
+            "--step-requests",
+            "6",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        stderr(&o)
+    );
+    let meta = json(&out.join("meta.json"));
+    assert_eq!(meta["requests"][1]["path"], "/status/404");
+    // A path the scenario cannot have is refused by name, before anything is sent.
+    let bad = headroom_env(
+        &[
+            "capacity",
+            "--scenario",
+            s.to_str().unwrap(),
+            "--set",
+            "requests.nope.weight=2",
+        ],
+        &[],
+    );
+    assert!(!bad.status.success(), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("no item named \"nope\""),
+        "{}",
+        stderr(&bad)
+    );
+    // Without a scenario there is nothing to set.
+    let url = format!("http://{}", server.addr());
+    let no = headroom_env(&["sweep", &url, "--rate", "5", "--set", "load.rate=5"], &[]);
+    assert!(!no.status.success(), "{}", stderr(&no));
+    assert!(
+        stderr(&no).contains("give --scenario FILE"),
+        "{}",
+        stderr(&no)
+    );
+}
