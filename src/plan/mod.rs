@@ -11,6 +11,7 @@ pub mod matrix;
 mod regular_file;
 pub(crate) mod request;
 pub mod scenario;
+pub mod shard;
 mod slo;
 mod target;
 mod template;
@@ -18,7 +19,7 @@ mod tls;
 mod weights;
 
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
-pub use data::{DataError, Dataset, Pick, Unreadable};
+pub use data::{DataError, Dataset, Part, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
