@@ -4,6 +4,7 @@ use super::progress::Progress;
 use anyhow::{bail, Context};
 use clap::Args;
 use headroom::engine::CancellationToken;
+use headroom::launch::Launch;
 use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
 use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
 use headroom::report::Format;
@@ -38,6 +39,8 @@ pub struct AttackArgs {
     pub slo: Vec<String>,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub sharding: super::shard::ShardArgs,
 }
 
 /// Where a run is stored and how its report is printed (`attack` and `run` alike).
@@ -75,23 +78,30 @@ pub struct Output {
 
 impl Output {
     /// Runs `plan` into the asked (or a new) run directory named after `command`, prints
-    /// the report and says where the run is stored.
-    pub fn execute(
-        &self,
-        plan: &AttackPlan,
-        command: &str,
-        shutdown: CancellationToken,
-    ) -> anyhow::Result<ExitCode> {
-        self.execute_until(plan, command, shutdown, Vec::new())
-    }
-
-    /// Like `execute`, stopping the run at the first stage that meets one of `limits`.
+    /// the report and says where the run is stored; stops the run at the first stage that
+    /// meets one of `limits`.
     pub fn execute_until(
         &self,
         plan: &AttackPlan,
         command: &str,
         shutdown: CancellationToken,
         limits: Vec<Slo>,
+    ) -> anyhow::Result<ExitCode> {
+        let launch = Launch {
+            raw: self.raw,
+            ..Launch::default()
+        };
+        self.execute_launched(plan, command, shutdown, limits, launch)
+    }
+
+    /// Like `execute_until`, launched as `launch` says (a shard, a common start).
+    pub fn execute_launched(
+        &self,
+        plan: &AttackPlan,
+        command: &str,
+        shutdown: CancellationToken,
+        limits: Vec<Slo>,
+        launch: Launch,
     ) -> anyhow::Result<ExitCode> {
         let dir = self.dir(command);
         let argv: Vec<String> = std::env::args().collect();
@@ -105,7 +115,7 @@ impl Output {
             pages: !plan.stages.is_empty(),
             raw: self.raw,
         };
-        execute(plan, &argv, &dir, shutdown, watching)
+        execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
     }
 
     /// The server watch asked for, started now so a wrong PID or URL fails before any load.
@@ -163,8 +173,9 @@ impl AttackArgs {
 
 /// Runs `headroom attack`.
 pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
-    let plan = args.plan()?;
-    args.output.execute(&plan, "attack", shutdown)
+    let (plan, launch) = args.sharding.launch(args.plan()?, args.output.raw)?;
+    args.output
+        .execute_launched(&plan, "attack", shutdown, Vec::new(), launch)
 }
 
 /// Exit status of a run that completed but missed an objective.
@@ -194,6 +205,22 @@ pub fn execute(
     shutdown: CancellationToken,
     watching: Watching,
 ) -> anyhow::Result<ExitCode> {
+    let launch = Launch {
+        raw: watching.raw,
+        ..Launch::default()
+    };
+    execute_launched(plan, command, dir, shutdown, watching, &launch)
+}
+
+/// Like [`execute`], launched as `launch` says.
+pub fn execute_launched(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: CancellationToken,
+    watching: Watching,
+    launch: &Launch,
+) -> anyhow::Result<ExitCode> {
     let Watching {
         format,
         quiet,
@@ -208,7 +235,7 @@ pub fn execute(
     let handle = shutdown.clone();
     let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
     let stored =
-        headroom::run::attack_recording(plan, command, dir, shutdown, &mut watch, server, raw)
+        headroom::run::attack_launched(plan, command, dir, shutdown, &mut watch, server, launch)
             .with_context(|| format!("attack on {} failed", plan.target.url))?;
     drop(watch);
     progress.finish();

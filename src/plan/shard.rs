@@ -15,6 +15,10 @@ use super::{AttackPlan, Load, PlanError, Rate, Stage};
 /// worth of load, and is surely a typo.
 pub const MAX_SHARDS: u32 = 10_000;
 
+/// A run this late after its common start (`--start-at`) or later says so in its output
+/// and report.
+pub const LATE_NOTICE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Which part of a sharded test a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
