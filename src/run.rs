@@ -3,13 +3,12 @@
 //! so the end-of-run report and `headroom report` are one path.
 
 use crate::engine::{self, CancellationToken, EngineError};
+use crate::launch::Launch;
 use crate::monitor::{peak_rss_bytes, ProcessProbe, ServerWatch};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
-use crate::launch::Launch;
 use crate::store::{
-    EndStatus, IntervalLine, RawWriter, RunDir, RunEnd, RunMeta, ShardMeta, StoreError,
-    StoredRun,
+    EndStatus, IntervalLine, RawWriter, RunDir, RunEnd, RunMeta, ShardMeta, StoreError, StoredRun,
 };
 
 /// Why a run failed.

@@ -148,10 +148,16 @@ mod tests {
         assert_eq!(resolve(Some("1/4"), None, None, None).unwrap(), s(1, 4));
         assert_eq!(resolve(None, Some("4"), None, Some("3")).unwrap(), s(3, 4));
         assert_eq!(resolve(None, None, Some("4"), Some("2")).unwrap(), s(2, 4));
-        assert_eq!(resolve(None, Some("3"), Some("4"), Some("2")).unwrap(), s(2, 3));
+        assert_eq!(
+            resolve(None, Some("3"), Some("4"), Some("2")).unwrap(),
+            s(2, 3)
+        );
         // An Indexed Job that is not a sharded test.
         assert_eq!(resolve(None, None, None, Some("2")).unwrap(), None);
-        assert_eq!(resolve(Some("1/4"), None, Some("4"), Some("3")).unwrap(), s(1, 4));
+        assert_eq!(
+            resolve(Some("1/4"), None, Some("4"), Some("3")).unwrap(),
+            s(1, 4)
+        );
     }
 
     #[test]
@@ -168,8 +174,13 @@ mod tests {
             (None, Some("20000"), None, Some("0"), "between 1 and 10000"),
             (None, Some("4"), None, Some("a"), INDEX_ENV),
         ] {
-            let e = resolve(shard, shards, env_n, env_i).unwrap_err().to_string();
-            assert!(e.contains(says) && !e.contains('\n'), "{shard:?} {shards:?}: {e}");
+            let e = resolve(shard, shards, env_n, env_i)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(says) && !e.contains('\n'),
+                "{shard:?} {shards:?}: {e}"
+            );
         }
     }
 }

@@ -253,11 +253,22 @@ mod tests {
                 let whole = Users::new(&single, 0).target(single.start + at);
                 let mut parts = vec![];
                 for p in &shards {
-                    parts.push((0..2).map(|w| Users::new(p, w).target(p.start + at)).sum::<usize>());
+                    parts.push(
+                        (0..2)
+                            .map(|w| Users::new(p, w).target(p.start + at))
+                            .sum::<usize>(),
+                    );
                 }
-                assert_eq!(parts.iter().sum::<usize>(), whole, "{count} shards at {at:?}");
+                assert_eq!(
+                    parts.iter().sum::<usize>(),
+                    whole,
+                    "{count} shards at {at:?}"
+                );
                 // Remainders go to the first shards.
-                assert!(parts.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1), "{parts:?}");
+                assert!(
+                    parts.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1),
+                    "{parts:?}"
+                );
             }
         }
     }

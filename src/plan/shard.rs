@@ -211,7 +211,10 @@ mod tests {
 
     #[test]
     fn shard_text_is_checked() {
-        assert_eq!("2/4".parse::<Shard>().unwrap(), Shard { index: 2, count: 4 });
+        assert_eq!(
+            "2/4".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 4 }
+        );
         for bad in ["4/4", "0/0", "1", "-1/4", "a/b", "0/10001", "1/2/3", ""] {
             let e = bad.parse::<Shard>().unwrap_err().to_string();
             assert!(!e.contains('\n'), "{bad}: {e}");
@@ -288,6 +291,45 @@ mod tests {
     }
 
     #[test]
+    fn each_shard_draws_its_own_rows_of_every_data_set() {
+        let mut whole = plan(
+            Load::Open { rate: Rate(10.0) },
+            Stop {
+                duration: Some(Duration::from_secs(1)),
+                requests: None,
+            },
+            vec![],
+        );
+        whole.requests[0].data = Some(crate::plan::DataBinding {
+            name: "keys".into(),
+            dataset: std::sync::Arc::new(crate::plan::Dataset::generate(10, 4, None).unwrap()),
+            pick: crate::plan::Pick::Sequential,
+            part: Default::default(),
+        });
+        let mut all = vec![];
+        for s in shards(3) {
+            let split = s.split(&whole).unwrap();
+            let d = split.plan.requests[0].data.as_ref().unwrap();
+            // Sequential picks wrap within the shard's rows, never into another's.
+            let rows: Vec<u64> = (0..20).map(|k| d.row(k).unwrap()).collect();
+            assert!(rows.iter().all(|r| r % 3 == u64::from(s.index)), "{rows:?}");
+            all.extend(rows);
+        }
+        all.sort();
+        all.dedup();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        let e = Shard::new(0, 11)
+            .unwrap()
+            .split(&whole)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("data set \"keys\" has 10 row(s), fewer than the 11 shards"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_test_too_small_for_its_shards_is_refused_in_one_line() {
         let few = plan(
             Load::Closed { concurrency: 3 },
@@ -297,7 +339,11 @@ mod tests {
             },
             vec![],
         );
-        let e = Shard::new(0, 4).unwrap().split(&few).unwrap_err().to_string();
+        let e = Shard::new(0, 4)
+            .unwrap()
+            .split(&few)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("3 user(s) cannot be split over 4 shards"), "{e}");
         let short = plan(
             Load::Open { rate: Rate(10.0) },
@@ -307,7 +353,11 @@ mod tests {
             },
             vec![],
         );
-        let e = Shard::new(3, 4).unwrap().split(&short).unwrap_err().to_string();
+        let e = Shard::new(3, 4)
+            .unwrap()
+            .split(&short)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--requests 3 cannot be split over 4"), "{e}");
     }
 }

@@ -111,7 +111,12 @@ pub(super) fn shard_words(s: &Summary) -> Option<String> {
 pub(super) fn load_words(s: &Summary) -> String {
     let n = s.stages.len();
     match (s.load, n) {
-        (Load::Open { rate }, 0) => format!("open model, {} req/s", rate.per_second()),
+        // A shard's share of a rate can be a long fraction (100 / 3): three decimals
+        // say it, and leave whole and short rates as they were.
+        (Load::Open { rate }, 0) => format!(
+            "open model, {} req/s",
+            (rate.per_second() * 1000.0).round() / 1000.0
+        ),
         (Load::Closed { concurrency }, 0) => {
             format!("closed model, {}", plural(concurrency, "worker"))
         }

@@ -49,9 +49,7 @@ impl Mix {
         // The shard's slots repeat once `m·count` has gone round the wheel a whole number
         // of times: after len / gcd(len, count) of its requests.
         let period = len / gcd(len, count.max(1));
-        let wheel = (0..period)
-            .map(|m| self.pick(m * count + index))
-            .collect();
+        let wheel = (0..period).map(|m| self.pick(m * count + index)).collect();
         Mix::of_wheel(wheel, self.per_cycle.len())
     }
 

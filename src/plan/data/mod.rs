@@ -300,10 +300,16 @@ mod tests {
             }
             all.sort();
             all.dedup();
-            assert_eq!(all, (0..rows).collect::<Vec<_>>(), "{pick:?} covers the set");
+            assert_eq!(
+                all,
+                (0..rows).collect::<Vec<_>>(),
+                "{pick:?} covers the set"
+            );
         }
         let unique = Part { index: 2, count: 4 };
-        let sent: Vec<u64> = (0..30).map_while(|k| unique.row(Pick::Unique, k, rows)).collect();
+        let sent: Vec<u64> = (0..30)
+            .map_while(|k| unique.row(Pick::Unique, k, rows))
+            .collect();
         assert_eq!(sent.len(), 26, "rows 2, 6, …, 102");
         assert_eq!(Part::default().row(Pick::Sequential, 7, 5), Some(2));
     }
