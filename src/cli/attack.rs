@@ -139,8 +139,9 @@ impl Output {
 }
 
 impl AttackArgs {
-    /// Lowers the flags to a validated plan.
-    pub fn plan(&self) -> anyhow::Result<AttackPlan> {
+    /// Lowers the flags to a validated plan: of a whole test run by `generators` shards (1
+    /// for a run on one generator).
+    pub fn plan(&self, generators: u32) -> anyhow::Result<AttackPlan> {
         let load = match (self.rate, self.concurrency) {
             (Some(rate), None) => Load::Open { rate: Rate(rate) },
             (None, Some(c)) if c >= 1 && c <= u32::MAX as i64 => Load::Closed {
@@ -166,14 +167,16 @@ impl AttackArgs {
                 .collect::<Result<Vec<Slo>, _>>()?,
             ..self.request.plan(&self.url, load, stop)?
         };
-        plan.validate()?;
+        plan.validate_for(generators)?;
         Ok(plan)
     }
 }
 
 /// Runs `headroom attack`.
 pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
-    let (plan, launch) = args.sharding.launch(args.plan()?, args.output.raw)?;
+    let shard = args.sharding.shard()?;
+    let whole = args.plan(shard.map_or(1, |s| s.count))?;
+    let (plan, launch) = args.sharding.launch(shard, whole, args.output.raw)?;
     args.output
         .execute_launched(&plan, "attack", shutdown, Vec::new(), launch)
 }

@@ -63,7 +63,9 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         }
         return super::matrix::run(&args, &doc, &overrides, shutdown);
     }
-    let plan = doc.lower(&overrides, super::available_cores())?;
+    let shard = args.sharding.shard()?;
+    let generators = shard.map_or(1, |s| s.count);
+    let plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
     if args.check {
         super::check::print(&args.scenario, &plan)
             .with_context(|| format!("scenario {}", args.scenario.display()))?;
@@ -71,7 +73,7 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     }
     let (plan, launch) = args
         .sharding
-        .launch(plan, args.output.raw)
+        .launch(shard, plan, args.output.raw)
         .with_context(|| format!("scenario {}", args.scenario.display()))?;
     args.output
         .execute_launched(&plan, "run", shutdown, Vec::new(), launch)

@@ -51,15 +51,20 @@ impl ShardArgs {
             || std::env::var_os(SHARDS_ENV).is_some()
     }
 
-    /// The plan this run sends (the whole, or its shard's part) and how it is launched;
-    /// says on stderr what it does.
-    pub fn launch(&self, whole: AttackPlan, raw: bool) -> anyhow::Result<(AttackPlan, Launch)> {
+    /// The plan this run sends (the whole, or the part of `shard`, from [`Self::shard`])
+    /// and how it is launched; says on stderr what it does.
+    pub fn launch(
+        &self,
+        shard: Option<Shard>,
+        whole: AttackPlan,
+        raw: bool,
+    ) -> anyhow::Result<(AttackPlan, Launch)> {
         let start_at = self
             .start_at
             .as_deref()
             .map(|t| parse_start_at(t, SystemTime::now()))
             .transpose()?;
-        let (plan, launch) = match self.shard()? {
+        let (plan, launch) = match shard {
             Some(shard) => Launch::sharded(&whole, shard, raw, start_at)?,
             None => (
                 whole,

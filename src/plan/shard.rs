@@ -330,6 +330,27 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_test_may_be_as_large_as_its_shards_together() {
+        let big = plan(
+            Load::Closed {
+                concurrency: 150_000,
+            },
+            Stop {
+                duration: Some(Duration::from_secs(1)),
+                requests: None,
+            },
+            vec![],
+        );
+        assert!(big.validate().is_err(), "more than one generator runs");
+        assert!(big.validate_for(2).is_ok());
+        for s in shards(2) {
+            assert!(s.split(&big).unwrap().plan.validate().is_ok());
+        }
+        let e = big.validate_for(1).unwrap_err().to_string();
+        assert!(e.contains("split the load over several generators"), "{e}");
+    }
+
+    #[test]
     fn a_test_too_small_for_its_shards_is_refused_in_one_line() {
         let few = plan(
             Load::Closed { concurrency: 3 },

@@ -89,6 +89,8 @@ mod tests {
     use crate::plan::{Load, NamedRequest, Rate, RequestSpec, Stop, Target};
     use std::time::Duration;
 
+    const PINNED: &str = "cfadceefbf2c7413d2563cf4457ed95849385dd3945e6594913001eaf987f922";
+
     fn plan(rate: f64, body: &'static [u8]) -> AttackPlan {
         let target = Target::parse("http://127.0.0.1:8080/x").unwrap();
         let spec = RequestSpec::parse("POST", &[], bytes::Bytes::from_static(body)).unwrap();
@@ -113,6 +115,17 @@ mod tests {
         };
         assert_eq!(plan_fingerprint(&a), plan_fingerprint(&b));
         assert_eq!(plan_fingerprint(&a).len(), 64);
+    }
+
+    #[test]
+    fn the_fingerprint_of_a_plan_does_not_change_between_builds() {
+        // Shards built from different commits or compilers must agree: a change here
+        // means shards of older builds no longer merge with newer ones, and is a decision.
+        assert_eq!(
+            plan_fingerprint(&plan(100.0, b"{}")),
+            PINNED,
+            "the canonical form of a plan changed"
+        );
     }
 
     #[test]
