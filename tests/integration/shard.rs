@@ -226,3 +226,75 @@ fn bad_shard_values_are_refused_in_one_line() {
         );
     }
 }
+
+/// A scenario writing `keys` generated keys once each (`pick: unique`), `requests` in all.
+fn unique_keys(dir: &Path, url: &str, load: &str) -> std::path::PathBuf {
+    let path = dir.join("fill.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "target: {{url: {url}}}\ndata:\n  keys: {{generate: {{keys: 30, value_bytes: 8, prefix: k-}}}}\nrequests:\n  - name: put\n    method: POST\n    path: /kv/{{{{ key }}}}\n    body: \"{{{{ value }}}}\"\n    data: keys\n    pick: unique\nload: {load}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn shards_draw_disjoint_rows_so_unique_keys_last_exactly_the_whole_test() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let url = format!("http://{}", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    for (model, load) in ["{users: 4, requests: 30}", "{rate: 200, requests: 30}"]
+        .iter()
+        .enumerate()
+    {
+        let scenario = unique_keys(dir.path(), &url, load);
+        let scenario = scenario.to_str().unwrap();
+        // 30 keys over 3 shards: 10 each, and the 10 requests of each shard find them.
+        for (i, extra) in [(0, "30"), (1, "30"), (2, "30"), (0, "31")] {
+            let shard = format!("{i}/3");
+            let o = headroom(
+                &[
+                    "run",
+                    scenario,
+                    "-q",
+                    "--format",
+                    "json",
+                    "--shard",
+                    &shard,
+                    "--set",
+                    &format!("load.requests={extra}"),
+                    "--out",
+                    dir.path()
+                        .join(format!("r{model}-{i}-{extra}"))
+                        .to_str()
+                        .unwrap(),
+                ],
+                &[],
+            )
+            .output()
+            .unwrap();
+            assert!(o.status.success(), "{load} {shard}: {}", stderr(&o));
+            let summary: Json = serde_json::from_slice(&o.stdout).unwrap();
+            let errors: u64 = summary["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["key"] == "data_exhausted")
+                .map(|e| e["count"].as_u64().unwrap())
+                .sum();
+            if extra == "30" {
+                assert_eq!(
+                    summary["requests"]["total"], 10,
+                    "{load} {shard}: {summary}"
+                );
+                assert_eq!(errors, 0, "{load} {shard}: {summary}");
+            } else {
+                // The 31st request (index 30) is shard 0's 11th, past its 10 rows.
+                assert_eq!(summary["requests"]["total"], 11, "{load} {shard}");
+                assert_eq!(errors, 1, "{load} {shard}: {summary}");
+            }
+        }
+    }
+}
