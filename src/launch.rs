@@ -233,11 +233,12 @@ mod tests {
         let (_, started) = wait_for_start(past, &cancel).unwrap();
         assert!(started.late >= Duration::from_secs(5), "{started:?}");
         assert_eq!(started.at, past + started.late);
-        // A second ahead: time enough to be on time however busy the machine.
-        let ahead = SystemTime::now() + Duration::from_secs(1);
+        // A start ahead is waited for: it returns no sooner than the threads' lead before
+        // it, and on time unless the machine was too busy to wake it then, which it says.
+        let ahead = SystemTime::now() + Duration::from_millis(300);
         let (_, started) = wait_for_start(ahead, &cancel).unwrap();
-        assert_eq!(started.at, ahead);
-        assert!(started.late.is_zero());
+        assert!(SystemTime::now() + LEAD >= ahead);
+        assert_eq!(started.at, ahead + started.late);
         cancel.cancel();
         assert!(wait_for_start(SystemTime::now() + MOST_AHEAD, &cancel).is_none());
     }

@@ -86,7 +86,12 @@ fn shards_with_a_common_start_send_the_whole_test_and_name_their_plan() {
             "{}",
             stderr(&o)
         );
-        assert!(stderr(&o).contains("waiting until"), "{}", stderr(&o));
+        // Waiting, unless the machine was so busy the process came up after the start.
+        assert!(
+            stderr(&o).contains("waiting until") || stderr(&o).contains("starting at once, late"),
+            "{}",
+            stderr(&o)
+        );
         let summary: Json = serde_json::from_slice(&o.stdout).unwrap();
         totals.push(summary["requests"]["total"].as_u64().unwrap());
         assert_eq!(summary["shard"]["index"], i);
