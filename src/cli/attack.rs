@@ -237,9 +237,16 @@ pub fn execute_launched(
     let shutdown = shutdown.child_token();
     let handle = shutdown.clone();
     let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
-    let stored =
-        headroom::run::attack_launched(plan, command, dir, shutdown, &mut watch, server, launch)
-            .with_context(|| format!("attack on {} failed", plan.target.url))?;
+    let stored = match headroom::run::attack_launched(
+        plan, command, dir, shutdown, &mut watch, server, launch,
+    ) {
+        // Stopped before the common start: nothing to report, and the status of a stop.
+        Err(e @ headroom::run::RunError::NotStarted) => {
+            eprintln!("headroom: {e}");
+            return Ok(super::stopped_code());
+        }
+        r => r.with_context(|| format!("attack on {} failed", plan.target.url))?,
+    };
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);

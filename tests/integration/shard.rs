@@ -303,3 +303,61 @@ fn shards_draw_disjoint_rows_so_unique_keys_last_exactly_the_whole_test() {
         }
     }
 }
+
+#[test]
+fn a_stop_signal_while_waiting_for_the_start_stores_nothing() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    // The target is checked before the wait, so it must be up.
+    let server = crate::support::start_target(Duration::ZERO);
+    let url = format!("http://{}/", server.addr());
+    let mut child = headroom(
+        &[
+            "attack",
+            &url,
+            "--rate",
+            "10",
+            "-n",
+            "5",
+            "--shard",
+            "0/2",
+            "--start-at",
+            &start.to_string(),
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let waiting = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.contains("waiting until"));
+    assert!(waiting.is_some(), "it says it waits");
+    // The signal thread starts with the process; give it well over the time it takes to
+    // listen, so the signal is the graceful stop and not the default action.
+    std::thread::sleep(Duration::from_secs(1));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("stopped while waiting for the common start")),
+        "{rest:?}"
+    );
+    assert!(!out.exists(), "nothing stored");
+}
