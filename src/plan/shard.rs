@@ -113,7 +113,7 @@ impl Shard {
         if let Some(total) = whole.stop.requests {
             if total < u64::from(n) {
                 return Err(PlanError::Range(format!(
-                    "--requests {total} cannot be split over {n} shards: give at least one request per shard"
+                    "a count of {total} requests cannot be split over {n} shards: give at least one request per shard"
                 )));
             }
             plan.stop.requests = Some(self.share(total));
@@ -379,6 +379,9 @@ mod tests {
             .split(&short)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--requests 3 cannot be split over 4"), "{e}");
+        assert!(
+            e.contains("a count of 3 requests cannot be split over 4"),
+            "{e}"
+        );
     }
 }

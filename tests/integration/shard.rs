@@ -203,7 +203,7 @@ fn bad_shard_values_are_refused_in_one_line() {
         (
             vec!["--shard", "0/11"],
             &[],
-            "--requests 10 cannot be split over 11 shards",
+            "a count of 10 requests cannot be split over 11 shards",
         ),
         (vec!["--start-at", "tomorrow"], &[], "RFC 3339"),
         (vec!["--start-at", &yesterday], &[], "ago"),
