@@ -14,6 +14,7 @@
 //! - [`summary`]: the serde model every report renders, built from recorded intervals only.
 //! - [`report`]: text and JSON renderers of a [`summary::Summary`].
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
+//! - [`launch`]: a run as one shard of a test, and a common start for several generators.
 //! - [`matrix`]: runs a matrix's variants one after another, each a stored run.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
 //! - [`target`]: a built-in HTTP server for demos and self-tests.
@@ -30,6 +31,7 @@ pub mod engine;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod launch;
 pub mod matrix;
 pub mod monitor;
 pub mod plan;

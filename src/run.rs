@@ -3,11 +3,12 @@
 //! so the end-of-run report and `headroom report` are one path.
 
 use crate::engine::{self, CancellationToken, EngineError};
+use crate::launch::Launch;
 use crate::monitor::{peak_rss_bytes, ProcessProbe, ServerWatch};
 use crate::plan::AttackPlan;
 use crate::record::IntervalRecord;
 use crate::store::{
-    EndStatus, IntervalLine, RawWriter, RunDir, RunEnd, RunMeta, StoreError, StoredRun,
+    EndStatus, IntervalLine, RawWriter, RunDir, RunEnd, RunMeta, ShardMeta, StoreError, StoredRun,
 };
 
 /// Why a run failed.
@@ -28,6 +29,9 @@ pub enum RunError {
         /// Seconds written before it.
         written: u64,
     },
+    /// The run was stopped while it waited for its common start (`--start-at`).
+    #[error("stopped while waiting for the common start; nothing was sent or stored")]
+    NotStarted,
     /// Writing the raw records (`--raw`) failed mid-run: the attack was stopped likewise.
     #[error("{cause}; the attack was stopped within a second, and the {written} request record(s) written before are kept in the run directory")]
     RawLost {
@@ -87,18 +91,65 @@ pub fn attack_recording(
     dir: &RunDir,
     shutdown: CancellationToken,
     observer: &mut dyn Observer,
-    mut server: Option<ServerWatch>,
+    server: Option<ServerWatch>,
     raw: bool,
 ) -> Result<StoredRun, RunError> {
+    let launch = Launch {
+        raw,
+        ..Launch::default()
+    };
+    attack_launched(plan, command, dir, shutdown, observer, server, &launch)
+}
+
+/// Like [`attack_recording`], as `launch` says: as one shard of a test (`plan` being the
+/// shard's part, from `Launch::sharded`), and at a common start. The target is checked
+/// (the preflight) before the wait, so a wrong address fails at once rather than at the
+/// start; nothing is stored before the schedule begins.
+pub fn attack_launched(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: CancellationToken,
+    observer: &mut dyn Observer,
+    mut server: Option<ServerWatch>,
+    launch: &Launch,
+) -> Result<StoredRun, RunError> {
+    let raw = launch.raw;
     let open_files = crate::monitor::raise_open_files_limit();
     let mut prepared = engine::prepare(plan, open_files)?;
-    let meta = RunMeta::describe(
+    if let Some(shard) = &launch.shard {
+        prepared.shard_of(shard.whole.clone());
+    }
+    let started = match launch.start_at {
+        Some(at) => {
+            let (instant, started) =
+                crate::launch::wait_for_start(at, &shutdown).ok_or(RunError::NotStarted)?;
+            prepared.start_at(instant);
+            Some(started)
+        }
+        None => None,
+    };
+    let mut meta = RunMeta::describe(
         prepared.plan(),
         command,
         open_files,
         prepared.protocol(),
         prepared.notices(),
     );
+    if let Some(started) = started {
+        meta.started_at = humantime::format_rfc3339_millis(started.at).to_string();
+    }
+    meta.shard = launch.shard.as_ref().map(|s| ShardMeta {
+        index: s.whole.shard.index,
+        count: s.whole.shard.count,
+        plan: s.fingerprint.clone(),
+        whole_load: s.whole.load,
+        whole_stages: s.whole.stages.clone(),
+        start_at: launch
+            .start_at
+            .map(|at| humantime::format_rfc3339_millis(at).to_string()),
+        late_secs: started.map(|s| s.late.as_secs_f64()),
+    });
     for notice in prepared.notices() {
         observer.notice(notice);
     }

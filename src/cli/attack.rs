@@ -4,6 +4,7 @@ use super::progress::Progress;
 use anyhow::{bail, Context};
 use clap::Args;
 use headroom::engine::CancellationToken;
+use headroom::launch::Launch;
 use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
 use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
 use headroom::report::Format;
@@ -38,6 +39,8 @@ pub struct AttackArgs {
     pub slo: Vec<String>,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub sharding: super::shard::ShardArgs,
 }
 
 /// Where a run is stored and how its report is printed (`attack` and `run` alike).
@@ -75,23 +78,30 @@ pub struct Output {
 
 impl Output {
     /// Runs `plan` into the asked (or a new) run directory named after `command`, prints
-    /// the report and says where the run is stored.
-    pub fn execute(
-        &self,
-        plan: &AttackPlan,
-        command: &str,
-        shutdown: CancellationToken,
-    ) -> anyhow::Result<ExitCode> {
-        self.execute_until(plan, command, shutdown, Vec::new())
-    }
-
-    /// Like `execute`, stopping the run at the first stage that meets one of `limits`.
+    /// the report and says where the run is stored; stops the run at the first stage that
+    /// meets one of `limits`.
     pub fn execute_until(
         &self,
         plan: &AttackPlan,
         command: &str,
         shutdown: CancellationToken,
         limits: Vec<Slo>,
+    ) -> anyhow::Result<ExitCode> {
+        let launch = Launch {
+            raw: self.raw,
+            ..Launch::default()
+        };
+        self.execute_launched(plan, command, shutdown, limits, launch)
+    }
+
+    /// Like `execute_until`, launched as `launch` says (a shard, a common start).
+    pub fn execute_launched(
+        &self,
+        plan: &AttackPlan,
+        command: &str,
+        shutdown: CancellationToken,
+        limits: Vec<Slo>,
+        launch: Launch,
     ) -> anyhow::Result<ExitCode> {
         let dir = self.dir(command);
         let argv: Vec<String> = std::env::args().collect();
@@ -105,7 +115,7 @@ impl Output {
             pages: !plan.stages.is_empty(),
             raw: self.raw,
         };
-        execute(plan, &argv, &dir, shutdown, watching)
+        execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
     }
 
     /// The server watch asked for, started now so a wrong PID or URL fails before any load.
@@ -129,8 +139,9 @@ impl Output {
 }
 
 impl AttackArgs {
-    /// Lowers the flags to a validated plan.
-    pub fn plan(&self) -> anyhow::Result<AttackPlan> {
+    /// Lowers the flags to a validated plan: of a whole test run by `generators` shards (1
+    /// for a run on one generator).
+    pub fn plan(&self, generators: u32) -> anyhow::Result<AttackPlan> {
         let load = match (self.rate, self.concurrency) {
             (Some(rate), None) => Load::Open { rate: Rate(rate) },
             (None, Some(c)) if c >= 1 && c <= u32::MAX as i64 => Load::Closed {
@@ -156,15 +167,18 @@ impl AttackArgs {
                 .collect::<Result<Vec<Slo>, _>>()?,
             ..self.request.plan(&self.url, load, stop)?
         };
-        plan.validate()?;
+        plan.validate_for(generators)?;
         Ok(plan)
     }
 }
 
 /// Runs `headroom attack`.
 pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
-    let plan = args.plan()?;
-    args.output.execute(&plan, "attack", shutdown)
+    let shard = args.sharding.shard()?;
+    let whole = args.plan(shard.map_or(1, |s| s.count))?;
+    let (plan, launch) = args.sharding.launch(shard, whole, args.output.raw)?;
+    args.output
+        .execute_launched(&plan, "attack", shutdown, Vec::new(), launch)
 }
 
 /// Exit status of a run that completed but missed an objective.
@@ -194,6 +208,22 @@ pub fn execute(
     shutdown: CancellationToken,
     watching: Watching,
 ) -> anyhow::Result<ExitCode> {
+    let launch = Launch {
+        raw: watching.raw,
+        ..Launch::default()
+    };
+    execute_launched(plan, command, dir, shutdown, watching, &launch)
+}
+
+/// Like [`execute`], launched as `launch` says.
+pub fn execute_launched(
+    plan: &AttackPlan,
+    command: &[String],
+    dir: &RunDir,
+    shutdown: CancellationToken,
+    watching: Watching,
+    launch: &Launch,
+) -> anyhow::Result<ExitCode> {
     let Watching {
         format,
         quiet,
@@ -207,9 +237,16 @@ pub fn execute(
     let shutdown = shutdown.child_token();
     let handle = shutdown.clone();
     let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
-    let stored =
-        headroom::run::attack_recording(plan, command, dir, shutdown, &mut watch, server, raw)
-            .with_context(|| format!("attack on {} failed", plan.target.url))?;
+    let stored = match headroom::run::attack_launched(
+        plan, command, dir, shutdown, &mut watch, server, launch,
+    ) {
+        // Stopped before the common start: nothing to report, and the status of a stop.
+        Err(e @ headroom::run::RunError::NotStarted) => {
+            eprintln!("headroom: {e}");
+            return Ok(super::stopped_code());
+        }
+        r => r.with_context(|| format!("attack on {} failed", plan.target.url))?,
+    };
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);

@@ -11,6 +11,7 @@ mod progress;
 mod report;
 mod request;
 mod run;
+mod shard;
 mod sweep;
 mod target;
 

@@ -39,6 +39,8 @@ pub struct RunArgs {
     pub matrix: Vec<Axis>,
     #[command(flatten)]
     pub output: super::attack::Output,
+    #[command(flatten)]
+    pub sharding: super::shard::ShardArgs,
 }
 
 fn duration_text(s: &str) -> Result<String, String> {
@@ -56,15 +58,24 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     );
     overrides.extend(args.set.iter().cloned());
     if doc.matrix().is_some() || !args.matrix.is_empty() {
+        if args.sharding.asked() {
+            anyhow::bail!("a matrix runs several plans one after another and cannot be sharded or started at a set time; shard each variant as a run of its own (--set)");
+        }
         return super::matrix::run(&args, &doc, &overrides, shutdown);
     }
-    let plan = doc.lower(&overrides, super::available_cores())?;
+    let shard = args.sharding.shard()?;
+    let generators = shard.map_or(1, |s| s.count);
+    let plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
     if args.check {
         super::check::print(&args.scenario, &plan)
             .with_context(|| format!("scenario {}", args.scenario.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let (plan, launch) = args
+        .sharding
+        .launch(shard, plan, args.output.raw)
+        .with_context(|| format!("scenario {}", args.scenario.display()))?;
     args.output
-        .execute(&plan, "run", shutdown)
+        .execute_launched(&plan, "run", shutdown, Vec::new(), launch)
         .with_context(|| format!("scenario {}", args.scenario.display()))
 }

@@ -87,6 +87,8 @@ pub struct Prepared {
     h2: bool,
     notices: Vec<Notice>,
     raw: Option<RawSink>,
+    whole: Option<crate::plan::shard::Whole>,
+    start: Option<Instant>,
 }
 
 impl Prepared {
@@ -112,6 +114,19 @@ impl Prepared {
     /// Hands each request's record to `sink` as well (`--raw`).
     pub fn record_raw(&mut self, sink: RawSink) {
         self.raw = Some(sink);
+    }
+
+    /// Runs the plan as one shard of `whole` (the plan being the shard's part of it, from
+    /// `Shard::split`): the open model walks the whole schedule's due times at the shard's
+    /// indices, the closed model takes the shard's share of the whole test's users.
+    pub fn shard_of(&mut self, whole: crate::plan::shard::Whole) {
+        self.whole = Some(whole);
+    }
+
+    /// Begins the schedule at `start` (a common start of several generators) rather than
+    /// as soon as the threads are up; a `start` already past begins at once.
+    pub fn start_at(&mut self, start: Instant) {
+        self.start = Some(start);
     }
 }
 
@@ -297,18 +312,33 @@ pub fn prepare(plan: &AttackPlan, open_files: Option<u64>) -> Result<Prepared, E
         h2,
         notices,
         raw: None,
+        whole: None,
+        start: None,
     })
 }
 
-/// The open model's due times: the constant rate, or the stages as a rate profile.
-fn pacer(plan: &AttackPlan) -> Option<Pacer> {
-    let Load::Open { rate } = plan.load else {
+/// The open model's due times: the constant rate, or the stages as a rate profile; for a
+/// shard, its indices of the whole test's schedule.
+fn pacer(plan: &AttackPlan, whole: Option<&crate::plan::shard::Whole>) -> Option<Pacer> {
+    let (load, stages) = match whole {
+        Some(w) => (w.load, &w.stages),
+        None => (plan.load, &plan.stages),
+    };
+    let Load::Open { rate } = load else {
         return None;
     };
-    Some(if plan.stages.is_empty() {
+    let pacer = if stages.is_empty() {
         Pacer::Constant(ConstantPacer::new(rate))
     } else {
-        Pacer::Staged(RateProfile::of_stages(&plan.stages))
+        Pacer::Staged(RateProfile::of_stages(stages))
+    };
+    Some(match whole {
+        Some(w) => Pacer::Sharded {
+            whole: Box::new(pacer),
+            index: u64::from(w.shard.index),
+            count: u64::from(w.shard.count),
+        },
+        None => pacer,
     })
 }
 
@@ -320,12 +350,25 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
         templates,
         h2,
         raw,
+        whole,
+        start,
         ..
     } = prepared;
     let shape = spec::Shape::of(&plan, h2);
+    // An open-model shard sends the whole run's requests at its indices, so it picks what
+    // the whole mix picks there; a closed-model shard's users are a small copy of the
+    // whole test's and keep the mix as it is.
+    let interleaved = whole
+        .as_ref()
+        .filter(|_| matches!(plan.load, Load::Open { .. }))
+        .map(|w| (u64::from(w.shard.index), u64::from(w.shard.count)));
     let weights = |w: &[u32]| {
         crate::plan::Weights::new(w)
             .map(|w| Mix::new(&w))
+            .map(|mix| match interleaved {
+                Some((index, count)) => mix.shard(index, count),
+                None => mix,
+            })
             .map_err(|e| EngineError::Request(e.to_string()))
     };
     let flow_mix = if plan.flows.is_empty() {
@@ -335,18 +378,19 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
         Some(weights(&w)?)
     };
     // Leave the threads time to start so the first due time is not already late.
-    let start = Instant::now() + Duration::from_millis(20);
+    let start = start.unwrap_or_else(|| Instant::now() + Duration::from_millis(20));
     Ok(RunSpec {
         pace: Pace {
             start,
             load: plan.load,
             stop: plan.stop,
             threads: shape.threads,
-            pacer: pacer(&plan),
+            pacer: pacer(&plan, whole.as_ref()),
             coalesce: plan.connection.coalesce,
             stage_bounds: crate::plan::StageBounds::of(&plan.stages),
             stages: plan.stages.clone(),
             issued: AtomicU64::new(0),
+            whole,
         },
         requests: Requests {
             templates,

@@ -278,8 +278,7 @@ impl Dynamic {
             None => Ok(None),
             Some(b) => {
                 let first = k * self.batch;
-                b.pick
-                    .row(first + self.batch - 1, b.dataset.rows())
+                b.row(first + self.batch - 1)
                     .ok_or(ErrorKind::DataExhausted)?;
                 Ok(Some(first))
             }
@@ -304,7 +303,7 @@ impl Dynamic {
             ),
             None => {
                 if let (Some(b), Some(first)) = (&self.data, first) {
-                    if let Some(row) = b.pick.row(first + nth as u64, b.dataset.rows()) {
+                    if let Some(row) = b.row(first + nth as u64) {
                         b.dataset.write_cell(row, slot, out)?;
                     }
                 }

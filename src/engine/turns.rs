@@ -80,22 +80,32 @@ impl<'a> Users<'a> {
     /// then asks for (none between stages and after the last).
     pub fn target(&self, now: Instant) -> usize {
         let pace = self.pace;
-        let all = match pace.load {
+        // A shard's users are its share of the whole test's at this instant.
+        let (load, stages) = match &pace.whole {
+            Some(w) => (w.load, &w.stages),
+            None => (pace.load, &pace.stages),
+        };
+        let all = match load {
             crate::plan::Load::Closed { concurrency } => concurrency as usize,
             crate::plan::Load::Open { .. } => 0,
         };
-        let users = if pace.stages.is_empty() {
+        let users = if stages.is_empty() {
             all as f64
         } else if let crate::plan::StageBounds::Counted(_) = pace.stage_bounds {
             let issued = pace.issued.load(Ordering::Relaxed);
             pace.stage_bounds
-                .counted_level(&pace.stages, issued)
+                .counted_level(stages, issued)
                 .unwrap_or(0.0)
         } else {
-            crate::plan::stage_at(&pace.stages, now.saturating_duration_since(pace.start))
-                .map_or(0.0, |(i, into)| pace.stages[i].level_at(into))
+            crate::plan::stage_at(stages, now.saturating_duration_since(pace.start))
+                .map_or(0.0, |(i, into)| stages[i].level_at(into))
         };
-        share(users.round() as usize, self.index, pace.threads)
+        let users = users.round() as usize;
+        let users = match &pace.whole {
+            Some(w) => w.shard.share(users as u64) as usize,
+            None => users,
+        };
+        share(users, self.index, pace.threads)
     }
 
     /// The next request: now, and its number in the run (run-wide, so the mix holds across
@@ -143,6 +153,7 @@ mod tests {
             stage_bounds: StageBounds::of(&stages),
             stages,
             issued: AtomicU64::new(0),
+            whole: None,
         }
     }
 
@@ -207,5 +218,58 @@ mod tests {
         assert_eq!(u.target(p.start + Duration::from_secs(5)), 4);
         assert_eq!(u.target(p.start + Duration::from_secs(15)), 1);
         assert_eq!(u.target(p.start + Duration::from_secs(25)), 0);
+    }
+
+    #[test]
+    fn shards_users_add_up_to_the_whole_at_every_instant() {
+        use crate::plan::shard::{Shard, Whole};
+        let stages = vec![
+            Stage {
+                from: 0.0,
+                to: 10.0,
+                ..Stage::constant("ramp", 0.0, Duration::from_secs(10))
+            },
+            Stage::constant("hold", 7.0, Duration::from_secs(5)),
+        ];
+        let stop = Stop {
+            duration: Some(Duration::from_secs(15)),
+            requests: None,
+        };
+        let load = Load::Closed { concurrency: 10 };
+        let single = pace(load, stop, 1, stages.clone());
+        for count in [1u64, 2, 3, 4] {
+            let shards: Vec<Pace> = (0..count)
+                .map(|i| Pace {
+                    whole: Some(Whole {
+                        shard: Shard::new(i, count).unwrap(),
+                        load,
+                        stages: stages.clone(),
+                    }),
+                    ..pace(load, stop, 2, vec![])
+                })
+                .collect();
+            for tenth in 0..160 {
+                let at = Duration::from_millis(100 * tenth);
+                let whole = Users::new(&single, 0).target(single.start + at);
+                let mut parts = vec![];
+                for p in &shards {
+                    parts.push(
+                        (0..2)
+                            .map(|w| Users::new(p, w).target(p.start + at))
+                            .sum::<usize>(),
+                    );
+                }
+                assert_eq!(
+                    parts.iter().sum::<usize>(),
+                    whole,
+                    "{count} shards at {at:?}"
+                );
+                // Remainders go to the first shards.
+                assert!(
+                    parts.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1),
+                    "{parts:?}"
+                );
+            }
+        }
     }
 }

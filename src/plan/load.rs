@@ -37,7 +37,10 @@ pub enum Load {
 }
 
 impl Load {
-    pub(super) fn validate(&self) -> Result<(), PlanError> {
+    /// Checks the load, within what `generators` generators together can offer (1 but for
+    /// the whole of a sharded test).
+    pub(super) fn validate(&self, generators: u32) -> Result<(), PlanError> {
+        let g = generators.max(1);
         match *self {
             Load::Open { rate } if !(rate.0.is_finite() && rate.0 > 0.0) => {
                 Err(PlanError::Range(format!(
@@ -45,14 +48,23 @@ impl Load {
                     rate.0
                 )))
             }
-            Load::Open { rate } if rate.0 > MAX_RATE => Err(PlanError::Range(format!(
-                "--rate {} is above the 10,000,000 req/s a single generator can pace",
-                rate.0
-            ))),
+            Load::Open { rate } if rate.0 > MAX_RATE * f64::from(g) => {
+                Err(PlanError::Range(if g == 1 {
+                    format!(
+                        "--rate {} is above the 10,000,000 req/s a single generator can pace",
+                        rate.0
+                    )
+                } else {
+                    format!(
+                        "--rate {} is above the 10,000,000 req/s each of the {g} shards can pace",
+                        rate.0
+                    )
+                }))
+            }
             Load::Closed { concurrency: 0 } => {
                 Err(PlanError::Range("--concurrency must be at least 1".into()))
             }
-            Load::Closed { concurrency } if concurrency > MAX_USERS => {
+            Load::Closed { concurrency } if u64::from(concurrency) > u64::from(MAX_USERS) * u64::from(g) => {
                 Err(PlanError::Range(format!(
                     "--concurrency {concurrency} is above the {MAX_USERS} users one generator runs; split the load over several generators"
                 )))

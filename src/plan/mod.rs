@@ -11,6 +11,7 @@ pub mod matrix;
 mod regular_file;
 pub(crate) mod request;
 pub mod scenario;
+pub mod shard;
 mod slo;
 mod target;
 mod template;
@@ -18,7 +19,7 @@ mod tls;
 mod weights;
 
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
-pub use data::{DataError, Dataset, Pick, Unreadable};
+pub use data::{DataError, Dataset, Part, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
@@ -175,18 +176,19 @@ impl AttackPlan {
         }
     }
 
-    fn validate_stages(&self) -> Result<(), PlanError> {
+    fn validate_stages(&self, generators: u32) -> Result<(), PlanError> {
         if self.stages.is_empty() {
             return Ok(());
         }
         let closed = matches!(self.load, Load::Closed { .. });
         for s in &self.stages {
             for v in [s.from, s.to] {
-                let most = if closed {
-                    f64::from(load::MAX_USERS)
-                } else {
-                    load::MAX_RATE
-                };
+                let most = f64::from(generators.max(1))
+                    * if closed {
+                        f64::from(load::MAX_USERS)
+                    } else {
+                        load::MAX_RATE
+                    };
                 if v > most {
                     return Err(PlanError::Range(format!(
                         "stage {:?}: {v} is above the {} one generator {}",
@@ -262,7 +264,14 @@ impl AttackPlan {
 
     /// Checks the combination of settings that each part cannot check alone.
     pub fn validate(&self) -> Result<(), PlanError> {
-        self.load.validate()?;
+        self.validate_for(1)
+    }
+
+    /// Like [`validate`](Self::validate), for the whole of a test split over `generators`
+    /// shards: the load may be up to that many times what one generator offers (each
+    /// shard's part is then checked as a plan of its own).
+    pub fn validate_for(&self, generators: u32) -> Result<(), PlanError> {
+        self.load.validate(generators)?;
         self.stop.validate(&self.load)?;
         if self.threads == 0 {
             return Err(PlanError::Range("threads must be at least 1".into()));
@@ -288,7 +297,7 @@ impl AttackPlan {
                 humantime::format_duration(MAX_COALESCE)
             )));
         }
-        self.validate_stages()?;
+        self.validate_stages(generators)?;
         for t in &self.instances {
             if t.scheme != self.target.scheme || t.path_and_query != self.target.path_and_query {
                 return Err(PlanError::Range(format!(

@@ -187,6 +187,9 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         escape(&s.protocol),
         escape(&s.started_at)
     );
+    if let Some(shard) = super::text::shard_words(s) {
+        let _ = writeln!(b, "<p class=\"note\">{}</p>", escape(&shard));
+    }
     for note in [&s.partial, &s.stopped_early].into_iter().flatten() {
         let _ = writeln!(b, "<p class=\"note\">{}</p>", escape(note));
     }

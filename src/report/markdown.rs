@@ -44,6 +44,9 @@ fn steps(out: &mut String, s: &Summary) {
 pub fn render_markdown(s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", target_line(s, &load_words(s)));
+    if let Some(shard) = super::text::shard_words(s) {
+        let _ = writeln!(out, "> **Shard:** {shard}\n");
+    }
     if let Some(why) = &s.partial {
         let _ = writeln!(out, "> **Partial run:** {why}\n");
     }

@@ -83,11 +83,40 @@ pub(super) fn target_line(s: &Summary, load: &str) -> String {
     format!("{what}  ({load}, {})", s.protocol)
 }
 
+/// Which part of a sharded test the run was: "shard 1 of 4 (plan 3f2a…), started 2.3 s
+/// after the common start"; `None` for a whole test.
+pub(super) fn shard_words(s: &Summary) -> Option<String> {
+    let shard = s.shard.as_ref()?;
+    let mut words = format!(
+        "shard {} of {} of one test (plan {}); its numbers are its part only, headroom merge joins the parts",
+        shard.index,
+        shard.count,
+        shard.plan.get(..12).unwrap_or(&shard.plan)
+    );
+    if let Some(late) = shard
+        .late_secs
+        .filter(|&l| l >= crate::plan::shard::LATE_NOTICE.as_secs_f64())
+    {
+        let _ = write!(
+            words,
+            "; started {} after the common start {}",
+            fmt_secs(late),
+            shard.start_at.as_deref().unwrap_or("?")
+        );
+    }
+    Some(words)
+}
+
 /// The load model in words.
 pub(super) fn load_words(s: &Summary) -> String {
     let n = s.stages.len();
     match (s.load, n) {
-        (Load::Open { rate }, 0) => format!("open model, {} req/s", rate.per_second()),
+        // A shard's share of a rate can be a long fraction (100 / 3): three decimals
+        // say it, and leave whole and short rates as they were.
+        (Load::Open { rate }, 0) => format!(
+            "open model, {} req/s",
+            (rate.per_second() * 1000.0).round() / 1000.0
+        ),
         (Load::Closed { concurrency }, 0) => {
             format!("closed model, {}", plural(concurrency, "worker"))
         }
@@ -141,6 +170,9 @@ fn text(s: &Summary, tables: bool) -> String {
     let mut out = String::new();
     let load = load_words(s);
     row(&mut out, "Target", "", &target_line(s, &load));
+    if let Some(shard) = shard_words(s) {
+        row(&mut out, "Shard", "", &shard);
+    }
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
     }

@@ -40,6 +40,19 @@ impl Mix {
         Mix::of_wheel(wheel, parts.len())
     }
 
+    /// The mix one shard of `count` sees when it sends the whole run's requests `index,
+    /// index + count, …` as its own `0, 1, …`: its `m`-th pick is the whole mix's pick of
+    /// request `m·count + index`, and its turns count its own sends, so the shard's data rows
+    /// follow one another within its part of a set.
+    pub fn shard(&self, index: u64, count: u64) -> Mix {
+        let len = self.wheel.len() as u64;
+        // The shard's slots repeat once `m·count` has gone round the wheel a whole number
+        // of times: after len / gcd(len, count) of its requests.
+        let period = len / gcd(len, count.max(1));
+        let wheel = (0..period).map(|m| self.pick(m * count + index)).collect();
+        Mix::of_wheel(wheel, self.per_cycle.len())
+    }
+
     fn of_wheel(wheel: Vec<u16>, requests: usize) -> Mix {
         let mut per_cycle = vec![0u32; requests];
         let rank = wheel
@@ -72,6 +85,13 @@ impl Mix {
     pub fn pick(&self, n: u64) -> u16 {
         self.wheel[(n % self.wheel.len() as u64) as usize]
     }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 #[cfg(test)]
@@ -119,6 +139,31 @@ mod tests {
         let writes: Vec<u64> = (0..12).filter(|&n| mix.pick(n) == 1).collect();
         assert_eq!(writes.len(), 3);
         assert!(writes.windows(2).all(|w| w[1] - w[0] == 4), "{writes:?}");
+    }
+
+    #[test]
+    fn shards_pick_what_the_whole_mix_picks_at_their_indices() {
+        let mix = mix_of(&[95, 3, 2]);
+        for count in [1u64, 2, 3, 7, 20, 40] {
+            let mut turns = vec![vec![]; 3];
+            for index in 0..count {
+                let part = mix.shard(index, count);
+                let mut own = [0u64; 3];
+                for m in 0..500 {
+                    let r = part.pick(m);
+                    assert_eq!(r, mix.pick(m * count + index), "{index}/{count} m={m}");
+                    assert_eq!(part.turn(m), own[usize::from(r)], "its own count");
+                    own[usize::from(r)] += 1;
+                }
+                for (r, t) in own.iter().enumerate() {
+                    turns[r].push(*t);
+                }
+            }
+            // Together the shards sent what the whole mix sends over their indices.
+            let whole = counts(&mix, 500 * count, 3);
+            let summed: Vec<u64> = turns.iter().map(|t| t.iter().sum()).collect();
+            assert_eq!(summed, whole, "count {count}");
+        }
     }
 
     #[test]

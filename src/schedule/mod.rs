@@ -54,6 +54,16 @@ pub enum Pacer {
     Constant(ConstantPacer),
     /// Rates and ramps in sequence; the profile ends the run.
     Staged(RateProfile),
+    /// One shard's requests of a whole schedule: its `m`-th request is the whole's
+    /// `m·count + index`-th, due when the whole schedule has it due.
+    Sharded {
+        /// The whole test's schedule.
+        whole: Box<Pacer>,
+        /// This shard, from 0.
+        index: u64,
+        /// How many shards.
+        count: u64,
+    },
 }
 
 impl Pacer {
@@ -62,6 +72,11 @@ impl Pacer {
         match self {
             Pacer::Constant(p) => Some(p.due(n)),
             Pacer::Staged(p) => p.due(n),
+            Pacer::Sharded {
+                whole,
+                index,
+                count,
+            } => whole.due(n.checked_mul(*count)?.checked_add(*index)?),
         }
     }
 }
@@ -157,6 +172,57 @@ mod tests {
             2,
             "t=0 and t=2s"
         );
+    }
+
+    #[test]
+    fn shards_of_a_schedule_together_are_the_whole_schedule() {
+        let profile = || {
+            Pacer::Staged(RateProfile::new(&[
+                RateStage {
+                    from: 0.0,
+                    to: 300.0,
+                    duration: Duration::from_secs(3),
+                },
+                RateStage {
+                    from: 300.0,
+                    to: 300.0,
+                    duration: Duration::from_secs(2),
+                },
+            ]))
+        };
+        let constant = || Pacer::Constant(ConstantPacer::new(Rate(333.0)));
+        for make in [&profile as &dyn Fn() -> Pacer, &constant] {
+            let s = stop(Some(5_000), Some(1_234));
+            let whole = make();
+            let single: Vec<(u64, Duration)> = (0..)
+                .map_while(|n| whole.due(n).filter(|&d| within(&s, n, d)).map(|d| (n, d)))
+                .collect();
+            for count in [1u64, 2, 3, 4, 7] {
+                let mut union = vec![];
+                for index in 0..count {
+                    let shard = Pacer::Sharded {
+                        whole: Box::new(make()),
+                        index,
+                        count,
+                    };
+                    // The shard's count stop is its share of the whole count.
+                    let own = crate::plan::shard::Shard::new(index, count).unwrap();
+                    let s = Stop {
+                        requests: Some(own.share(1_234)),
+                        ..s
+                    };
+                    union.extend(
+                        (0..)
+                            .map_while(|m| {
+                                shard.due(m).filter(|&d| within(&s, m, d)).map(|d| (m, d))
+                            })
+                            .map(|(m, d)| (own.whole_index(m), d)),
+                    );
+                }
+                union.sort();
+                assert_eq!(union, single, "{count} shards");
+            }
+        }
     }
 
     #[test]

@@ -9,12 +9,14 @@
 //! A run without `end.json` is still readable: the report marks it partial.
 
 mod check;
+mod fingerprint;
 mod log;
 pub mod matrix;
 mod meta;
 mod raw;
 mod redact;
 
+pub use fingerprint::plan_fingerprint;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
 pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta, ShardMeta};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};

@@ -44,6 +44,9 @@ pub struct Summary {
     pub notices: Vec<crate::sample::Notice>,
     /// Wall-clock start.
     pub started_at: String,
+    /// Which part of a sharded test the run was, when it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::store::ShardMeta>,
     /// Why the numbers cover less than the whole run, when they do.
     pub partial: Option<String>,
     /// Why the run stopped itself before its last stage (a sweep passing its limit).
@@ -269,6 +272,7 @@ impl Summary {
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),
+            shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
             requests: Requests {

@@ -21,6 +21,7 @@ mod raw;
 mod report;
 mod scenario;
 mod seeds;
+mod shard;
 mod support;
 mod target;
 mod verdicts;

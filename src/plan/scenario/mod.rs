@@ -92,6 +92,7 @@ impl Document {
             source: &source,
             file: path,
             dir: Path::new("."),
+            generators: 1,
         };
         // Counted before it is built: aliases could make a small file gigabytes.
         let used = std::cell::Cell::new(0);
@@ -131,10 +132,22 @@ impl Document {
         overrides: &[Override],
         threads: usize,
     ) -> Result<AttackPlan, ScenarioError> {
+        self.lower_for(overrides, threads, 1)
+    }
+
+    /// Like [`lower`](Self::lower), for the whole of a test split over `generators` shards
+    /// (its load checked against what they offer together).
+    pub fn lower_for(
+        &self,
+        overrides: &[Override],
+        threads: usize,
+        generators: u32,
+    ) -> Result<AttackPlan, ScenarioError> {
         let lower = Lowering {
             source: &self.source,
             file: &self.file,
             dir: self.file.parent().unwrap_or(Path::new(".")),
+            generators,
         };
         let scrub = |mut e: ScenarioError| {
             e.message = self.expanded.scrub(&e.message);
@@ -172,6 +185,8 @@ struct Lowering<'a> {
     source: &'a str,
     file: &'a Path,
     dir: &'a Path,
+    /// Generators the test is split over (1 unless sharded).
+    generators: u32,
 }
 
 impl Lowering<'_> {
@@ -399,7 +414,7 @@ impl Lowering<'_> {
             })
             .collect();
         plan.flows = self.flows(&s.flows, &plan.requests, &plan.variables, &logged_in)?;
-        plan.validate()
+        plan.validate_for(self.generators)
             .map_err(|e| self.error_at(None, e.to_string()))?;
         Ok(plan)
     }

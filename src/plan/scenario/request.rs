@@ -60,6 +60,7 @@ impl Lowering<'_> {
                             file::PickChoice::Random => Pick::Random,
                             file::PickChoice::Unique => Pick::Unique,
                         },
+                        part: Default::default(),
                     })
                 }
             };
