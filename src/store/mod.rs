@@ -11,12 +11,15 @@
 mod check;
 mod log;
 pub mod matrix;
+pub mod merge;
 mod meta;
 mod raw;
 mod redact;
 
-pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
-pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta, ShardMeta};
+pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
+pub use meta::{
+    EndStatus, FlowMeta, MergedRun, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
+};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
@@ -339,6 +342,7 @@ mod tests {
                 health: Health::default(),
                 stage: None,
                 server: None,
+                shards: Vec::new(),
             })
             .unwrap();
         }

@@ -286,6 +286,7 @@ fn fixture(dir: &Path) {
                             tree(20, "store", 20.0),
                         ],
                     }),
+                    shards: Vec::new(),
                 })
                 .unwrap();
         }
