@@ -130,6 +130,17 @@ pub fn sentence(f: &Finding) -> String {
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
+        Finding::ShardLimited {
+            shard,
+            host,
+            findings,
+        } => {
+            let evidence: Vec<String> = findings.iter().map(sentence).collect();
+            format!(
+                "shard {shard} (on {host}) could not keep up: {}",
+                evidence.join("; ")
+            )
+        }
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
@@ -172,6 +183,12 @@ pub fn phrase(f: &Finding) -> String {
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
+        Finding::ShardLimited {
+            shard, findings, ..
+        } => {
+            let evidence: Vec<String> = findings.iter().map(phrase).collect();
+            format!("shard {shard}: {}", evidence.join(", "))
+        }
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
