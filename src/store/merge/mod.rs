@@ -9,6 +9,8 @@
 //! (`raw.bin`) are not merged: export them from each shard.
 
 mod shards;
+#[cfg(test)]
+mod tests;
 mod timeline;
 
 use super::{EndStatus, MergedRun, MergedShard, RunDir, RunEnd, RunMeta, StoreError};
@@ -26,7 +28,9 @@ pub enum MergeError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A run that is not a shard.
-    #[error("{0} is not a shard run (its meta.json has no shard); merge the runs of `--shard I/N`")]
+    #[error(
+        "{0} is not a shard run (its meta.json has no shard); merge the runs of `--shard I/N`"
+    )]
     NotAShard(PathBuf),
     /// A run that is already a merge.
     #[error("{0} is already a merged run; merge the shard runs it was made from")]
@@ -206,13 +210,10 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
 fn merged_shard(s: &Shard) -> MergedShard {
     MergedShard {
         index: s.id.index,
-        dir: s
-            .dir
-            .path()
-            .file_name()
-            .map_or_else(|| s.dir.path().display().to_string(), |n| {
-                n.to_string_lossy().into_owned()
-            }),
+        dir: s.dir.path().file_name().map_or_else(
+            || s.dir.path().display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
         host: s.meta.host.clone(),
         started_at: s.meta.started_at.clone(),
         offset_secs: s.offset_secs,

@@ -72,7 +72,10 @@ pub fn gather(dirs: &[PathBuf], partial: bool) -> Result<ShardSet, MergeError> {
         if id.count == 0 || id.index >= id.count {
             return Err(StoreError::Corrupt {
                 path: meta_path,
-                reason: format!("shard {} of {}, not a shard of the test", id.index, id.count),
+                reason: format!(
+                    "shard {} of {}, not a shard of the test",
+                    id.index, id.count
+                ),
             }
             .into());
         }
@@ -166,7 +169,12 @@ fn check_same_test(
     }
     // The fingerprint says these agree; the merge sizes its records by them, so a run
     // edited by hand is refused here rather than trusted.
-    let names = |m: &RunMeta| m.requests.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    let names = |m: &RunMeta| {
+        m.requests
+            .iter()
+            .map(|r| r.name.clone())
+            .collect::<Vec<_>>()
+    };
     if names(meta) != names(&first.meta)
         || meta.flows.len() != first.meta.flows.len()
         || id.whole_stages.len() != first.id.whole_stages.len()
