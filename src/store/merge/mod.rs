@@ -192,7 +192,7 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
     for s in &set.shards[1..] {
         for notice in &s.meta.notices {
             if !meta.notices.contains(notice) {
-                meta.notices.push(notice.clone());
+                meta.notices.push(*notice);
             }
         }
     }
