@@ -95,6 +95,11 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
             "{format}"
         );
     }
+    let page = work.path().join("report.html");
+    let rendered = crate::support::chromium::render(&page, work.path());
+    rendered.assert_fits(1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("HISTF"), "no histogram among the options");
     let plots = work.path().join("plots");
     text(&headroom(&[
         "report",
