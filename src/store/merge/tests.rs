@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::monitor::Health;
-use crate::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
+use crate::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stage, Stop, Target};
 use crate::record::{ErrorKindKey, Histogram, IntervalRecord};
 use crate::sample::{ErrorKind, Outcome, Sample};
 use crate::store::{IntervalLine, ShardMeta};
@@ -71,6 +71,8 @@ struct Spec {
     seconds: Vec<Vec<u64>>,
     /// CPU seconds it used over its 3-second run.
     cpu_secs: f64,
+    /// Two stages, the first two seconds and the third (each request in its second's).
+    staged: bool,
 }
 
 fn spec(index: u32, started_at: &'static str, seconds: Vec<Vec<u64>>) -> Spec {
@@ -82,6 +84,7 @@ fn spec(index: u32, started_at: &'static str, seconds: Vec<Vec<u64>>) -> Spec {
         start_at: None,
         seconds,
         cpu_secs: 0.1,
+        staged: false,
     }
 }
 
@@ -96,12 +99,21 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
     let mut m = meta(50.0);
     m.started_at = s.started_at.into();
     m.host = format!("gen-{}", s.index);
+    let stages = |rate| {
+        vec![
+            Stage::constant("a", rate, Duration::from_secs(2)),
+            Stage::constant("b", rate, Duration::from_secs(1)),
+        ]
+    };
+    if s.staged {
+        m.stages = stages(50.0);
+    }
     m.shard = Some(ShardMeta {
         index: s.index,
         count: s.count,
         plan: s.plan.into(),
         whole_load: Load::Open { rate: Rate(100.0) },
-        whole_stages: Vec::new(),
+        whole_stages: if s.staged { stages(100.0) } else { Vec::new() },
         start_at: s.start_at.map(Into::into),
         late_secs: s.start_at.map(|_| 0.0),
     });
@@ -109,6 +121,7 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
     let mut sent = 0;
     for (i, second) in s.seconds.iter().enumerate() {
         let mut r = IntervalRecord::new(i as u64);
+        let stage = s.staged.then_some(u16::from(i >= 2));
         for (j, &us) in second.iter().enumerate() {
             let outcome = match j % 10 {
                 7 => Outcome::Status(503),
@@ -116,6 +129,11 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
                 _ => Outcome::Status(200),
             };
             r.record(&sample(outcome, us));
+            if let Some(stage) = stage {
+                // Each answer half a second into its second.
+                let done = Duration::from_millis(i as u64 * 1000 + 500);
+                r.record_step(stage, &sample(outcome, us.min(400_000)), done);
+            }
         }
         r.sent = second.len() as u64;
         r.scheduled = r.sent;
@@ -129,7 +147,7 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
                 },
                 open_fds: 10,
             },
-            stage: None,
+            stage,
             server: None,
             shards: Vec::new(),
         })
@@ -447,4 +465,57 @@ fn a_partial_set_is_merged_when_asked_and_says_what_is_missing() {
         Some("merged from 1 of 3 shards; missing: shard(s) 1, 2")
     );
     assert!(crate::report::render_text(&s).contains("MISSING: shard(s) 1, 2"));
+}
+
+#[test]
+fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let staged = |index, started_at, seed| Spec {
+        staged: true,
+        ..spec(index, started_at, vec![latencies(seed, 10); 3])
+    };
+    let dirs = [
+        write(dir.path(), &staged(0, "2026-11-25T10:00:00.000Z", 1)),
+        // 1.3 s later: its seconds are the test's 1 to 3.
+        write(dir.path(), &staged(1, "2026-11-25T10:00:01.300Z", 2)),
+    ];
+    let run = merge_into(dir.path(), &dirs, false)
+        .unwrap()
+        .load()
+        .unwrap();
+    let stages: Vec<(u64, Option<u16>, u64)> = run
+        .intervals
+        .iter()
+        .map(|d| (d.index, d.stage, d.sent))
+        .collect();
+    // Second 2 is shard 0's third (stage b) and shard 1's second (stage a): the stage of
+    // the shard nearest the origin is kept.
+    assert_eq!(
+        stages,
+        [
+            (0, Some(0), 10),
+            (1, Some(0), 20),
+            (2, Some(1), 20),
+            (3, Some(1), 10)
+        ]
+    );
+    assert_eq!(run.meta.stages[0].from, 100.0, "the whole test's stages");
+    // Shard 1's last answer, at 2.5 s of its run, is at 3.8 s of the test.
+    assert_eq!(run.all.steps[&1].last_us, 3_800_000);
+    assert_eq!(run.all.steps[&0].count, 40);
+    let s = Summary::of(&run);
+    assert_eq!(s.stages.len(), 2);
+
+    // A shard that did not write its end leaves the merged run partial, and says which.
+    std::fs::remove_file(dirs[1].join("end.json")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("merged")).unwrap();
+    let run = merge_into(dir.path(), &dirs, false)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert!(run.end.is_none());
+    assert_eq!(
+        Summary::of(&run).partial.as_deref(),
+        Some("shard(s) 1 did not finish (killed or crashed)")
+    );
 }
