@@ -141,6 +141,14 @@ pub fn sentence(f: &Finding) -> String {
                 evidence.join("; ")
             )
         }
+        Finding::ShardLate {
+            shard,
+            host,
+            late_us,
+        } => format!(
+            "shard {shard} (on {host}) started {} after the test's common start: its share of the load began late",
+            fmt_us(*late_us)
+        ),
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
@@ -188,6 +196,9 @@ pub fn phrase(f: &Finding) -> String {
         } => {
             let evidence: Vec<String> = findings.iter().map(phrase).collect();
             format!("shard {shard}: {}", evidence.join(", "))
+        }
+        Finding::ShardLate { shard, late_us, .. } => {
+            format!("shard {shard} {} late", fmt_us(*late_us))
         }
         Finding::SlowToConnect {
             connect_p99_us,

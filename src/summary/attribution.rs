@@ -155,6 +155,16 @@ pub enum Finding {
         /// Its symptoms and the evidence on its side.
         findings: Vec<Finding>,
     },
+    /// One generator of a test merged from shards started after the test's common start, so
+    /// its share of the load began late.
+    ShardLate {
+        /// The shard's index.
+        shard: u32,
+        /// Host it ran on.
+        host: String,
+        /// How long after the common start it started, µs.
+        late_us: u64,
+    },
     /// Requests waited for connections that were slow to open (TCP connect, TLS handshake).
     SlowToConnect {
         /// Connect p99, µs.
@@ -176,7 +186,8 @@ impl Finding {
             | Finding::Shortage { .. }
             | Finding::Descriptors { .. }
             | Finding::ConnectionCap { .. }
-            | Finding::ShardLimited { .. } => Blame::Generator,
+            | Finding::ShardLimited { .. }
+            | Finding::ShardLate { .. } => Blame::Generator,
             Finding::ServerFailed { .. }
             | Finding::ServerStatus { .. }
             | Finding::LatencyRising { .. }

@@ -10,6 +10,12 @@ use super::attribution::{self, Attribution, Blame, Finding};
 use super::GeneratorHealth;
 use crate::store::{MergedShard, StoredRun};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A shard that started this long after the test's common start is named when the test
+/// did not send what it asked: a tenth of a second of a share missing is already more than
+/// the rate tolerance of a ten-second test of a few shards.
+pub const LATE_START: Duration = Duration::from_millis(100);
 
 /// The shards of a merged run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -111,13 +117,24 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
 }
 
 /// The merged test's verdict: the evidence on the server's side and the symptoms from the
-/// merged record, the generators' side from each shard on its own.
+/// merged record, the generators' side from each shard on its own, and the shards that
+/// started late when the test fell short.
 pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
     let mut findings: Vec<Finding> = merged
         .findings
         .into_iter()
         .filter(|f| f.blame() != Blame::Generator)
         .collect();
+    let fell_short = findings.iter().any(|f| f.blame() == Blame::Symptom);
+    for r in &shards.rows {
+        if fell_short && r.offset_secs >= LATE_START.as_secs_f64() {
+            findings.push(Finding::ShardLate {
+                shard: r.index,
+                host: r.host.clone(),
+                late_us: (r.offset_secs * 1e6) as u64,
+            });
+        }
+    }
     for r in shards.rows.iter().filter(|r| r.verdict.generator_limited()) {
         findings.push(Finding::ShardLimited {
             shard: r.index,

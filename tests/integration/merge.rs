@@ -74,6 +74,11 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
         "{report}"
     );
     assert!(report.contains("2 of 2 shards"), "{report}");
+    // The fixture's shards ran one after the other: the second is named as late.
+    assert!(
+        report.contains("shard 1 (on ") && report.contains("after the test's common start"),
+        "{report}"
+    );
     let p99 = headroom::units::fmt_us(sum.latency_ok().quantile(0.99).as_micros() as u64);
     assert!(report.contains(&p99), "{p99} in {report}");
     for (format, shards) in [

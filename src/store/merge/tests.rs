@@ -288,6 +288,17 @@ fn shards_that_started_apart_are_placed_on_the_common_clock() {
     assert!((merged.start_spread_secs - 2.4).abs() < 1e-9);
     // The last request left at 2.4 + 1 s of the test.
     assert!((run.end.as_ref().unwrap().attack_secs - 3.4).abs() < 1e-9);
+    // The test fell short, and the late shard is named.
+    let verdict = Summary::of(&run).verdict;
+    assert!(
+        verdict.findings.contains(&Finding::ShardLate {
+            shard: 1,
+            host: "gen-1".into(),
+            late_us: 2_400_000
+        }),
+        "{verdict:?}"
+    );
+    assert!(verdict.generator_limited());
 
     // A shared --start-at is the origin, however late the shards began.
     let dir = tempfile::tempdir().unwrap();
