@@ -447,6 +447,41 @@ fn sets_that_are_not_one_whole_test_are_refused_with_a_line() {
     let e = refusal(root, &[a.clone(), torn]);
     assert!(e.contains("intervals.jsonl: line 2:"), "{e}");
 
+    // Metadata edited past what any shard writes.
+    let edit = |from: &Path, to: &str, field: &str, value: serde_json::Value| {
+        let dir = root.join(to);
+        std::fs::create_dir_all(&dir).unwrap();
+        for file in ["meta.json", "intervals.jsonl", "end.json"] {
+            std::fs::copy(from.join(file), dir.join(file)).unwrap();
+        }
+        let path = dir.join("meta.json");
+        let mut meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        if field == "index" {
+            meta["shard"]["index"] = value;
+        } else {
+            meta[field] = value;
+        }
+        std::fs::write(&path, meta.to_string()).unwrap();
+        dir
+    };
+    let e = refusal(
+        root,
+        &[
+            a.clone(),
+            edit(&b, "badtime", "started_at", "yesterday".into()),
+        ],
+    );
+    assert!(
+        e.ends_with("badtime: its started_at \"yesterday\" is not an RFC 3339 time; the run's meta.json is damaged"),
+        "{e}"
+    );
+    let e = refusal(root, &[a.clone(), edit(&b, "past", "index", 5.into())]);
+    assert!(
+        e.ends_with("past/meta.json: shard 5 of 2, not a shard of the test"),
+        "{e}"
+    );
+
     // A merged run is merged no further.
     let out = merge_into(root, &[a.clone(), b.clone()], false).unwrap();
     let e = merge_into(root, &[out.path().to_path_buf()], false)
