@@ -6,7 +6,9 @@
 //! RUN_DIR/end.json         written when the run ends; absent after a crash or kill -9
 //! RUN_DIR/raw.bin          each request's record, with --raw (see `raw`)
 //! ```
-//! A run without `end.json` is still readable: the report marks it partial.
+//! A run without `end.json` is still readable: the report marks it partial. A run merged
+//! from shards ([`merge`]) is a run directory like any other, with its shards named in
+//! `meta.json`.
 
 mod check;
 mod log;
