@@ -491,6 +491,30 @@ fn sets_that_are_not_one_whole_test_are_refused_with_a_line() {
         "{e}"
     );
 
+    // Counts each shard could hold, that no test adds up to: refused, never overflowed.
+    let huge = |from: &Path, to: &str| {
+        let dir = edit(from, to, "host", "big".into());
+        let log = dir.join("intervals.jsonl");
+        let mut line: serde_json::Value = serde_json::from_str(
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        line["record"]["sent"] = (1u64 << 60).into();
+        std::fs::write(&log, format!("{line}\n")).unwrap();
+        dir
+    };
+    let e = refusal(root, &[huge(&a, "huge-0"), huge(&b, "huge-1")]);
+    assert!(
+        e.contains(
+            "second 0 of the merged run: sent, scheduled, retried or byte counts add up past 2^60"
+        ),
+        "{e}"
+    );
+
     // A merged run is merged no further.
     let out = merge_into(root, &[a.clone(), b.clone()], false).unwrap();
     let e = merge_into(root, &[out.path().to_path_buf()], false)

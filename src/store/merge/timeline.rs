@@ -76,6 +76,11 @@ impl Source<'_> {
         self.last = Some(index);
         tally.intervals += 1;
         tally.generator.merge(&generator_side(&line.record));
+        // Each line is within bounds (the reader checks it), so adding one to a total within
+        // them cannot overflow; the total is checked before the next.
+        if let Some(reason) = check::implausible(&tally.generator) {
+            return Err(corrupt(format!("the run's {reason}")));
+        }
         self.head = Some(line);
         Ok(())
     }
@@ -171,6 +176,15 @@ pub fn merge(
             let mut part = line.record.clone();
             shift_times(&mut part, shift_us);
             record.merge(&part);
+            // Checked after each shard's part, as a run's total is after each line: never
+            // added past what the next addition could overflow.
+            if let Some(reason) = check::implausible(&record) {
+                return Err(StoreError::Corrupt {
+                    path: out_path.to_path_buf(),
+                    reason: format!("second {at} of the merged run: {reason}"),
+                }
+                .into());
+            }
             health.cpu = super::cpu_sum(&health.cpu, &line.health.cpu);
             health.open_fds = health.open_fds.saturating_add(line.health.open_fds);
             stage = stage.or(line.stage);
@@ -187,13 +201,6 @@ pub fn merge(
                     server = line.server.clone();
                 }
             }
-        }
-        if let Some(reason) = check::implausible(&record) {
-            return Err(StoreError::Corrupt {
-                path: out_path.to_path_buf(),
-                reason: format!("second {at} of the merged run: {reason}"),
-            }
-            .into());
         }
         each.sort_by_key(|h| h.shard);
         out.append(&IntervalLine {
