@@ -157,7 +157,16 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
                 open_fds: 10,
             },
             stage,
-            server: None,
+            // The one server, as each shard read it (a different reading each).
+            server: Some(crate::monitor::TargetHealth {
+                cpu_percent: 10.0 * f64::from(s.index + 1),
+                rss_bytes: 1 << 20,
+                threads: 4,
+                open_fds: Some(20),
+                wall_secs: 1.0,
+                cores: 4,
+                trees: Vec::new(),
+            }),
             shards: Vec::new(),
         })
         .unwrap();
@@ -260,6 +269,13 @@ fn the_merged_histograms_are_those_of_every_sample_recorded_in_one() {
     assert!((end.attack_secs - 3.2).abs() < 1e-9, "{}", end.attack_secs);
     assert_eq!(end.peak_open_fds, 11);
     assert!((end.cpu.total.as_secs_f64() - 0.2).abs() < 1e-9);
+    // The server is one: its readings are kept from one shard, not added up.
+    assert_eq!(run.meta.merged.as_ref().unwrap().server_from, Some(0));
+    assert!(run
+        .intervals
+        .iter()
+        .all(|d| d.server.as_ref().unwrap().cpu_percent == 10.0));
+    assert_eq!(s.server.as_ref().unwrap().cpu_max_percent, 10.0);
     // Each second keeps each generator's health, and their sum.
     let text = std::fs::read_to_string(out.path().join("intervals.jsonl")).unwrap();
     let first: IntervalLine = serde_json::from_str(text.lines().next().unwrap()).unwrap();
