@@ -176,6 +176,8 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
     meta.started_at = humantime::format_rfc3339_millis(set.origin).to_string();
     // Engine threads of all the generators: the merged CPU is theirs added up.
     meta.threads = set.shards.iter().map(|s| s.meta.threads).sum();
+    // Descriptors are judged per shard (each against its own limit); the merged run keeps
+    // the tightest of them.
     meta.open_files_limit = set
         .shards
         .iter()
