@@ -10,7 +10,8 @@
 //!   (the only `h2` user). `engine::tls` builds the one rustls configuration both use.
 //! - [`sample`]: the one type that crosses from the engine to the recorder.
 //! - [`record`]: per-worker HDR histograms per one-second interval, merged losslessly.
-//! - [`store`]: the run directory: metadata and the append-only interval log.
+//! - [`store`]: the run directory: metadata and the append-only interval log;
+//!   [`store::merge`] makes one run directory from the shard runs of one test.
 //! - [`summary`]: the serde model every report renders, built from recorded intervals only.
 //! - [`report`]: text and JSON renderers of a [`summary::Summary`].
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.

@@ -184,6 +184,7 @@ pub fn attack_launched(
             health,
             stage,
             server: server.as_mut().and_then(ServerWatch::sample),
+            shards: Vec::new(),
         };
         if write_error.is_none() {
             match writer.append(&line) {

@@ -7,6 +7,7 @@ mod compare;
 mod demo;
 mod export;
 mod matrix;
+mod merge;
 mod progress;
 mod report;
 mod request;
@@ -45,6 +46,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Write a run's per-request records (kept with --raw) as CSV or JSON lines.
     Export(export::ExportArgs),
+    /// Merge the shard runs of one test (`--shard I/N`) into one run, exactly.
+    Merge(merge::MergeArgs),
     /// Run the built-in test server.
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
@@ -64,6 +67,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         }
         Command::Report(args) => report::run(args),
         Command::Export(args) => export::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),

@@ -225,9 +225,13 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         b,
         "<h2>Options</h2>\n<p>As stored with the run (secrets redacted).</p>"
     );
-    b.push_str(&options_table(
-        &serde_json::to_value(&view.run.meta).unwrap_or_default(),
-    ));
+    let mut meta = serde_json::to_value(&view.run.meta).unwrap_or_default();
+    // A merged run's shards are the Shards table above (their records are histograms,
+    // not options).
+    if let Some(merged) = meta.get_mut("merged").and_then(|m| m.as_object_mut()) {
+        merged.remove("shards");
+    }
+    b.push_str(&options_table(&meta));
     Ok(page(&format!("headroom: {}", s.target), &b))
 }
 

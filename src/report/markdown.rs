@@ -61,6 +61,9 @@ pub fn render_markdown(s: &Summary) -> String {
         );
     }
     let _ = writeln!(out, "Started {}.\n", s.started_at);
+    if let Some(shards) = &s.shards {
+        let _ = writeln!(out, "Merged: {}.\n", super::shards::line(shards));
+    }
     out.push_str(
         "| requests | rate (req/s) | throughput (req/s) | success | duration | bytes in (mean) |\n",
     );

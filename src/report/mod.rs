@@ -17,6 +17,7 @@ pub mod plot;
 mod request_stage;
 mod request_status;
 mod sections;
+mod shards;
 mod steps;
 mod table;
 mod text;

@@ -14,7 +14,7 @@ pub struct Section {
 }
 
 /// The titles of every section, in order.
-const TITLES: [&str; 7] = [
+const TITLES: [&str; 8] = [
     "Failures",
     "Requests by name",
     "Status codes by request",
@@ -22,9 +22,11 @@ const TITLES: [&str; 7] = [
     "Stages",
     "Requests by stage",
     "Steps",
+    "Shards",
 ];
 
-/// The run's tables in order: why requests failed, then by request, by flow, by stage.
+/// The run's tables in order: why requests failed, then by request, by flow, by stage, and
+/// for a merged run by shard.
 /// `single` keeps the per-request table of a run of one request (a Locust-style table
 /// for markdown and HTML; the text report has the same numbers in its lines).
 pub fn tables(s: &Summary, single: bool) -> Vec<Section> {
@@ -53,6 +55,9 @@ pub fn tables(s: &Summary, single: bool) -> Vec<Section> {
         if let Some(rows) = super::request_stage::rows(s) {
             add(TITLES[5], rows, super::request_stage::LEFT);
         }
+    }
+    if let Some(shards) = &s.shards {
+        add(TITLES[7], super::shards::rows(shards), super::shards::LEFT);
     }
     out
 }

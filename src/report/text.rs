@@ -176,6 +176,9 @@ fn text(s: &Summary, tables: bool) -> String {
     if let Some(why) = &s.partial {
         row(&mut out, "Partial", "", &format!("PARTIAL RUN: {why}"));
     }
+    if let Some(shards) = &s.shards {
+        row(&mut out, "Merged", "", &super::shards::line(shards));
+    }
     if let Some(why) = &s.stopped_early {
         row(&mut out, "Stopped", "", &format!("stopped early: {why}"));
     }

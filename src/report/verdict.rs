@@ -130,6 +130,25 @@ pub fn sentence(f: &Finding) -> String {
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
+        Finding::ShardLimited {
+            shard,
+            host,
+            findings,
+        } => {
+            let evidence: Vec<String> = findings.iter().map(sentence).collect();
+            format!(
+                "shard {shard} (on {host}) could not keep up: {}",
+                evidence.join("; ")
+            )
+        }
+        Finding::ShardLate {
+            shard,
+            host,
+            late_us,
+        } => format!(
+            "shard {shard} (on {host}) started {} after the test's common start: its share of the load began late",
+            fmt_us(*late_us)
+        ),
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
@@ -172,6 +191,15 @@ pub fn phrase(f: &Finding) -> String {
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
+        Finding::ShardLimited {
+            shard, findings, ..
+        } => {
+            let evidence: Vec<String> = findings.iter().map(phrase).collect();
+            format!("shard {shard}: {}", evidence.join(", "))
+        }
+        Finding::ShardLate { shard, late_us, .. } => {
+            format!("shard {shard} {} late", fmt_us(*late_us))
+        }
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,

@@ -20,6 +20,19 @@ pub struct IntervalLine {
     /// The server, when one was watched (`--monitor-pid` or `--monitor-prometheus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::monitor::TargetHealth>,
+    /// Each generator's own health, in a run merged from shards (`health` is then their
+    /// sum): which of them fell behind is read here, not from the sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardHealth>,
+}
+
+/// One shard's generator health in one second of a merged run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShardHealth {
+    /// The shard's index.
+    pub shard: u32,
+    /// Its generator's health that second.
+    pub health: Health,
 }
 
 /// Appends interval lines; each is flushed to the OS at once, so a killed run keeps them.
@@ -259,6 +272,7 @@ mod tests {
             health: Health::default(),
             stage: None,
             server: None,
+            shards: Vec::new(),
         };
         std::fs::write(&path, serde_json::to_string(&line).unwrap() + "\n").unwrap();
         let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
@@ -310,6 +324,7 @@ mod tests {
                 health: Health::default(),
                 stage: None,
                 server: None,
+                shards: Vec::new(),
             })
             .unwrap();
         }

@@ -50,6 +50,71 @@ pub struct RunMeta {
     /// Which part of a sharded test this run was (`--shard I/N`); `None` for a whole test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardMeta>,
+    /// The shard runs this run was merged from (`headroom merge`); `None` for a run one
+    /// generator made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedRun>,
+}
+
+/// Where a merged run came from: the shards, how their clocks were lined up, which are missing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedRun {
+    /// How many shards the whole test has.
+    pub count: u32,
+    /// The common start every shard's seconds were counted from, RFC 3339: the shared
+    /// `--start-at` when the shards had one, else the earliest shard's start.
+    pub origin: String,
+    /// Seconds between the earliest and the latest shard's start.
+    pub start_spread_secs: f64,
+    /// Shards of the test that were not merged (`--partial`), by index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<u32>,
+    /// The shard whose server readings (`--monitor-pid`, `--monitor-prometheus`) were kept:
+    /// the server is one, so its readings are kept once, never added up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_from: Option<u32>,
+    /// The shards merged, by index.
+    pub shards: Vec<MergedShard>,
+}
+
+/// One shard of a merged run: where it ran, when it started, and the generator's own facts
+/// its verdict is judged on (the merged record adds the shards' requests up; whether each
+/// generator kept up is judged on its own).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedShard {
+    /// Its index, from 0.
+    pub index: u32,
+    /// The run directory's name.
+    pub dir: String,
+    /// Host it ran on.
+    pub host: String,
+    /// Its wall-clock start, RFC 3339.
+    pub started_at: String,
+    /// Seconds its start fell after the merged run's origin (exact, to the millisecond).
+    pub offset_secs: f64,
+    /// Whole seconds added to its interval indices to place them on the merged timeline
+    /// (its offset rounded to the nearest second).
+    pub shift_secs: u64,
+    /// Seconds it began after `--start-at`, as it recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_secs: Option<f64>,
+    /// Its share of the load.
+    pub load: Load,
+    /// Its share of the stages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+    /// Its engine threads.
+    pub threads: usize,
+    /// Its open-files limit.
+    pub open_files_limit: Option<u64>,
+    /// Its whole intervals.
+    pub intervals: u64,
+    /// How it ended; `None` when it did not write `end.json`.
+    pub end: Option<RunEnd>,
+    /// Its generator's side, over its whole run: requests sent and retried, lag, failures
+    /// by error and status, and the service time of its answered requests (one request
+    /// entry holding all of them). Latencies by request are in the merged intervals.
+    pub generator: crate::record::IntervalRecord,
 }
 
 /// One shard's place in a sharded test: what `headroom merge` checks and rebuilds the whole from.
@@ -135,6 +200,7 @@ impl RunMeta {
             protocol: protocol.to_string(),
             notices: notices.to_vec(),
             shard: None,
+            merged: None,
         }
     }
 }

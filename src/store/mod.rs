@@ -6,19 +6,24 @@
 //! RUN_DIR/end.json         written when the run ends; absent after a crash or kill -9
 //! RUN_DIR/raw.bin          each request's record, with --raw (see `raw`)
 //! ```
-//! A run without `end.json` is still readable: the report marks it partial.
+//! A run without `end.json` is still readable: the report marks it partial. A run merged
+//! from shards ([`merge`]) is a run directory like any other, with its shards named in
+//! `meta.json`.
 
 mod check;
 mod fingerprint;
 mod log;
 pub mod matrix;
+pub mod merge;
 mod meta;
 mod raw;
 mod redact;
 
 pub use fingerprint::plan_fingerprint;
-pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, MAX_LINE};
-pub use meta::{EndStatus, FlowMeta, RequestMeta, RunEnd, RunMeta, ShardMeta};
+pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
+pub use meta::{
+    EndStatus, FlowMeta, MergedRun, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
+};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
@@ -341,6 +346,7 @@ mod tests {
                 health: Health::default(),
                 stage: None,
                 server: None,
+                shards: Vec::new(),
             })
             .unwrap();
         }

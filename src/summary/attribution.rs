@@ -145,6 +145,26 @@ pub enum Finding {
         /// Over the last third, µs.
         last_p50_us: u64,
     },
+    /// One generator of a test merged from shards could not keep up (its own evidence, judged
+    /// on its own: the test's numbers are in part that generator's).
+    ShardLimited {
+        /// The shard's index.
+        shard: u32,
+        /// Host it ran on.
+        host: String,
+        /// Its symptoms and the evidence on its side.
+        findings: Vec<Finding>,
+    },
+    /// One generator of a test merged from shards started after the test's common start, so
+    /// its share of the load began late.
+    ShardLate {
+        /// The shard's index.
+        shard: u32,
+        /// Host it ran on.
+        host: String,
+        /// How long after the common start it started, µs.
+        late_us: u64,
+    },
     /// Requests waited for connections that were slow to open (TCP connect, TLS handshake).
     SlowToConnect {
         /// Connect p99, µs.
@@ -165,7 +185,9 @@ impl Finding {
             | Finding::CpuStarved { .. }
             | Finding::Shortage { .. }
             | Finding::Descriptors { .. }
-            | Finding::ConnectionCap { .. } => Blame::Generator,
+            | Finding::ConnectionCap { .. }
+            | Finding::ShardLimited { .. }
+            | Finding::ShardLate { .. } => Blame::Generator,
             Finding::ServerFailed { .. }
             | Finding::ServerStatus { .. }
             | Finding::LatencyRising { .. }
@@ -381,15 +403,23 @@ pub fn attribute(e: &Evidence<'_>) -> Attribution {
         }
     }
 
-    let has = |b: Blame| findings.iter().any(|f| f.blame() == b);
-    let limit = match (has(Blame::Generator), has(Blame::Server)) {
-        (true, true) => Limit::Both,
-        (true, false) => Limit::Generator,
-        (false, true) => Limit::Server,
-        (false, false) if fell_short => Limit::Unexplained,
-        (false, false) => Limit::Neither,
-    };
-    Attribution { limit, findings }
+    Attribution::of(findings)
+}
+
+impl Attribution {
+    /// The verdict `findings` make: a side is a limit when there is evidence on it; a
+    /// symptom with no evidence on either side is unexplained.
+    pub fn of(findings: Vec<Finding>) -> Attribution {
+        let has = |b: Blame| findings.iter().any(|f| f.blame() == b);
+        let limit = match (has(Blame::Generator), has(Blame::Server)) {
+            (true, true) => Limit::Both,
+            (true, false) => Limit::Generator,
+            (false, true) => Limit::Server,
+            (false, false) if has(Blame::Symptom) => Limit::Unexplained,
+            (false, false) => Limit::Neither,
+        };
+        Attribution { limit, findings }
+    }
 }
 
 /// The medians of the first and last thirds of `medians_us`, when the last is a climb.

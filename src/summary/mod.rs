@@ -8,6 +8,7 @@ mod failures;
 mod generator;
 pub mod matrix;
 mod server;
+mod shards;
 mod slo;
 mod stats;
 
@@ -18,6 +19,7 @@ pub use by_stage::StageRow;
 pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use server::{ServerHealth, TreeSummary};
+pub use shards::{ShardRow, Shards};
 pub use slo::{measure, SloVerdict};
 pub use stats::Stats;
 
@@ -108,6 +110,9 @@ pub struct Summary {
     pub warmup_secs: f64,
     /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
     pub timeline: Vec<IntervalDigest>,
+    /// The shards a merged run was made from (`headroom merge`), each judged on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Shards>,
 }
 
 /// Counts and rates.
@@ -195,12 +200,7 @@ impl Summary {
         // The sending rate is the generator's, warm-up included; rates of what is reported
         // are over the time after the warm-up.
         // Retries are counted apart (`retried`), never in the rate the load was asked at.
-        let sent = run.all.sent_first();
-        let rate = if attack_secs > 0.0 && sent > 1 {
-            (sent - 1) as f64 / attack_secs
-        } else {
-            sent as f64
-        };
+        let rate = send_rate(run.all.sent_first(), attack_secs);
         // What is left out is whole seconds (each interval is counted by the stage it began
         // in): a warm-up ending mid-second takes that whole second with it.
         let warmup_planned: f64 = run
@@ -233,6 +233,12 @@ impl Summary {
             (Some(_), true) => Some("the last interval line was torn and skipped".into()),
             _ => None,
         };
+        let shards = shards::of(run);
+        // A merged run says which shards it lacks, not that "the run" did not finish.
+        let partial = match shards.as_ref().map(shards::partial) {
+            Some(Some(why)) => Some(why),
+            _ => partial,
+        };
 
         let errors = failures::error_set(
             &total.errors,
@@ -255,6 +261,10 @@ impl Summary {
         let medians = whole_second_medians(run, attack_secs);
         let verdict =
             attribution::attribute(&generator.evidence(run, &run.all, total_secs, &medians));
+        let verdict = match &shards {
+            Some(s) => shards::judge(verdict, s),
+            None => verdict,
+        };
         let per = |x: u64| {
             if completed > 0 {
                 x as f64 / completed as f64
@@ -347,7 +357,18 @@ impl Summary {
             ),
             warmup_secs,
             timeline: run.intervals.clone(),
+            shards,
         }
+    }
+}
+
+/// Requests sent per second of attack: from the first to the last sent, so a run of `n`
+/// requests spans `n - 1` gaps.
+fn send_rate(sent: u64, attack_secs: f64) -> f64 {
+    if attack_secs > 0.0 && sent > 1 {
+        (sent - 1) as f64 / attack_secs
+    } else {
+        sent as f64
     }
 }
 

@@ -133,6 +133,7 @@ fn stored_run(dir: &Path, slower: u64) -> RunDir {
                 health,
                 stage: Some(stage),
                 server: None,
+                shards: Vec::new(),
             })
             .unwrap();
     }

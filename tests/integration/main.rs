@@ -13,6 +13,7 @@ mod examples;
 mod hostile;
 mod html;
 mod matrix;
+mod merge;
 mod nginx;
 mod overrides;
 mod ports;

@@ -286,6 +286,7 @@ fn fixture(dir: &Path) {
                             tree(20, "store", 20.0),
                         ],
                     }),
+                    shards: Vec::new(),
                 })
                 .unwrap();
         }
@@ -488,6 +489,7 @@ fn a_variants_warm_up_ramp_is_left_out_of_its_row() {
                         threads: 4,
                     }],
                 }),
+                shards: Vec::new(),
             })
             .unwrap();
     }

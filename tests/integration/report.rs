@@ -73,6 +73,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
                 health,
                 stage: None,
                 server: None,
+                shards: Vec::new(),
             })
             .unwrap();
     }

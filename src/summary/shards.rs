@@ -1,0 +1,182 @@
+//! A run merged from shards: where each shard ran, when it started, and whether its
+//! generator kept up, judged on its own evidence.
+//!
+//! The merged record adds the shards' requests up, which is exact for what the server did;
+//! but a generator's CPU, run queue and descriptors belong to one machine, so adding them
+//! up would hide one that fell behind among several that did not. Each shard is judged
+//! as the run it was, and the test's verdict names the shards that could not keep up.
+
+use super::attribution::{self, Attribution, Blame, Finding};
+use super::GeneratorHealth;
+use crate::store::{MergedShard, StoredRun};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A shard that started this long after the test's common start is named when the test
+/// did not send what it asked: a tenth of a second of a share missing is already more than
+/// the rate tolerance of a ten-second test of a few shards.
+pub const LATE_START: Duration = Duration::from_millis(100);
+
+/// The shards of a merged run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shards {
+    /// How many shards the whole test has.
+    pub count: u32,
+    /// The common start their seconds are counted from, RFC 3339.
+    pub origin: String,
+    /// Seconds between the earliest and the latest shard's start.
+    pub start_spread_secs: f64,
+    /// Shards of the test that were not merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<u32>,
+    /// The shard whose server readings were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_from: Option<u32>,
+    /// One row per shard merged, by index.
+    pub rows: Vec<ShardRow>,
+}
+
+/// One shard of a merged run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardRow {
+    /// Its index.
+    pub index: u32,
+    /// Host it ran on.
+    pub host: String,
+    /// Its run directory's name.
+    pub dir: String,
+    /// Seconds after the common start it started.
+    pub offset_secs: f64,
+    /// Seconds it began after `--start-at`, as it recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_secs: Option<f64>,
+    /// False when it did not write its end (killed or crashed).
+    pub finished: bool,
+    /// Requests it sent, retries left out.
+    pub sent: u64,
+    /// Requests it completed.
+    pub completed: u64,
+    /// Its generator's health.
+    pub generator: GeneratorHealth,
+    /// Its own verdict: whether it kept up, and the evidence.
+    pub verdict: Attribution,
+}
+
+/// The shards of `run`, when it was merged from shards.
+pub(super) fn of(run: &StoredRun) -> Option<Shards> {
+    let merged = run.meta.merged.as_ref()?;
+    Some(Shards {
+        count: merged.count,
+        origin: merged.origin.clone(),
+        start_spread_secs: merged.start_spread_secs,
+        missing: merged.missing.clone(),
+        server_from: merged.server_from,
+        rows: merged.shards.iter().map(|s| row(run, s)).collect(),
+    })
+}
+
+/// The shard judged as the run it was: its share of the load, its engine, its end.
+fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
+    let mut meta = run.meta.clone();
+    meta.load = shard.load;
+    meta.stages = shard.stages.clone();
+    meta.threads = shard.threads;
+    meta.open_files_limit = shard.open_files_limit;
+    meta.merged = None;
+    let own = StoredRun {
+        meta,
+        total: shard.generator.clone(),
+        all: shard.generator.clone(),
+        stages: Vec::new(),
+        intervals: Vec::new(),
+        end: shard.end.clone(),
+        torn_tail: false,
+    };
+    let (attack_secs, wait_secs) = match &shard.end {
+        Some(end) => (end.attack_secs, end.wait_secs),
+        None => (shard.intervals as f64, 0.0),
+    };
+    let total_secs = attack_secs + wait_secs;
+    let rate = super::send_rate(own.all.sent_first(), attack_secs);
+    let generator = GeneratorHealth::assess(&own, &own.all, total_secs, rate);
+    // Latency over time is the server's evidence, judged on the merged run: a shard's own
+    // medians are left out.
+    let verdict = attribution::attribute(&generator.evidence(&own, &own.all, total_secs, &[]));
+    ShardRow {
+        index: shard.index,
+        host: shard.host.clone(),
+        dir: shard.dir.clone(),
+        offset_secs: shard.offset_secs,
+        late_secs: shard.late_secs,
+        finished: shard.end.is_some(),
+        sent: own.all.sent_first(),
+        completed: own.all.completed(),
+        generator,
+        verdict,
+    }
+}
+
+/// The merged test's verdict: the evidence on the server's side and the symptoms from the
+/// merged record, the generators' side from each shard on its own, and the shards that
+/// started late when the test fell short.
+pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
+    let mut findings: Vec<Finding> = merged
+        .findings
+        .into_iter()
+        .filter(|f| f.blame() != Blame::Generator)
+        .collect();
+    let fell_short = findings.iter().any(|f| f.blame() == Blame::Symptom);
+    for r in &shards.rows {
+        if fell_short && r.offset_secs >= LATE_START.as_secs_f64() {
+            findings.push(Finding::ShardLate {
+                shard: r.index,
+                host: r.host.clone(),
+                late_us: (r.offset_secs * 1e6) as u64,
+            });
+        }
+    }
+    for r in shards.rows.iter().filter(|r| r.verdict.generator_limited()) {
+        findings.push(Finding::ShardLimited {
+            shard: r.index,
+            host: r.host.clone(),
+            findings: r
+                .verdict
+                .findings
+                .iter()
+                .filter(|f| f.blame() != Blame::Server)
+                .cloned()
+                .collect(),
+        });
+    }
+    Attribution::of(findings)
+}
+
+/// Why the merged numbers cover less than the whole test, when they do.
+pub(super) fn partial(shards: &Shards) -> Option<String> {
+    let list = |v: &[u32]| {
+        let words: Vec<String> = v.iter().map(u32::to_string).collect();
+        words.join(", ")
+    };
+    let unfinished: Vec<u32> = shards
+        .rows
+        .iter()
+        .filter(|r| !r.finished)
+        .map(|r| r.index)
+        .collect();
+    let mut why = Vec::new();
+    if !shards.missing.is_empty() {
+        why.push(format!(
+            "merged from {} of {} shards; missing: shard(s) {}",
+            shards.rows.len(),
+            shards.count,
+            list(&shards.missing)
+        ));
+    }
+    if !unfinished.is_empty() {
+        why.push(format!(
+            "shard(s) {} did not finish (killed or crashed)",
+            list(&unfinished)
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}

@@ -1,0 +1,153 @@
+//! `headroom merge` on real runs: two ordinary attacks made into the shards of one test
+//! (a test fixture: their meta.json is given a `shard` by hand, as `--shard I/N` would
+//! write it), merged, and the merged run read by every renderer.
+
+use crate::support::{attack, headroom, open_plan, start_target};
+use headroom::store::RunDir;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Each bucket's value and count: two histograms of one content over different ranges
+/// (grown in another order) encode differently, and hold the same buckets.
+fn buckets(h: &headroom::record::Histogram) -> Vec<(u64, u64)> {
+    h.inner()
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// Makes the run in `dir` shard `index` of a 2-shard test of 200 req/s.
+fn make_shard(dir: &Path, index: u32) {
+    let path = dir.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    meta["shard"] = serde_json::json!({
+        "index": index,
+        "count": 2,
+        "plan": "f1x7",
+        "whole_load": {"open": {"rate": 200.0}},
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+}
+
+fn text(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn failure(o: &std::process::Output) -> String {
+    assert!(!o.status.success());
+    let e = String::from_utf8(o.stderr.clone()).unwrap();
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    e
+}
+
+#[test]
+fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
+    let target = start_target(Duration::from_millis(2));
+    let url = format!("http://{}/", target.addr());
+    let plan = open_plan(&url, 100.0, 150);
+    let (_, _, a) = attack(&plan);
+    let (_, _, b) = attack(&plan);
+    let shards: Vec<PathBuf> = [&a, &b].iter().map(|d| d.path().join("run")).collect();
+    make_shard(&shards[0], 0);
+    make_shard(&shards[1], 1);
+    let work = tempfile::tempdir().unwrap();
+    let merged = work.path().join("merged");
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let o = headroom(&[
+        "merge",
+        &arg(&shards[0]),
+        &arg(&shards[1]),
+        "--out",
+        &arg(&merged),
+    ]);
+    text(&o);
+
+    // Exact: the merged histograms are the shards' added up, bucket for bucket.
+    let run = RunDir::at(&merged).load().unwrap();
+    let mut sum = RunDir::at(&shards[0]).load().unwrap().total;
+    sum.merge(&RunDir::at(&shards[1]).load().unwrap().total);
+    assert_eq!(run.total.completed(), 300);
+    assert_eq!(
+        buckets(&run.total.latency_ok()),
+        buckets(&sum.latency_ok()),
+        "bucket for bucket"
+    );
+    assert_eq!(run.total.status, sum.status);
+
+    let report = text(&headroom(&["report", &arg(&merged)]));
+    assert!(
+        report.contains("Requests      [total, rate, throughput]  "),
+        "{report}"
+    );
+    assert!(report.contains("300, "), "{report}");
+    assert!(
+        report.contains("(open model, 200 req/s, HTTP/1.1)"),
+        "{report}"
+    );
+    assert!(report.contains("2 of 2 shards"), "{report}");
+    // The fixture's shards ran one after the other: the second is named as late.
+    assert!(
+        report.contains("shard 1 (on ") && report.contains("after the test's common start"),
+        "{report}"
+    );
+    let p99 = headroom::units::fmt_us(sum.latency_ok().quantile(0.99).as_micros() as u64);
+    assert!(report.contains(&p99), "{p99} in {report}");
+    for (format, shards) in [
+        ("markdown", "### Shards"),
+        ("json", "\"shards\""),
+        ("html", "Shards"),
+    ] {
+        let out = work.path().join(format!("report.{format}"));
+        text(&headroom(&[
+            "report",
+            &arg(&merged),
+            "--format",
+            format,
+            "-o",
+            &arg(&out),
+        ]));
+        assert!(
+            std::fs::read_to_string(&out).unwrap().contains(shards),
+            "{format}"
+        );
+    }
+    let page = work.path().join("report.html");
+    let rendered = crate::support::chromium::render(&page, work.path());
+    rendered.assert_fits(1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("HISTF"), "no histogram among the options");
+    let plots = work.path().join("plots");
+    text(&headroom(&[
+        "report",
+        &arg(&merged),
+        "--plots",
+        &arg(&plots),
+    ]));
+    assert!(std::fs::read_dir(&plots).unwrap().count() > 0);
+    let compared = text(&headroom(&["compare", &arg(&shards[0]), &arg(&merged)]));
+    assert!(compared.contains("300"), "{compared}");
+
+    // Refused, each with a line.
+    let e = failure(&headroom(&["merge", &arg(&shards[0])]));
+    assert!(e.contains("shard 1 of 2 missing"), "{e}");
+    let e = failure(&headroom(&["merge", &arg(&shards[0]), &arg(&shards[0])]));
+    assert!(e.contains("shard 0 is given twice"), "{e}");
+    let e = failure(&headroom(&["merge", &arg(&merged), &arg(&shards[1])]));
+    assert!(e.contains("is already a merged run"), "{e}");
+    let partial = work.path().join("partial");
+    let o = headroom(&[
+        "merge",
+        &arg(&shards[1]),
+        "--partial",
+        "--out",
+        &arg(&partial),
+    ]);
+    text(&o);
+    let report = text(&headroom(&["report", &arg(&partial)]));
+    assert!(
+        report.contains("PARTIAL RUN: merged from 1 of 2 shards; missing: shard(s) 0"),
+        "{report}"
+    );
+}
