@@ -151,3 +151,111 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
         "{report}"
     );
 }
+
+/// Shard `shard` of a 100 req/s test of 200 requests, starting at `start_at`, into `out`.
+fn spawn_shard(url: &str, shard: &str, start_at: &str, out: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "attack",
+            url,
+            "--rate",
+            "100",
+            "-n",
+            "200",
+            "--shard",
+            shard,
+            "--start-at",
+            start_at,
+            "-q",
+            "--out",
+        ])
+        .arg(out)
+        .env_remove("HEADROOM_SHARDS")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs")
+}
+
+#[test]
+fn real_shards_at_a_common_start_merge_into_the_whole_test_exactly() {
+    let target = start_target(Duration::from_millis(1));
+    let url = format!("http://{}/", target.addr());
+    let work = tempfile::tempdir().unwrap();
+    // Whole seconds ahead: both processes are up and waiting well before then (a shard
+    // that comes up late starts at once and says so; the merge is exact either way).
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3;
+    let start_at = start.to_string();
+    let shards = [work.path().join("s0"), work.path().join("s1")];
+    let children: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .zip(&shards)
+        .map(|(shard, out)| spawn_shard(&url, shard, &start_at, out))
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let merged = work.path().join("merged");
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    text(&headroom(&[
+        "merge",
+        &arg(&shards[1]),
+        &arg(&shards[0]),
+        "--out",
+        &arg(&merged),
+    ]));
+
+    let run = RunDir::at(&merged).load().unwrap();
+    let mut sum = RunDir::at(&shards[0]).load().unwrap().all;
+    sum.merge(&RunDir::at(&shards[1]).load().unwrap().all);
+    assert_eq!(run.all.completed(), 200);
+    assert_eq!(run.all.sent, sum.sent);
+    for (merged, summed) in [
+        (run.all.latency_ok(), sum.latency_ok()),
+        (run.all.service_ok(), sum.service_ok()),
+        (run.all.lag.clone(), sum.lag.clone()),
+    ] {
+        assert_eq!(buckets(&merged), buckets(&summed), "bucket for bucket");
+    }
+    let meta = run.meta.merged.as_ref().unwrap();
+    let origin = humantime::parse_rfc3339(&meta.origin).unwrap();
+    assert_eq!(
+        origin,
+        std::time::UNIX_EPOCH + Duration::from_secs(start),
+        "the common start"
+    );
+
+    let summary: serde_json::Value = serde_json::from_str(&text(&headroom(&[
+        "report",
+        &arg(&merged),
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(summary["requests"]["total"], 200);
+    assert_eq!(
+        summary["load"]["open"]["rate"], 100.0,
+        "the whole test's rate"
+    );
+    let p = |q: f64| sum.latency_ok().quantile(q).as_micros() as u64;
+    assert_eq!(summary["latency"]["p50_us"], p(0.5));
+    assert_eq!(summary["latency"]["p99_us"], p(0.99));
+    assert_eq!(summary["latency"]["max_us"], p(1.0));
+    let report = text(&headroom(&["report", &arg(&merged)]));
+    assert!(report.contains("2 of 2 shards"), "{report}");
+    assert!(
+        !report.contains("Shard   "),
+        "a merged run is no shard: {report}"
+    );
+    assert!(
+        report.contains("(open model, 100 req/s, HTTP/1.1)"),
+        "{report}"
+    );
+}
