@@ -30,6 +30,7 @@ pub mod engine;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod kube;
 pub mod matrix;
 pub mod monitor;
 pub mod plan;

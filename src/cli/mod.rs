@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod demo;
 mod export;
+mod kube;
 mod matrix;
 mod progress;
 mod report;
@@ -44,6 +45,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Write a run's per-request records (kept with --raw) as CSV or JSON lines.
     Export(export::ExportArgs),
+    /// Write Kubernetes manifests that run a scenario as N shards of one test.
+    Kube(Box<kube::KubeArgs>),
     /// Run the built-in test server.
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
@@ -64,6 +67,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Report(args) => report::run(args),
         Command::Export(args) => export::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Kube(args) => kube::run(*args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
     }
