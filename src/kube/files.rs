@@ -177,7 +177,7 @@ pub fn gather(
     }
     out.secret_env.sort();
     out.scenario = format!(
-        "# {} as headroom kube wrote it for the pods: files at their mounts, secret values as\n# ${{VARIABLES}} read from the Secret.\n{}",
+        "# {} as headroom kube wrote it for the pods: files at their mounts, secret values\n# replaced by environment variables that the Secret sets.\n{}",
         path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
         yaml_serde::to_string(&raw).map_err(yaml)?
     );

@@ -450,7 +450,14 @@ pub fn build(
             },
         },
     };
-    out.push(("40-job.yaml".into(), yaml(&job)?));
+    // The sizing, said where a reader of the Job looks first (also kept as annotations).
+    let header = format!(
+        "# The shards of {}: pod I of this Indexed Job runs shard I of {shards}, all from {start_at}.\n# CPU request per shard: {}.\n# Memory request: {}.\n# No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and\n# every request due meanwhile goes out late.\n",
+        spec.scenario.display(),
+        sizing.cpu_note,
+        sizing.memory_note,
+    );
+    out.push(("40-job.yaml".into(), header + &yaml(&job)?));
 
     // With a shared volume: a merge Job, applied once the shards are done, and a pod to copy
     // the merged run out of the volume.
@@ -623,9 +630,61 @@ mod erased {
     }
     impl<T: serde::Serialize> Yaml for T {
         fn to_yaml(&self) -> Result<String, super::KubeError> {
-            yaml_serde::to_string(self).map_err(|e| super::KubeError::Yaml(e.to_string()))
+            yaml_serde::to_string(self)
+                .map(|text| super::quote_timestamps(&text))
+                .map_err(|e| super::KubeError::Yaml(e.to_string()))
         }
     }
+}
+
+/// `text` with every plain scalar that a YAML 1.1 reader takes for a timestamp (the start
+/// time, a name such as `2026-11-25`) single-quoted: serde writes them plain, as YAML 1.2
+/// allows, but Kubernetes' tools read YAML 1.1 and would find a date where a string must be.
+/// Block scalars (the files' contents) are left as they are.
+pub fn quote_timestamps(text: &str) -> String {
+    use std::sync::OnceLock;
+    static PLAIN: OnceLock<regex::Regex> = OnceLock::new();
+    static STAMP: OnceLock<regex::Regex> = OnceLock::new();
+    let plain = PLAIN.get_or_init(|| {
+        regex::Regex::new(r"^(\s*(?:- )?(?:[^\s'\x22#][^:]*: )?)(.+)$").expect("a regex")
+    });
+    let stamp = STAMP.get_or_init(|| {
+        regex::Regex::new(
+            r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$",
+        )
+        .expect("a regex")
+    });
+    let mut out = String::with_capacity(text.len() + 16);
+    // The indentation a block scalar's lines are deeper than, while inside one.
+    let mut block: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let indent = body.len() - body.trim_start().len();
+        if let Some(outer) = block {
+            if body.trim().is_empty() || indent > outer {
+                out.push_str(line);
+                continue;
+            }
+            block = None;
+        }
+        let trimmed = body.trim_end();
+        if trimmed.ends_with('|') || trimmed.ends_with("|-") || trimmed.ends_with("|+") {
+            block = Some(indent);
+            out.push_str(line);
+            continue;
+        }
+        match plain.captures(body) {
+            Some(c) if stamp.is_match(&c[2]) => {
+                out.push_str(&c[1]);
+                out.push('\'');
+                out.push_str(&c[2]);
+                out.push('\'');
+                out.push_str(&line[body.len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -643,6 +702,15 @@ mod tests {
         for bad in ["", "-a", "a-", "A", "a_b", &"a".repeat(41)] {
             assert!(checked_name("--name", bad, 40).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn timestamps_are_quoted_outside_block_scalars() {
+        let text = "a: 2099-01-01T00:02:00Z\nargs:\n- 2099-01-01T00:02:00Z\n- run\nname: 2026-11-25\ndata:\n  f.csv: |\n    day: 2026-11-25\n    - 2026-11-25\nb: 2026-11-25 x\n- k: 2026-11-25\n";
+        assert_eq!(
+            quote_timestamps(text),
+            "a: '2099-01-01T00:02:00Z'\nargs:\n- '2099-01-01T00:02:00Z'\n- run\nname: '2026-11-25'\ndata:\n  f.csv: |\n    day: 2026-11-25\n    - 2026-11-25\nb: 2026-11-25 x\n- k: '2026-11-25'\n"
+        );
     }
 
     #[test]
