@@ -110,9 +110,12 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
         args.scenario.display(),
         bundle.start_at
     );
+    let threads = bundle.sizing.threads;
     println!(
-        "each shard asks for {}m CPU and {} MiB ({} engine threads)",
-        bundle.sizing.cpu_milli, bundle.sizing.memory_mib, bundle.sizing.threads
+        "each shard asks for {}m CPU and {} MiB ({threads} engine thread{})",
+        bundle.sizing.cpu_milli,
+        bundle.sizing.memory_mib,
+        if threads == 1 { "" } else { "s" }
     );
     if !bundle.secret_keys.is_empty() {
         println!(

@@ -142,7 +142,7 @@ pub fn gather(
     // Secret values written in the file itself go to the Secret; the text keeps a reference.
     let mut moved = Vec::new();
     move_secrets(
-        &mut raw,
+        &raw,
         &expanded,
         &mut Vec::new(),
         Some(Shape::root()),

@@ -169,6 +169,16 @@ pub fn build(
     if let Some(ns) = &spec.namespace {
         checked_name("--namespace", ns, 63)?;
     }
+    // The scenario goes into the ConfigMap whole: past 1 MiB it cannot, so it is not read.
+    if let Ok(m) = std::fs::metadata(&spec.scenario) {
+        if m.len() > files::OBJECT_BYTES {
+            return Err(KubeError::TooBig {
+                object: "ConfigMap",
+                what: format!("the scenario {}", spec.scenario.display()),
+                bytes: m.len(),
+            });
+        }
+    }
     let doc = crate::plan::scenario::Document::parse(
         std::fs::read_to_string(&spec.scenario).map_err(|e| KubeError::File {
             field: "the scenario".into(),

