@@ -354,7 +354,9 @@ pub fn build(
                         path: f.key.clone(),
                     })
                     .collect(),
-                default_mode: 0o400,
+                // Readable by whatever user the image runs as (the files belong to root);
+                // only this pod's containers see the volume.
+                default_mode: 0o444,
             }),
             ..volume("secret")
         });

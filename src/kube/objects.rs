@@ -290,7 +290,7 @@ pub struct SecretVolume {
     pub secret_name: String,
     /// Which keys, at which file names (the variables' keys are left out).
     pub items: Vec<KeyToPath>,
-    /// File mode (0400: readable by the container's user only).
+    /// File mode of the keys' files.
     pub default_mode: u32,
 }
 

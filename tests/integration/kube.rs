@@ -270,6 +270,14 @@ struct LocalPod {
     env: Vec<(String, String)>,
 }
 
+/// Writes `bytes` as the kubelet does a ConfigMap's or a Secret's key: into `..data/` and
+/// linked from the mount by its name.
+fn write_key(dir: &Path, key: &str, bytes: &[u8]) {
+    std::fs::create_dir_all(dir.join("..data")).unwrap();
+    std::fs::write(dir.join("..data").join(key), bytes).unwrap();
+    std::os::unix::fs::symlink(Path::new("..data").join(key), dir.join(key)).unwrap();
+}
+
 fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
     let read = |name: &str| std::fs::read_to_string(manifests.join(name)).unwrap();
     let config: ConfigMap = yaml_serde::from_str(&read("10-files.yaml")).unwrap();
@@ -291,16 +299,16 @@ fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
                 let text = v
                     .replace("/headroom/files/", &local("/headroom/files/"))
                     .replace("/headroom/secret/", &local("/headroom/secret/"));
-                std::fs::write(dir.join(k), text).unwrap();
+                write_key(&dir, k, text.as_bytes());
             }
             for (k, v) in &config.binary_data {
-                std::fs::write(dir.join(k), decode(v)).unwrap();
+                write_key(&dir, k, &decode(v));
             }
         }
         if let Some(s) = &volume.secret {
             for item in &s.items {
                 let data = &secret.as_ref().unwrap().data[&item.key];
-                std::fs::write(dir.join(&item.path), decode(data)).unwrap();
+                write_key(&dir, &item.path, &decode(data));
             }
         }
     }
