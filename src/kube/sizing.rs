@@ -158,3 +158,63 @@ pub fn size(plan: &AttackPlan, shards: u32, data_bytes: u64, cpu_milli: Option<u
         memory_note,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(target: &str, load: &str) -> AttackPlan {
+        let text = format!("target: {target}\nrequests: [{{name: get, path: /}}]\nload: {load}\n");
+        crate::plan::scenario::parse(&text, std::path::Path::new("t.yaml"), 1).unwrap()
+    }
+
+    #[test]
+    fn the_bench_row_follows_the_traffic() {
+        let rate = "{rate: 20000, duration: 60s}";
+        let figure = |target: &str| figure_for(&plan(target, rate)).0;
+        assert_eq!(figure("{url: 'http://a/'}"), PLAIN);
+        assert_eq!(figure("{url: 'https://a/'}"), TLS);
+        assert_eq!(
+            figure("{url: 'https://a/', tls: {cert: c.pem, key: k.pem}}"),
+            MUTUAL_TLS
+        );
+        assert_eq!(
+            figure("{url: 'https://a/', keepalive: false}"),
+            HANDSHAKE_RESUMED
+        );
+        assert_eq!(
+            figure("{url: 'https://a/', keepalive: false, tls: {session_resumption: false}}"),
+            HANDSHAKE_FULL
+        );
+        // No row fits: the nearest, and a note that says so.
+        assert!(
+            figure_for(&plan("{url: 'http://a/', keepalive: false}", rate))
+                .1
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn cpu_is_rate_per_shard_times_cost_times_the_factor() {
+        let p = plan(
+            "{url: 'https://a/', keepalive: false}",
+            "{rate: 20000, duration: 60s}",
+        );
+        let s = size(&p, 4, 0, None);
+        // 20,000 / 4 × 151 µs × 2 = 1.51 cores.
+        assert_eq!((s.cpu_milli, s.threads, s.memory_mib), (1510, 2, 64));
+        assert!(s.cpu_note.contains("row (f)"), "{}", s.cpu_note);
+        // Stages: sized by the peak.
+        let staged = plan(
+            "{url: 'http://a/'}",
+            "{stages: [{rate: [0, 10000], duration: 1m}, {rate: 5000, duration: 1m}]}",
+        );
+        assert_eq!(size(&staged, 1, 0, None).cpu_milli, 376);
+        // Users: no rate, one core unless told.
+        let closed = plan("{url: 'http://a/'}", "{users: 50, duration: 1m}");
+        assert_eq!(size(&closed, 2, 0, None).cpu_milli, CLOSED_MODEL_CPU_MILLI);
+        assert_eq!(size(&closed, 2, 0, Some(2500)).threads, 3);
+        // Data files: 1.25 × their size on top.
+        assert_eq!(size(&closed, 2, 8 * 1024 * 1024, None).memory_mib, 74);
+    }
+}
