@@ -336,7 +336,10 @@ fn move_secrets(
         Value::Tagged(t) => move_secrets(&t.value, expanded, at, shape, skip, moved),
         Value::Null => {}
         scalar => {
-            if skip.iter().any(|s| s == at) || !is_sensitive_path(&render(at)) {
+            let path = render(at);
+            let secret = is_sensitive_path(&path)
+                || matches!(scalar, Value::String(s) if is_url(at) && has_user_info(s));
+            if skip.iter().any(|s| s == at) || !secret {
                 return;
             }
             if let Value::String(s) = scalar {
@@ -359,6 +362,19 @@ fn move_secrets(
             moved.push((at.clone(), value));
         }
     }
+}
+
+/// Whether `at` is a target URL (`target.url`, `target.urls[i]`).
+fn is_url(at: &[Seg]) -> bool {
+    matches!(at, [Seg::Key(t), Seg::Key(u)] if t == "target" && u == "url")
+        || matches!(at, [Seg::Key(t), Seg::Key(u), Seg::Index(_)] if t == "target" && u == "urls")
+}
+
+/// Whether a URL carries a user and password (`https://user:pass@host/`).
+fn has_user_info(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.contains('@')
 }
 
 /// Whether `s` is nothing but `{{ … }}` template slots and spaces.
@@ -430,6 +446,8 @@ mod tests {
         assert!(only_slots("{{ user }} {{ n | upper }}"));
         assert!(!only_slots("Bearer {{ token }}"));
         assert!(!only_slots(""));
+        assert!(has_user_info("https://u:p@host:8443/a@b"));
+        assert!(!has_user_info("https://host/a@b"));
         assert_eq!(
             render(&[
                 Seg::Key("requests".into()),
@@ -438,6 +456,25 @@ mod tests {
             ]),
             "requests[2].body"
         );
+    }
+
+    #[test]
+    fn credentials_in_urls_headers_and_bodies_leave_the_scenario() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(
+            &path,
+            "target: {urls: ['https://u:pw-in-url-1@a/', 'https://b/'], headers: {Cookie: 'sid=cookie-2'}}\nrequests: [{name: p, path: /, body: 'secret-body-3 {{ x }}', expect: {body: ok}}]\nload: {rate: 1, duration: 1s}\n",
+        )
+        .unwrap();
+        let m = gather(&path, &|_| None).unwrap();
+        for secret in ["pw-in-url-1", "cookie-2", "secret-body-3"] {
+            assert!(!m.scenario.contains(secret), "{secret} in {}", m.scenario);
+            assert!(m.secret_env.iter().any(|(_, v)| v.contains(secret)));
+        }
+        // What is not a credential stays where it is.
+        assert!(m.scenario.contains("https://b/"));
+        assert!(m.scenario.contains("name: p"));
     }
 
     #[test]
