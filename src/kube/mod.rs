@@ -414,17 +414,17 @@ pub fn build(
     let shard_labels = labels("shard");
     let mut job_meta = meta("", "shard");
     job_meta.annotations = [
-        ("headroom.dev/start-at".to_string(), start_at.clone()),
+        ("headroom/start-at".to_string(), start_at.clone()),
         (
-            "headroom.dev/cpu-request".to_string(),
+            "headroom/cpu-request".to_string(),
             sizing.cpu_note.clone(),
         ),
         (
-            "headroom.dev/memory-request".to_string(),
+            "headroom/memory-request".to_string(),
             sizing.memory_note.clone(),
         ),
         (
-            "headroom.dev/scenario".to_string(),
+            "headroom/scenario".to_string(),
             spec.scenario.display().to_string(),
         ),
     ]
