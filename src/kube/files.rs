@@ -55,8 +55,7 @@ pub fn gather(
     path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Materials, KubeError> {
-    let source = std::fs::read_to_string(path).map_err(|e| KubeError::File {
-        field: "the scenario".into(),
+    let source = std::fs::read_to_string(path).map_err(|e| KubeError::Unreadable {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;

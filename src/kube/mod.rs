@@ -45,6 +45,14 @@ pub enum KubeError {
         /// Why.
         reason: String,
     },
+    /// The scenario itself cannot be read.
+    #[error("cannot read the scenario {}: {reason}", path.display())]
+    Unreadable {
+        /// The scenario.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// More than an object holds.
     #[error("{what} is {bytes} bytes, more than the 1 MiB a {object} holds: use a generated data set (data.NAME.generate), or split the file (see docs/distributed.md, \"Bigger files\")")]
     TooBig {
@@ -180,8 +188,7 @@ pub fn build(
         }
     }
     let doc = crate::plan::scenario::Document::parse(
-        std::fs::read_to_string(&spec.scenario).map_err(|e| KubeError::File {
-            field: "the scenario".into(),
+        std::fs::read_to_string(&spec.scenario).map_err(|e| KubeError::Unreadable {
             path: spec.scenario.clone(),
             reason: e.to_string(),
         })?,
@@ -415,10 +422,7 @@ pub fn build(
     let mut job_meta = meta("", "shard");
     job_meta.annotations = [
         ("headroom/start-at".to_string(), start_at.clone()),
-        (
-            "headroom/cpu-request".to_string(),
-            sizing.cpu_note.clone(),
-        ),
+        ("headroom/cpu-request".to_string(), sizing.cpu_note.clone()),
         (
             "headroom/memory-request".to_string(),
             sizing.memory_note.clone(),

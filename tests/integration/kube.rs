@@ -529,7 +529,7 @@ fn bad_input_is_one_line_and_shows_no_secret() {
     ));
     cases.push((
         error_of(&spec("tests/kube/nope.yaml", 2, volume())),
-        "nope.yaml",
+        "cannot read the scenario tests/kube/nope.yaml",
     ));
     let unset = kube::build(&spec(SHOP, 2, volume()), &|_| None)
         .unwrap_err()
