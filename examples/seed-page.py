@@ -145,7 +145,9 @@ def page_000(seeds, docs, mode, full, durations):
         "401. headroom's error rate counts answers the scenario did not expect (the DDoS rows' "
         "401s are expected). The seed gave the servers' CPU for the whole test only (\"5% - "
         "45%\"); headroom gives the gate's (nginx) and the store's (etcd) mean CPU per row, as "
-        "% of one core. req/s achieved is over the ramp and the steady state together.",
+        "% of one core. Each variant's ramp is a warm-up stage: req/s achieved, error rate, "
+        "latency and CPU are of its steady state (the logins, made during the ramp, are counted "
+        "with it).",
         "",
         md_table(head, out_rows, right_from=8),
         "",
@@ -188,7 +190,8 @@ def page_002(seeds, docs, mode, full, durations):
         "Command: the two data sets written (`examples/002-kv-fill.yaml`, 256 B values under "
         "`perf256-`, then 5 KB values under `perf5k-`), then `headroom run "
         "examples/002-kv-matrix.yaml`: one variant per rate and payload, each sending \"get one\""
-        " and \"get many\" (5 consecutive keys) at the row's rate each. The store is etcd's v3 "
+        " and \"get many\" (5 consecutive keys) at the row's rate each, its ramp a warm-up: the "
+        "figures are of the steady state. The store is etcd's v3 "
         "JSON API on loopback; the seed's was an HTTP service over DynamoDB.",
         "",
     ] + sections)
@@ -363,6 +366,12 @@ def page_004(seeds, docs, mode, full, durations):
     levels = re.split(r"^Response with request coverage in percentile \((\d+) VUS, (\d+) seconds\)$",
                       text, flags=re.M)
     out = []
+    # headroom's Failures table as generated (request, reason, count, share), when it has one.
+    found = [t for t in tables(report) if t[0] == "Failures"]
+    failures = []
+    if found:
+        _, fh, frows = found[0]
+        failures = ["## Failures (headroom, the whole run)", "", md_table(fh, frows, right_from=3), ""]
     for i in range(1, len(levels), 3):
         users, seconds, body = levels[i], levels[i + 1], levels[i + 2]
         t1 = [r for h, hd, rs in tables(body) if hd[:2] == ["Method", "Name"] and "# Requests" in hd
@@ -392,14 +401,18 @@ def page_004(seeds, docs, mode, full, durations):
         preamble("004", source, "a key manager (Locust)", mode, full, durations,
                  [("report", "report.md"), ("HTML", "report.html")]),
         "Command: `headroom run examples/004-key-lifecycle.yaml` in one run of three stages (10, "
-        "30 and 50 users), each user running the key's lifecycle (create, read, patch, read the "
-        "version before the patch, destroy) against etcd's v3 JSON API; headroom's rows are its "
-        "*Requests by stage* table. The seed ran each operation in a Locust run of its own against "
-        "a cloud key manager (seconds per request); its destroy failed 90 % of the time with 400, "
-        "which etcd does not do: this run's Failures table is empty, and the report says so by "
-        "its Status codes table (every answer 200).",
+        "30 and 50 users), each user running a key's lifecycle against etcd's v3 JSON API: "
+        "create, read and patch a key of its own, then, as the seed's delete did (\"listing key "
+        "version(s) and schedule destroy\"), list the keys and destroy the first one listed; "
+        "headroom's rows are its *Requests by stage* table. The seed ran each operation in a "
+        "Locust run of its own against a cloud key manager (seconds per request). Its destroys "
+        "failed with 400 when users destroyed the same version at once; here users that list at "
+        "the same time destroy the same key, and those that find it gone get etcd's 200 with "
+        "nothing deleted, which the scenario does not expect (`deleted: 1`): headroom's Failures "
+        "table below gives each failure's request and reason, which the seed's Locust table "
+        "(`# Fails` alone) could not.",
         "",
-    ] + out + [
+    ] + out + failures + [
         "Latency by percentile per operation (Locust's 50…100 % columns as a curve), over the "
         "run and per user level, then per operation at each user level (the seed's graph for "
         "each of its runs):",

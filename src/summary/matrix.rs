@@ -35,13 +35,14 @@ pub struct VariantRow {
     pub state: VariantState,
     /// Requests completed.
     pub requests: u64,
-    /// Requests sent per second of attack.
+    /// Completions per second after the warm-up: a variant that ramps up (its ramp a
+    /// warm-up stage) is read at the load it held, not averaged with its ramp.
     pub rps: f64,
     /// Failed completions as a share of completions.
     pub error_rate: f64,
     /// Latency of the requests answered as expected.
     pub latency: Stats,
-    /// Mean server CPU (% of one core), one per CPU column; `None` where not watched.
+    /// Mean server CPU after the warm-up (% of one core), one per CPU column; `None` where not watched.
     pub server_cpu: Vec<Option<f64>>,
 }
 
@@ -110,10 +111,10 @@ impl MatrixTable {
             .iter()
             .map(|&(i, s)| {
                 let entry = &record.variants[i];
-                let (count, failures) = s
+                let (count, failures, rps) = s
                     .aggregated
                     .as_ref()
-                    .map_or((0, 0), |a| (a.count, a.failures));
+                    .map_or((0, 0, 0.0), |a| (a.count, a.failures, a.rps));
                 let mut server_cpu: Vec<Option<f64>> = trees
                     .iter()
                     .map(|(pid, name)| {
@@ -138,7 +139,7 @@ impl MatrixTable {
                     cells: entry.cells.clone(),
                     state: entry.state,
                     requests: count,
-                    rps: s.requests.rate,
+                    rps,
                     error_rate: ratio(failures, count),
                     latency: s.latency,
                     server_cpu,

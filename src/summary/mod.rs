@@ -198,13 +198,25 @@ impl Summary {
         } else {
             sent as f64
         };
-        let warmup_secs: f64 = run
+        // What is left out is whole seconds (each interval is counted by the stage it began
+        // in): a warm-up ending mid-second takes that whole second with it.
+        let warmup_planned: f64 = run
             .meta
             .stages
             .iter()
             .filter(|s| s.warmup)
             .map(|s| s.duration.as_secs_f64())
             .sum();
+        let warmup_intervals = run
+            .intervals
+            .iter()
+            .filter(|d| in_warmup(run, d.stage))
+            .count() as f64;
+        let warmup_secs = if warmup_intervals > 0.0 {
+            warmup_intervals
+        } else {
+            warmup_planned
+        };
         let measured_secs = (total_secs - warmup_secs).max(0.0);
 
         let partial = match (&run.end, run.torn_tail) {
@@ -306,7 +318,7 @@ impl Summary {
             failures: failures::rows(&run.meta.requests, &total.requests),
             generator,
             verdict,
-            server: ServerHealth::of(&run.intervals),
+            server: ServerHealth::of(&measured_intervals(run)),
             by_request,
             aggregated,
             flows: by_flow::rows(&run.meta.flows, &total.flows, measured_secs),
@@ -335,18 +347,38 @@ impl Summary {
     }
 }
 
+/// Whether an interval that began in `stage` is a warm-up's.
+fn in_warmup(run: &StoredRun, stage: Option<u16>) -> bool {
+    stage
+        .and_then(|i| run.meta.stages.get(usize::from(i)))
+        .is_some_and(|s| s.warmup)
+}
+
+/// The intervals outside warm-up stages, or every interval when all were warm-up: the
+/// server's numbers are of the load the run reports, like the rest.
+fn measured_intervals(run: &StoredRun) -> Vec<IntervalDigest> {
+    let measured: Vec<IntervalDigest> = run
+        .intervals
+        .iter()
+        .filter(|d| !in_warmup(run, d.stage))
+        .cloned()
+        .collect();
+    if measured.iter().any(|d| d.server.is_some()) {
+        measured
+    } else {
+        run.intervals.clone()
+    }
+}
+
 /// The median latency of each whole second of the measured attack, in order: warm-up
 /// seconds, the last partial second and the wait for the last answers are left out, so a
 /// trend is the load's, not the run's edges'.
 fn whole_second_medians(run: &StoredRun, attack_secs: f64) -> Vec<u64> {
-    let warmup = |stage: Option<u16>| {
-        stage
-            .and_then(|i| run.meta.stages.get(usize::from(i)))
-            .is_some_and(|s| s.warmup)
-    };
     run.intervals
         .iter()
-        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && d.completed > 0 && !warmup(d.stage))
+        .filter(|d| {
+            (d.index as f64) + 1.0 <= attack_secs && d.completed > 0 && !in_warmup(run, d.stage)
+        })
         .map(|d| d.p50_us)
         .collect()
 }

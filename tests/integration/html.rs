@@ -109,6 +109,7 @@ fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
     let work = tempfile::tempdir().unwrap();
     let rendered = chromium::render(&page, work.path());
     rendered.assert_fits(names.len() as u64);
+    rendered.assert_interactive();
 }
 
 #[test]
@@ -193,6 +194,15 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
     let work = tempfile::tempdir().unwrap();
     let rendered = chromium::render(&page, work.path());
     rendered.assert_fits(names(&figures).len() as u64);
+    rendered.assert_interactive();
+    let readout = rendered
+        .interaction
+        .as_ref()
+        .and_then(|i| i.readout.clone());
+    assert!(
+        readout.is_some(),
+        "the scatter has no readout: {rendered:?}"
+    );
 }
 
 #[test]

@@ -422,3 +422,107 @@ fn a_damaged_matrix_record_is_refused() {
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
 }
+
+/// A variant whose ramp is a warm-up stage is read at the load it held: its row's rate,
+/// counts and server CPU leave the ramp out.
+#[test]
+fn a_variants_warm_up_ramp_is_left_out_of_its_row() {
+    use headroom::monitor::{CpuTime, Health, TargetHealth, TreeHealth};
+    use headroom::record::IntervalRecord;
+    use headroom::sample::{Outcome, Sample};
+    use headroom::store::matrix::{MatrixColumn, MatrixRecord, VariantEntry, VariantState};
+    use headroom::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta};
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "target:\n  url: http://127.0.0.1:8080\nrequests:\n  - name: get\n    path: /\nload:\n  stages:\n    - {name: ramp, rate: [0, 100], duration: 1s, warmup: true}\n    - {name: steady, rate: 100, duration: 2s}\n";
+    let plan = headroom::plan::scenario::parse(yaml, &dir.path().join("s.yaml"), 1).unwrap();
+    let meta = RunMeta::describe(&plan, &["headroom".into()], Some(1024), "HTTP/1.1", &[]);
+    let run = RunDir::at(dir.path().join("01-100"));
+    let mut writer = run.create(&meta).unwrap();
+    // The ramp: 50 requests, slow, with the server busy warming up.
+    for (index, stage, count, us, cpu) in [
+        (0u64, 0u16, 50u64, 9_000u64, 90.0),
+        (1, 1, 100, 1_000, 10.0),
+        (2, 1, 100, 1_000, 10.0),
+    ] {
+        let mut record = IntervalRecord::new(index);
+        record.sent = count;
+        record.scheduled = count;
+        for _ in 0..count {
+            record.record(&Sample {
+                outcome: Outcome::Status(200),
+                latency: Duration::from_micros(us),
+                service: Duration::from_micros(us),
+                lag: Duration::ZERO,
+                connect: None,
+                tls_handshake: None,
+                first_byte: None,
+                bytes_in: 10,
+                bytes_out: 0,
+                retried: false,
+                request: 0,
+                stage: Some(stage),
+                expected: true,
+                iteration: None,
+            });
+        }
+        writer
+            .append(&IntervalLine {
+                record,
+                health: Health {
+                    cpu: CpuTime::default(),
+                    open_fds: 12,
+                },
+                stage: Some(stage),
+                server: Some(TargetHealth {
+                    cpu_percent: cpu,
+                    rss_bytes: 1 << 20,
+                    threads: 8,
+                    open_fds: Some(20),
+                    wall_secs: 1.0,
+                    cores: 4,
+                    trees: vec![TreeHealth {
+                        pid: 10,
+                        name: "store".into(),
+                        cpu_percent: cpu,
+                        processes: 1,
+                        threads: 4,
+                    }],
+                }),
+            })
+            .unwrap();
+    }
+    run.finish(&RunEnd {
+        status: EndStatus::Completed,
+        ended_at: "2026-11-21T00:00:03.000Z".into(),
+        attack_secs: 3.0,
+        wait_secs: 0.0,
+        cpu: CpuTime::default(),
+        peak_open_fds: 12,
+        peak_rss_bytes: None,
+        reason: None,
+    })
+    .unwrap();
+    MatrixRecord {
+        command: vec!["headroom".into(), "run".into(), "s.yaml".into()],
+        scenario: "s.yaml".into(),
+        columns: vec![MatrixColumn {
+            key: "load.stages[1].rate".into(),
+            heading: "rate".into(),
+        }],
+        variants: vec![VariantEntry {
+            run: "01-100".into(),
+            cells: vec!["100".into()],
+            state: VariantState::Completed,
+        }],
+    }
+    .save(dir.path())
+    .unwrap();
+    let table = headroom::summary::matrix::load(dir.path())
+        .unwrap()
+        .unwrap();
+    let row = &table.rows[0];
+    assert_eq!(row.requests, 200, "{row:?}");
+    assert!((row.rps - 100.0).abs() < 1e-9, "{row:?}");
+    assert!(row.latency.max_us < 1_100, "{row:?}");
+    assert_eq!(row.server_cpu, vec![Some(10.0)], "{row:?}");
+}

@@ -86,7 +86,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
             out.to_str().unwrap(),
         ],
         &[
-            ("RAMP", "100ms"),
+            ("RAMP", "1s"),
             ("STEADY_5", "300ms"),
             ("STEADY_30", "300ms"),
             ("STEADY_120", "300ms"),
@@ -144,7 +144,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
         let cells = strings(&row["cells"]);
         assert_eq!(
             cells,
-            [s.0, s.1, s.2, s.3, "100ms", &short(s.4), s.5],
+            [s.0, s.1, s.2, s.3, "1s", &short(s.4), s.5],
             "row {}",
             i + 1
         );
@@ -242,7 +242,7 @@ fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
             "--out",
             out.to_str().unwrap(),
         ],
-        &[("KEYS", "200"), ("RAMP", "100ms"), ("STEADY", "400ms")],
+        &[("KEYS", "200"), ("RAMP", "1s"), ("STEADY", "400ms")],
     );
     let t = table(&o);
     assert_eq!(

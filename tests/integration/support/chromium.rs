@@ -24,11 +24,35 @@ pub struct Rendered {
     pub charts: u64,
     /// The screenshot taken.
     pub screenshot: PathBuf,
+    /// What the latency-over-time chart showed as the probe used it with the mouse
+    /// (`interact` in the probe); `None` when the page has no such chart.
+    pub interaction: Option<Interaction>,
+}
+
+/// Legend values of a time chart (x first, then each series) at each step of the probe's use
+/// of it, and the readout of a chart of points after a hover.
+#[derive(Debug, serde::Deserialize)]
+pub struct Interaction {
+    /// Before any hover.
+    pub before: Vec<String>,
+    /// Hovering at a fifth of its width.
+    pub left: Vec<String>,
+    /// Hovering at four fifths.
+    pub right: Vec<String>,
+    /// At four fifths again, after dragging over its left half to zoom in.
+    pub zoomed: Vec<String>,
+    /// At four fifths again, after a double-click zoomed back out.
+    pub unzoomed: Vec<String>,
+    /// Whether clicking its first series' legend entry hid the series.
+    pub hidden: bool,
+    /// The readout line of the first chart of points, hovered in its middle.
+    #[serde(default)]
+    pub readout: Option<String>,
 }
 
 /// A script put first in the page's head: it catches errors from the start and, once the
 /// page has loaded and drawn, writes its findings into the DOM for `--dump-dom` to show.
-const PROBE: &str = r#"<script>
+const PROBE: &str = r##"<script>
 window.__errors = [];
 window.addEventListener("error", function (e) { window.__errors.push("error: " + e.message); });
 (function () {
@@ -38,6 +62,50 @@ window.addEventListener("error", function (e) { window.__errors.push("error: " +
     original.apply(console, arguments);
   };
 })();
+// Uses the first time chart as a reader would with a mouse: hover, drag to zoom, double-click
+// to zoom out, click a legend entry; and hovers a chart of points (its readout line). uPlot
+// applies a zoom in a microtask, so each reading after one waits for the next timer.
+function interact(done) {
+  function mouse(el, type, fx, fy, target) {
+    var r = el.getBoundingClientRect();
+    (target || el).dispatchEvent(new MouseEvent(type, {
+      bubbles: true, cancelable: true, view: window, button: 0, buttons: type === "mouseup" ? 0 : 1,
+      movementX: 1, movementY: 1, clientX: r.left + r.width * fx, clientY: r.top + r.height * fy
+    }));
+  }
+  var plot = document.querySelector("#chart-latency-over-time .uplot");
+  if (!plot) return done(null);
+  var over = plot.querySelector(".u-over");
+  var legend = function () {
+    return Array.prototype.map.call(plot.querySelectorAll(".u-legend .u-value"), function (v) { return v.textContent; });
+  };
+  var out = { before: legend() };
+  mouse(over, "mousemove", 0.2, 0.5);
+  out.left = legend();
+  mouse(over, "mousemove", 0.8, 0.5);
+  out.right = legend();
+  mouse(over, "mousedown", 0.0, 0.5);
+  mouse(over, "mousemove", 0.5, 0.5);
+  mouse(over, "mouseup", 0.5, 0.5, document);
+  setTimeout(function () {
+    mouse(over, "mousemove", 0.8, 0.5);
+    out.zoomed = legend();
+    over.dispatchEvent(new MouseEvent("dblclick", { bubbles: true, view: window }));
+    setTimeout(function () {
+      mouse(over, "mousemove", 0.8, 0.5);
+      out.unzoomed = legend();
+      var row = plot.querySelectorAll(".u-legend .u-series")[1];
+      row.querySelector(".u-label").dispatchEvent(new MouseEvent("click", { bubbles: true, view: window }));
+      out.hidden = row.classList.contains("u-off");
+      var points = document.querySelector(".own-x");
+      if (points) {
+        mouse(points.querySelector(".u-over"), "mousemove", 0.5, 0.5);
+        out.readout = points.querySelector(".readout").textContent;
+      }
+      done(out);
+    }, 50);
+  }, 50);
+}
 window.addEventListener("load", function () {
   setTimeout(function () {
     var root = document.documentElement;
@@ -46,19 +114,26 @@ window.addEventListener("load", function () {
       if (t.closest(".uplot")) return;
       if (t.scrollWidth > t.clientWidth + 1) cut.push(t.tagName + " " + t.scrollWidth + "/" + t.clientWidth);
     });
-    var out = document.createElement("pre");
-    out.id = "probe-result";
-    out.textContent = JSON.stringify({
+    // Measured before the probe's mouse changes anything.
+    var found = {
       errors: window.__errors,
       scroll_width: root.scrollWidth,
       client_width: root.clientWidth,
       cut: cut,
-      charts: Number(root.getAttribute("data-charts") || 0)
-    });
-    document.body.appendChild(out);
+      charts: Number(root.getAttribute("data-charts") || 0),
+      interaction: null
+    };
+    var report = function (interaction) {
+      found.interaction = interaction;
+      var out = document.createElement("pre");
+      out.id = "probe-result";
+      out.textContent = JSON.stringify(found);
+      document.body.appendChild(out);
+    };
+    try { interact(report); } catch (e) { window.__errors.push("probe: " + e); report(null); }
   }, 500);
 });
-</script>"#;
+</script>"##;
 
 fn chromium() -> &'static str {
     ["chromium", "chromium-browser", "google-chrome"]
@@ -136,10 +211,48 @@ pub fn render(page: &Path, work: &Path) -> Rendered {
         cut: strings("cut"),
         charts: v["charts"].as_u64().unwrap(),
         screenshot,
+        interaction: serde_json::from_value(v["interaction"].clone()).unwrap(),
     }
 }
 
 impl Rendered {
+    /// Asserts the charts answer the mouse: values on hover that follow the cursor, a drag
+    /// that zooms in and a double-click that zooms out, a legend entry that hides its series,
+    /// a chart of points (when the page has one) that reads out the nearest point.
+    pub fn assert_interactive(&self) {
+        let i = self
+            .interaction
+            .as_ref()
+            .unwrap_or_else(|| panic!("no latency-over-time chart to use: {self:?}"));
+        let x = |values: &[String]| -> f64 {
+            values[0]
+                .parse()
+                .unwrap_or_else(|_| panic!("no x value in the legend: {i:?}"))
+        };
+        assert!(i.before.iter().all(|v| v == "-" || v == "--"), "{i:?}");
+        assert!(
+            i.left[1..].iter().any(|v| v.parse::<f64>().is_ok()),
+            "{i:?}"
+        );
+        assert!(
+            x(&i.left) < x(&i.right),
+            "hover values do not follow the cursor: {i:?}"
+        );
+        assert!(
+            x(&i.zoomed) < x(&i.right),
+            "the drag did not zoom in: {i:?}"
+        );
+        assert_eq!(
+            x(&i.unzoomed),
+            x(&i.right),
+            "double-click did not zoom out: {i:?}"
+        );
+        assert!(i.hidden, "the legend entry did not hide its series: {i:?}");
+        if let Some(readout) = &i.readout {
+            assert!(readout.contains(": ") && readout.contains(" at "), "{i:?}");
+        }
+    }
+
     /// Asserts what every report must be: no errors, no horizontal overflow at 1280 px, no
     /// cut-off table, and at least `charts` charts drawn.
     pub fn assert_fits(&self, charts: u64) {
