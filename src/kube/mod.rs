@@ -655,7 +655,8 @@ mod erased {
 
 /// `text` with every plain scalar that a YAML 1.1 reader takes for a timestamp (the start
 /// time, a name such as `2026-11-25`) single-quoted: serde writes them plain, as YAML 1.2
-/// allows, but Kubernetes' tools read YAML 1.1 and would find a date where a string must be.
+/// allows, but a YAML 1.1 reader (the schema validator's, and others in the Kubernetes
+/// world) finds a date where the API wants a string.
 /// Block scalars (the files' contents) are left as they are.
 pub fn quote_timestamps(text: &str) -> String {
     use std::sync::OnceLock;
