@@ -32,6 +32,7 @@ pub mod engine;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod kube;
 pub mod launch;
 pub mod matrix;
 pub mod monitor;

@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod demo;
 mod export;
+mod kube;
 mod matrix;
 mod merge;
 mod progress;
@@ -48,6 +49,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Merge the shard runs of one test (`--shard I/N`) into one run, exactly.
     Merge(merge::MergeArgs),
+    /// Write Kubernetes manifests that run a scenario as N shards of one test.
+    Kube(Box<kube::KubeArgs>),
     /// Run the built-in test server.
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
@@ -69,6 +72,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Kube(args) => kube::run(*args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
     }

@@ -12,6 +12,7 @@ mod data;
 mod examples;
 mod hostile;
 mod html;
+mod kube;
 mod matrix;
 mod merge;
 mod nginx;

@@ -10,7 +10,7 @@ mod flows;
 mod load;
 pub mod overrides;
 mod request;
-mod shape;
+pub mod shape;
 mod sources;
 
 pub use file::ScenarioFile;

@@ -1,0 +1,138 @@
+//! `headroom kube`: Kubernetes manifests that run a scenario as N shards of one test.
+
+use anyhow::Context;
+use headroom::kube::{self, Collect, KubeSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+/// Arguments of `headroom kube`.
+#[derive(Debug, clap::Args)]
+pub struct KubeArgs {
+    /// The scenario file; it and the files it names go into a ConfigMap (secrets into a Secret).
+    pub scenario: PathBuf,
+    /// How many generators (pods of an Indexed Job) share the load.
+    #[arg(long, value_name = "N")]
+    pub shards: u32,
+    /// Directory the manifests are written to (for `kubectl apply --server-side -f DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Image with headroom on its PATH.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+    /// The test's name: the Job's, and its objects' prefix (default: the scenario's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Namespace of every object (default: kubectl's current one).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Shards start this long after the manifests are written: apply them before then.
+    #[arg(long, value_name = "DURATION", value_parser = super::positive_duration, default_value = "2m", conflicts_with = "start_at")]
+    pub start_in: Duration,
+    /// Shards start at this time (RFC 3339, e.g. 2026-11-25T04:00:00Z) instead.
+    #[arg(long, value_name = "TIME", value_parser = rfc3339)]
+    pub start_at: Option<SystemTime>,
+    /// How shard runs are collected: a shared ReadWriteMany volume and a merge Job, or each
+    /// pod holds its run for `kubectl cp` (no shared storage needed).
+    #[arg(long, value_enum, default_value = "volume")]
+    pub collect: CollectChoice,
+    /// Storage class of the shared volume (default: the cluster's default class).
+    #[arg(long, value_name = "CLASS")]
+    pub storage_class: Option<String>,
+    /// Size of the shared volume.
+    #[arg(long, value_name = "SIZE", default_value = "1Gi")]
+    pub volume_size: String,
+    /// CPU per shard in cores (e.g. 1.5), instead of the figure sized from the bench.
+    #[arg(long, value_name = "CORES", value_parser = cores)]
+    pub cpu: Option<u64>,
+    /// Image with a shell and tar, for the containers that hold runs for `kubectl cp`.
+    #[arg(long, value_name = "IMAGE", default_value = "busybox:1.36")]
+    pub tools_image: String,
+}
+
+/// How shard runs are brought together.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CollectChoice {
+    /// A ReadWriteMany volume all shards write to, and a merge Job.
+    Volume,
+    /// Each pod keeps its run until copied out with `kubectl cp`.
+    Copy,
+}
+
+fn rfc3339(s: &str) -> Result<SystemTime, String> {
+    humantime::parse_rfc3339_weak(s.trim())
+        .map_err(|e| format!("{e}: give a time such as 2026-11-25T04:00:00Z"))
+}
+
+fn cores(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(c) if c.is_finite() && (0.01..=1024.0).contains(&c) => Ok((c * 1000.0).round() as u64),
+        _ => Err("give cores between 0.01 and 1024, e.g. 1.5".into()),
+    }
+}
+
+/// Runs `headroom kube`.
+pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
+    let now = SystemTime::now();
+    let spec = KubeSpec {
+        scenario: args.scenario.clone(),
+        shards: args.shards,
+        image: args.image,
+        tools_image: args.tools_image,
+        name: args.name,
+        namespace: args.namespace.clone(),
+        start_at: args
+            .start_at
+            .unwrap_or_else(|| kube::start_after(now, args.start_in)),
+        now,
+        collect: match args.collect {
+            CollectChoice::Volume => Collect::Volume {
+                storage_class: args.storage_class,
+                size: args.volume_size,
+            },
+            CollectChoice::Copy => Collect::Copy,
+        },
+        cpu_milli: args.cpu,
+    };
+    let bundle = kube::build(&spec, &|name| std::env::var(name).ok())?;
+    bundle
+        .write(&args.out)
+        .with_context(|| format!("writing the manifests to {}", args.out.display()))?;
+    let out = args.out.display();
+    let ns = args
+        .namespace
+        .map(|n| format!(" -n {n}"))
+        .unwrap_or_default();
+    let name = &bundle.name;
+    println!(
+        "{} shards of {}, starting at {} (apply before then)",
+        args.shards,
+        args.scenario.display(),
+        bundle.start_at
+    );
+    let threads = bundle.sizing.threads;
+    println!(
+        "each shard asks for {}m CPU and {} MiB ({threads} engine thread{})",
+        bundle.sizing.cpu_milli,
+        bundle.sizing.memory_mib,
+        if threads == 1 { "" } else { "s" }
+    );
+    if !bundle.secret_keys.is_empty() {
+        println!(
+            "the Secret {name}-secret holds: {}",
+            bundle.secret_keys.join(", ")
+        );
+    }
+    println!("\n  kubectl apply --server-side{ns} -f {out}");
+    println!("  kubectl wait{ns} --for=condition=complete --timeout=1h job/{name}");
+    match spec.collect {
+        Collect::Volume { .. } => {
+            println!("  kubectl apply --server-side{ns} -f {out}/merge");
+            println!("  kubectl logs{ns} -f job/{name}-merge -c report");
+        }
+        Collect::Copy => println!(
+            "  then copy each shard's run out: docs/distributed.md, \"Without shared storage\""
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
