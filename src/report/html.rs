@@ -216,7 +216,7 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     );
     for t in super::sections::tables(s, true) {
         let _ = writeln!(b, "<h2>{}</h2>", t.title);
-        b.push_str(&table(&t.rows));
+        b.push_str(&super::html_fit::fitted(&t.rows, t.left));
     }
     super::html_tables::steps(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
@@ -266,10 +266,10 @@ pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<Strin
     let mut b = String::new();
     let names: Vec<&str> = views.iter().map(|v| v.label.as_str()).collect();
     let _ = writeln!(b, "<h1>Comparison: {}</h1>", escape(&names.join(" vs ")));
-    b.push_str(&table(rows));
+    b.push_str(&super::html_fit::fitted(rows, 1));
     for (title, rows) in super::compare_breakdown::tables(views) {
         let _ = writeln!(b, "<h2>{}</h2>", escape(title));
-        b.push_str(&table(&rows));
+        b.push_str(&super::html_fit::fitted(&rows, 1));
     }
     let _ = writeln!(b, "<h2>Figures</h2>");
     figures(&mut b, &plot::for_comparison(views))?;

@@ -9,6 +9,7 @@ mod compare_breakdown;
 pub mod export;
 mod failures;
 pub mod html;
+mod html_fit;
 mod html_tables;
 mod json;
 mod markdown;
