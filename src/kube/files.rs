@@ -336,7 +336,7 @@ fn move_secrets(
         Value::Null => {}
         scalar => {
             let path = render(at);
-            let secret = is_sensitive_path(&path)
+            let secret = (is_sensitive_path(&path) && !structural(at))
                 || matches!(scalar, Value::String(s) if is_url(at) && has_user_info(s));
             if skip.iter().any(|s| s == at) || !secret {
                 return;
@@ -361,6 +361,16 @@ fn move_secrets(
             moved.push((at.clone(), value));
         }
     }
+}
+
+/// Whether `at` says how to read or make values rather than carrying one: where to capture
+/// from (`capture.token.json: token`), what an answer must hold, a generated set's size and
+/// prefix. Their names may sound secret (a set named `secrets`) but they are the scenario's
+/// shape, and a reader of the ConfigMap needs them.
+fn structural(at: &[Seg]) -> bool {
+    let key = |s: &Seg, name: &str| matches!(s, Seg::Key(k) if k == name);
+    at.iter().any(|s| key(s, "capture") || key(s, "expect"))
+        || matches!(at, [d, _, g, ..] if key(d, "data") && key(g, "generate"))
 }
 
 /// Whether `at` is a target URL (`target.url`, `target.urls[i]`).
