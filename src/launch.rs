@@ -111,10 +111,13 @@ fn parse_time(s: &str) -> Option<SystemTime> {
         return humantime::parse_rfc3339(&format!("{utc}Z")).ok();
     }
     // humantime reads UTC only: take the offset off by hand.
-    let (local, zone) = s.split_at(s.len().checked_sub(6)?);
-    let (sign, hhmm) = zone.split_at(1);
+    // Byte positions from the end: text that is not ASCII there is refused, never split
+    // inside a character.
+    let cut = s.len().checked_sub(6)?;
+    let (local, zone) = (s.get(..cut)?, s.get(cut..)?);
+    let (sign, hhmm) = (zone.get(..1)?, zone.get(1..)?);
     let (hh, mm) = hhmm.split_once(':')?;
-    if hh.len() != 2 || mm.len() != 2 {
+    if hh.len() != 2 || mm.len() != 2 || hh > "23" || mm > "59" {
         return None;
     }
     let offset = Duration::from_secs(hh.parse::<u64>().ok()? * 3600 + mm.parse::<u64>().ok()? * 60);
@@ -206,6 +209,11 @@ mod tests {
             "",
             "2026-11-25",
             "2026-11-25T04:00:00+1:00",
+            "2026-11-25T04:00:00+24:00",
+            "2026-11-25T04:00:00+01:60",
+            // Multi-byte text where the zone would be: refused, never split inside a character.
+            "T€x€",
+            "2026-11-25T04:00:00€:00",
         ] {
             let e = parse_start_at(bad, now).unwrap_err();
             assert!(matches!(e, StartError::Syntax(_)), "{bad}: {e}");

@@ -88,10 +88,16 @@ pub enum MergeError {
 }
 
 fn missing_words(missing: &[u32]) -> String {
-    let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+    // A line, however many are missing: the first few, then how many more.
+    const SHOWN: usize = 10;
+    let list: Vec<String> = missing.iter().take(SHOWN).map(u32::to_string).collect();
+    let more = match missing.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     match missing {
         [_] => format!("shard {}", list[0]),
-        _ => format!("shards {}", list.join(", ")),
+        _ => format!("shards {}{more}", list.join(", ")),
     }
 }
 

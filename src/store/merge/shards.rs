@@ -69,7 +69,8 @@ pub fn gather(dirs: &[PathBuf], partial: bool) -> Result<ShardSet, MergeError> {
                 MergeError::NotAShard(path.clone())
             });
         };
-        if id.count == 0 || id.index >= id.count {
+        // The count sizes the list of missing shards: a damaged one is refused, never looped.
+        if id.count == 0 || id.count > crate::plan::shard::MAX_SHARDS || id.index >= id.count {
             return Err(StoreError::Corrupt {
                 path: meta_path,
                 reason: format!(

@@ -482,8 +482,8 @@ fn sets_that_are_not_one_whole_test_are_refused_with_a_line() {
         let path = dir.join("meta.json");
         let mut meta: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        if field == "index" {
-            meta["shard"]["index"] = value;
+        if field == "index" || field == "count" {
+            meta["shard"][field] = value;
         } else {
             meta[field] = value;
         }
@@ -504,6 +504,15 @@ fn sets_that_are_not_one_whole_test_are_refused_with_a_line() {
     let e = refusal(root, &[a.clone(), edit(&b, "past", "index", 5.into())]);
     assert!(
         e.ends_with("past/meta.json: shard 5 of 2, not a shard of the test"),
+        "{e}"
+    );
+    // A count no test has would size the list of missing shards: refused first.
+    let e = refusal(
+        root,
+        &[a.clone(), edit(&b, "many", "count", u32::MAX.into())],
+    );
+    assert!(
+        e.ends_with("many/meta.json: shard 1 of 4294967295, not a shard of the test"),
         "{e}"
     );
 
