@@ -172,9 +172,14 @@ pub fn attack_launched(
     // Load that cannot be recorded is load for nothing: a failed write stops the run.
     let stop = shutdown.clone();
     let bounds = crate::plan::StageBounds::of(&plan.stages);
+    // The run queue's wait is read per live thread: an engine thread that has exited takes
+    // its share with it, so the wait is also summed from each second's sample, taken while
+    // the threads ran.
+    let mut waited = std::time::Duration::ZERO;
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
+        waited += health.cpu.waiting;
         let stage = bounds.interval_stage(
             std::time::Duration::from_secs(record.index),
             record.steps.keys().next_back().copied(),
@@ -220,7 +225,11 @@ pub fn attack_launched(
         ended_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
         attack_secs: report.attack.as_secs_f64(),
         wait_secs: report.wait.as_secs_f64(),
-        cpu: probe.cpu_time().since(&cpu_at_start),
+        cpu: {
+            let mut cpu = probe.cpu_time().since(&cpu_at_start);
+            cpu.waiting = cpu.waiting.max(waited);
+            cpu
+        },
         peak_open_fds: peak_fds,
         peak_rss_bytes: peak_rss_bytes(),
         reason,
