@@ -151,7 +151,7 @@ impl Job {
     /// Its count among its request's sends (or its flow's iterations): its data row.
     pub fn turn(&self, requests: &Requests) -> u64 {
         match &self.session {
-            _ if self.login => self.n,
+            _ if self.login => requests.login_turn(self.n),
             Some(s) => s.k,
             None => requests.mix.turn(self.n),
         }

@@ -355,18 +355,15 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
         ..
     } = prepared;
     let shape = spec::Shape::of(&plan, h2);
-    // An open-model shard sends the whole run's requests at its indices, so it picks what
-    // the whole mix picks there; a closed-model shard's users are a small copy of the
-    // whole test's and keep the mix as it is.
-    let interleaved = whole
-        .as_ref()
-        .filter(|_| matches!(plan.load, Load::Open { .. }))
-        .map(|w| (u64::from(w.shard.index), u64::from(w.shard.count)));
+    // A shard's `m`-th request (an arrival, or a user's turn) is the whole run's
+    // `m·N + I`-th, in both models: it picks what the whole mix picks there and draws the
+    // row the whole test draws.
+    let shard = whole.as_ref().map(|w| w.shard);
     let weights = |w: &[u32]| {
         crate::plan::Weights::new(w)
             .map(|w| Mix::new(&w))
-            .map(|mix| match interleaved {
-                Some((index, count)) => mix.shard(index, count),
+            .map(|mix| match shard {
+                Some(s) => mix.shard(u64::from(s.index), u64::from(s.count)),
                 None => mix,
             })
             .map_err(|e| EngineError::Request(e.to_string()))
@@ -400,6 +397,7 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
             flow_mix,
             variables: plan.variables.len(),
             login: plan.login.clone(),
+            shard,
         },
         conn: ConnSpec {
             endpoints,

@@ -67,6 +67,8 @@ pub struct Requests {
     pub variables: usize,
     /// The login each connection runs first, if any.
     pub login: Option<Login>,
+    /// The part of a sharded test this run is: its logins draw the whole test's rows.
+    pub shard: Option<crate::plan::shard::Shard>,
 }
 
 impl Requests {
@@ -79,6 +81,12 @@ impl Requests {
     /// name rotates over the instances on its own, so a mix never pins a name to one.
     pub fn instance_for(&self, turn: u64) -> usize {
         (turn % self.instances as u64) as usize
+    }
+
+    /// The data row number of the run's `n`-th login: for a shard, the whole test's
+    /// `n·N + I`-th, so shards never log in with the same account.
+    pub fn login_turn(&self, n: u64) -> u64 {
+        self.shard.map_or(n, |s| s.whole_index(n))
     }
 }
 

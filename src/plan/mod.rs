@@ -16,10 +16,10 @@ mod slo;
 mod target;
 mod template;
 mod tls;
-mod weights;
+pub(crate) mod weights;
 
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
-pub use data::{DataError, Dataset, Part, Pick, Unreadable};
+pub use data::{DataError, Dataset, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};

@@ -66,15 +66,15 @@ pub struct DataBinding {
     pub dataset: std::sync::Arc<super::Dataset>,
     /// Sequential, random or unique.
     pub pick: super::Pick,
-    /// The rows this run may use (all of them, but in a shard of a test).
-    pub part: super::data::Part,
 }
 
 impl DataBinding {
-    /// The row of the `k`-th draw, within this run's part; `None` when a unique pick ran out.
+    /// The row of the `k`-th draw; `None` when a unique pick ran out. A shard's draws are
+    /// numbered by the whole test's turns (`schedule::Mix::shard`), so shards draw disjoint
+    /// rows of one pass through the set without a part of their own.
     #[inline]
     pub fn row(&self, k: u64) -> Option<u64> {
-        self.part.row(self.pick, k, self.dataset.rows())
+        self.pick.row(k, self.dataset.rows())
     }
 }
 

@@ -5,9 +5,12 @@
 //! requests `I, I + N, I + 2N, …` at the whole schedule's due times (the engine paces the
 //! whole profile and walks only its indices), so the merged arrival process is the one a
 //! single generator would offer. Closed-model users (and each stage's users) are divided
-//! exactly, the first `users % N` shards taking one more; a request budget is divided as
-//! the open model's indices are; data rows are partitioned (shard `I` uses rows `r` with
-//! `r % N == I`), so no two shards send the same account or key.
+//! exactly, the first `users % N` shards taking one more; a request budget and the
+//! connection ceiling are divided as the open model's indices are. In both models a shard's
+//! `m`-th request is the whole test's `m·N + I`-th: it sends what the whole mix sends there
+//! and draws the data row the whole test draws (`schedule::Mix::shard`), so no two shards
+//! send the same account or key in a pass through a set, and a login's row is numbered the
+//! same way.
 
 use super::{AttackPlan, Load, PlanError, Rate, Stage};
 
@@ -118,22 +121,15 @@ impl Shard {
             }
             plan.stop.requests = Some(self.share(total));
         }
-        for r in &mut plan.requests {
-            let Some(d) = r.data.as_mut() else {
-                continue;
-            };
-            let rows = d.dataset.rows();
-            if rows < u64::from(n) {
-                return Err(PlanError::Range(format!(
-                    "data set {:?} has {rows} row(s), fewer than the {n} shards: each shard needs rows of its own",
-                    d.name
-                )));
-            }
-            d.part = super::data::Part {
-                index: u64::from(self.index),
-                count: u64::from(n),
-            };
+        // Connections are each generator's own: the whole test's ceiling is shared as users
+        // are, so the shards together never open more than one generator would.
+        let cap = u64::from(whole.connection.max_connections);
+        if cap < u64::from(n) {
+            return Err(PlanError::Range(format!(
+                "a ceiling of {cap} connection(s) cannot be split over {n} shards: allow at least one connection per shard"
+            )));
         }
+        plan.connection.max_connections = self.share(cap) as u32;
         Ok(Split {
             plan,
             whole: Whole {
@@ -291,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn each_shard_draws_its_own_rows_of_every_data_set() {
+    fn the_connection_ceiling_is_shared_and_never_below_one_per_shard() {
         let mut whole = plan(
             Load::Open { rate: Rate(10.0) },
             Stop {
@@ -300,31 +296,19 @@ mod tests {
             },
             vec![],
         );
-        whole.requests[0].data = Some(crate::plan::DataBinding {
-            name: "keys".into(),
-            dataset: std::sync::Arc::new(crate::plan::Dataset::generate(10, 4, None).unwrap()),
-            pick: crate::plan::Pick::Sequential,
-            part: Default::default(),
-        });
-        let mut all = vec![];
-        for s in shards(3) {
-            let split = s.split(&whole).unwrap();
-            let d = split.plan.requests[0].data.as_ref().unwrap();
-            // Sequential picks wrap within the shard's rows, never into another's.
-            let rows: Vec<u64> = (0..20).map(|k| d.row(k).unwrap()).collect();
-            assert!(rows.iter().all(|r| r % 3 == u64::from(s.index)), "{rows:?}");
-            all.extend(rows);
-        }
-        all.sort();
-        all.dedup();
-        assert_eq!(all, (0..10).collect::<Vec<_>>());
-        let e = Shard::new(0, 11)
+        whole.connection.max_connections = 10;
+        let caps: Vec<u32> = shards(4)
+            .map(|s| s.split(&whole).unwrap().plan.connection.max_connections)
+            .collect();
+        assert_eq!(caps, vec![3, 3, 2, 2]);
+        whole.connection.max_connections = 3;
+        let e = Shard::new(0, 4)
             .unwrap()
             .split(&whole)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("data set \"keys\" has 10 row(s), fewer than the 11 shards"),
+            e.contains("3 connection(s) cannot be split over 4 shards") && !e.contains('\n'),
             "{e}"
         );
     }

@@ -26,7 +26,8 @@ pub struct Weights {
     parts: Vec<u32>,
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
+/// The greatest common divisor (`gcd(0, b)` is `b`).
+pub(crate) fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
     } else {

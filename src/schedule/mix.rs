@@ -10,10 +10,11 @@ use crate::plan::Weights;
 #[derive(Debug, Clone)]
 pub struct Mix {
     wheel: Vec<u16>,
-    /// For each slot of the wheel, how many earlier slots hold the same request.
-    rank: Vec<u32>,
-    /// How many slots each request has.
-    per_cycle: Vec<u32>,
+    /// For each slot of the wheel, the turn (see [`Mix::turn`]) of the request sent there
+    /// in the wheel's first round.
+    first: Vec<u64>,
+    /// How many turns each request advances by per round of the wheel.
+    per_round: Vec<u64>,
 }
 
 impl Mix {
@@ -41,43 +42,53 @@ impl Mix {
     }
 
     /// The mix one shard of `count` sees when it sends the whole run's requests `index,
-    /// index + count, …` as its own `0, 1, …`: its `m`-th pick is the whole mix's pick of
-    /// request `m·count + index`, and its turns count its own sends, so the shard's data rows
-    /// follow one another within its part of a set.
+    /// index + count, …` as its own `0, 1, …`: its `m`-th pick and turn are the whole mix's
+    /// at request `m·count + index`. Turns are the whole test's, so a request's data rows
+    /// are drawn as the single generator would draw them: the shards together use each row
+    /// of a pass through a set once, however the wheel's slots fall among them (with a
+    /// 95/5 mix over 4 shards every write is one shard's, and it draws the whole set's rows).
     pub fn shard(&self, index: u64, count: u64) -> Mix {
+        let count = count.max(1);
         let len = self.wheel.len() as u64;
         // The shard's slots repeat once `m·count` has gone round the wheel a whole number
-        // of times: after len / gcd(len, count) of its requests.
-        let period = len / gcd(len, count.max(1));
-        let wheel = (0..period).map(|m| self.pick(m * count + index)).collect();
-        Mix::of_wheel(wheel, self.per_cycle.len())
+        // of times: after len / gcd(len, count) of its requests, which is count / gcd
+        // rounds of the whole wheel.
+        let g = crate::plan::weights::gcd(len, count);
+        let period = len / g;
+        let rounds = count / g;
+        let whole = |m: u64| m * count + index;
+        Mix {
+            wheel: (0..period).map(|m| self.pick(whole(m))).collect(),
+            first: (0..period).map(|m| self.turn(whole(m))).collect(),
+            per_round: self.per_round.iter().map(|&t| t * rounds).collect(),
+        }
     }
 
     fn of_wheel(wheel: Vec<u16>, requests: usize) -> Mix {
-        let mut per_cycle = vec![0u32; requests];
-        let rank = wheel
+        let mut per_round = vec![0u64; requests];
+        let first = wheel
             .iter()
             .map(|&r| {
-                let k = per_cycle[usize::from(r)];
-                per_cycle[usize::from(r)] += 1;
+                let k = per_round[usize::from(r)];
+                per_round[usize::from(r)] += 1;
                 k
             })
             .collect();
         Mix {
             wheel,
-            rank,
-            per_cycle,
+            first,
+            per_round,
         }
     }
 
     /// How many times the request sent `n`-th in the run was sent before it: its own count,
-    /// from which it draws its data row.
+    /// from which it draws its data row (for a shard, the whole test's count).
     #[inline]
     pub fn turn(&self, n: u64) -> u64 {
         let len = self.wheel.len() as u64;
         let slot = (n % len) as usize;
         let request = usize::from(self.wheel[slot]);
-        (n / len) * u64::from(self.per_cycle[request]) + u64::from(self.rank[slot])
+        (n / len) * self.per_round[request] + self.first[slot]
     }
 
     /// The request sent as the `n`-th request of the run (from 0).
@@ -85,13 +96,6 @@ impl Mix {
     pub fn pick(&self, n: u64) -> u16 {
         self.wheel[(n % self.wheel.len() as u64) as usize]
     }
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 #[cfg(test)]
@@ -142,28 +146,48 @@ mod tests {
     }
 
     #[test]
-    fn shards_pick_what_the_whole_mix_picks_at_their_indices() {
+    fn shards_pick_and_count_what_the_whole_mix_does_at_their_indices() {
         let mix = mix_of(&[95, 3, 2]);
-        for count in [1u64, 2, 3, 7, 20, 40] {
+        for count in [1u64, 2, 3, 4, 7, 20, 40] {
             let mut turns = vec![vec![]; 3];
             for index in 0..count {
                 let part = mix.shard(index, count);
-                let mut own = [0u64; 3];
                 for m in 0..500 {
-                    let r = part.pick(m);
-                    assert_eq!(r, mix.pick(m * count + index), "{index}/{count} m={m}");
-                    assert_eq!(part.turn(m), own[usize::from(r)], "its own count");
-                    own[usize::from(r)] += 1;
-                }
-                for (r, t) in own.iter().enumerate() {
-                    turns[r].push(*t);
+                    let n = m * count + index;
+                    assert_eq!(part.pick(m), mix.pick(n), "{index}/{count} m={m}");
+                    assert_eq!(part.turn(m), mix.turn(n), "{index}/{count} m={m}");
+                    turns[usize::from(part.pick(m))].push(part.turn(m));
                 }
             }
-            // Together the shards sent what the whole mix sends over their indices.
+            // Together the shards' turns of each request are the whole's, each once: rows
+            // drawn by turn are never drawn twice in a pass, whichever shard sends them.
             let whole = counts(&mix, 500 * count, 3);
-            let summed: Vec<u64> = turns.iter().map(|t| t.iter().sum()).collect();
-            assert_eq!(summed, whole, "count {count}");
+            for (r, t) in turns.iter_mut().enumerate() {
+                t.sort_unstable();
+                assert_eq!(
+                    *t,
+                    (0..whole[r]).collect::<Vec<_>>(),
+                    "{count}: request {r}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn a_rare_request_on_one_shard_draws_the_whole_sets_rows() {
+        // 95/5 over 4 shards: the wheel of 20 puts every write on one shard; it must draw
+        // rows 0, 1, 2, … as the single generator would, not a quarter of the set.
+        let mix = mix_of(&[95, 5]);
+        let writers: Vec<u64> = (0..4)
+            .filter(|&i| (0..20).any(|m| mix.shard(i, 4).pick(m) == 1))
+            .collect();
+        assert_eq!(writers.len(), 1, "{writers:?}");
+        let part = mix.shard(writers[0], 4);
+        let rows: Vec<u64> = (0..100)
+            .filter(|&m| part.pick(m) == 1)
+            .map(|m| part.turn(m))
+            .collect();
+        assert_eq!(rows, (0..20).collect::<Vec<_>>());
     }
 
     #[test]

@@ -304,6 +304,79 @@ fn shards_draw_disjoint_rows_so_unique_keys_last_exactly_the_whole_test() {
     }
 }
 
+/// A 3/1 mix of reads and writes, each of its own set and once per key (`pick: unique`):
+/// 30 read keys and 10 write keys, exactly what 40 requests of the whole test use.
+fn read_write_once(dir: &Path, url: &str, load: &str) -> std::path::PathBuf {
+    let path = dir.join("mix.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "target: {{url: {url}}}
+data:
+  reads: {{generate: {{keys: 30, value_bytes: 8, prefix: r-}}}}
+  writes: {{generate: {{keys: 10, value_bytes: 8, prefix: w-}}}}
+requests:
+  - {{name: get, method: GET, path: '/kv/{{{{ key }}}}', data: reads, pick: unique, weight: 3}}
+  - {{name: put, method: POST, path: '/kv/{{{{ key }}}}', body: '{{{{ value }}}}', data: writes, pick: unique, weight: 1}}
+load: {load}
+"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_weighted_mix_over_shards_uses_each_key_once_as_the_whole_test_does() {
+    // 3/1 over 4 shards: the mix's wheel of 4 puts every write on one shard. That shard
+    // must draw all 10 write keys (the whole test's turns), not a quarter of them.
+    let server = crate::support::start_target(Duration::ZERO);
+    let url = format!("http://{}", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    for load in ["{users: 4, requests: 40}", "{rate: 200, requests: 40}"] {
+        let scenario = read_write_once(dir.path(), &url, load);
+        let mut by_name = std::collections::BTreeMap::<String, u64>::new();
+        for i in 0..4 {
+            let shard = format!("{i}/4");
+            let out = dir.path().join(format!("{}-{i}", load.len()));
+            let o = headroom(
+                &[
+                    "run",
+                    scenario.to_str().unwrap(),
+                    "-q",
+                    "--format",
+                    "json",
+                    "--shard",
+                    &shard,
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+                &[],
+            )
+            .output()
+            .unwrap();
+            assert!(o.status.success(), "{load} {shard}: {}", stderr(&o));
+            let summary: Json = serde_json::from_slice(&o.stdout).unwrap();
+            assert!(
+                summary["errors"].as_array().unwrap().is_empty()
+                    && summary["failures"].as_array().unwrap().is_empty(),
+                "{load} {shard}: no key ran out: {summary}"
+            );
+            for r in summary["by_request"].as_array().unwrap() {
+                *by_name
+                    .entry(r["name"].as_str().unwrap().into())
+                    .or_default() += r["count"].as_u64().unwrap();
+            }
+        }
+        let expected: std::collections::BTreeMap<String, u64> =
+            [("get".into(), 30), ("put".into(), 10)].into();
+        assert_eq!(
+            by_name, expected,
+            "{load}: the whole mix, summed over shards"
+        );
+    }
+}
+
 #[test]
 fn a_stop_signal_while_waiting_for_the_start_stores_nothing() {
     use std::io::{BufRead, BufReader};

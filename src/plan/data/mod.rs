@@ -63,42 +63,6 @@ impl Pick {
     }
 }
 
-/// The rows of a data set one shard of a test may use: those whose number is `index`
-/// modulo `count`, so that shards never send the same account or key (a generated key is
-/// its row's number, so generated keys stay disjoint too).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Part {
-    /// This shard, from 0.
-    pub index: u64,
-    /// How many shards share the set.
-    pub count: u64,
-}
-
-impl Default for Part {
-    fn default() -> Part {
-        Part { index: 0, count: 1 }
-    }
-}
-
-impl Part {
-    /// How many of `rows` rows are this part's.
-    pub fn rows(self, rows: u64) -> u64 {
-        if rows > self.index {
-            (rows - self.index).div_ceil(self.count)
-        } else {
-            0
-        }
-    }
-
-    /// The row `pick` gives the `k`-th send among this part's rows of a set of `rows`:
-    /// a sequential, random or unique pick over the part, as over a set of its own.
-    #[inline]
-    pub fn row(self, pick: Pick, k: u64, rows: u64) -> Option<u64> {
-        pick.row(k, self.rows(rows))
-            .map(|r| r * self.count + self.index)
-    }
-}
-
 /// Why data cannot be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
@@ -285,33 +249,6 @@ mod tests {
         let mut out = Vec::new();
         d.write_cell(row, column, &mut out).unwrap();
         String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn parts_pick_disjoint_rows_that_together_are_the_set() {
-        let rows = 103;
-        for pick in [Pick::Sequential, Pick::Random, Pick::Unique] {
-            let mut all = vec![];
-            for index in 0..4 {
-                let part = Part { index, count: 4 };
-                let mine: Vec<u64> = (0..200).filter_map(|k| part.row(pick, k, rows)).collect();
-                assert!(mine.iter().all(|r| r % 4 == index && *r < rows), "{pick:?}");
-                all.extend(mine);
-            }
-            all.sort();
-            all.dedup();
-            assert_eq!(
-                all,
-                (0..rows).collect::<Vec<_>>(),
-                "{pick:?} covers the set"
-            );
-        }
-        let unique = Part { index: 2, count: 4 };
-        let sent: Vec<u64> = (0..30)
-            .map_while(|k| unique.row(Pick::Unique, k, rows))
-            .collect();
-        assert_eq!(sent.len(), 26, "rows 2, 6, …, 102");
-        assert_eq!(Part::default().row(Pick::Sequential, 7, 5), Some(2));
     }
 
     #[test]

@@ -60,7 +60,6 @@ impl Lowering<'_> {
                             file::PickChoice::Random => Pick::Random,
                             file::PickChoice::Unique => Pick::Unique,
                         },
-                        part: Default::default(),
                     })
                 }
             };
