@@ -8,7 +8,7 @@ mod data;
 mod flow;
 mod load;
 pub mod matrix;
-mod regular_file;
+pub(crate) mod regular_file;
 pub(crate) mod request;
 pub mod scenario;
 pub mod shard;

@@ -4,8 +4,10 @@
 //! The digest is SHA-256 over a canonical JSON text (fields in declaration order, the whole
 //! test's load, stages and stop) of the plan as `meta.json` describes it, plus what the
 //! description leaves out but changes the test (request bodies, data sets, flow weights and
-//! think times, login rules). It leaves out what differs between the shards of one test:
-//! the host, the time, the command line, the threads and the shard itself. Rust's own
+//! think times, login rules, the content of the TLS trust and certificate files). It leaves
+//! out what differs between the shards of one test: the host, the time, the command line,
+//! the threads, the shard itself, and where files lie (pods mount them elsewhere than the
+//! machine that wrote the manifests). Rust's own
 //! `DefaultHasher` is not used: its output may change between Rust versions, and shards can
 //! be built by different ones.
 
@@ -27,7 +29,53 @@ struct Canonical<'a> {
     stages: &'a [crate::plan::Stage],
     stop: &'a crate::plan::Stop,
     connection: &'a crate::plan::ConnectionOptions,
-    tls: &'a crate::plan::TlsOptions,
+    tls: Tls<'a>,
+}
+
+/// The TLS settings with each file's path replaced by a digest of its content. The private
+/// key is left out: the certificate names the identity, and a key's digest is no business
+/// of a run directory.
+#[derive(Serialize)]
+struct Tls<'a> {
+    ca: Option<String>,
+    cert: Option<String>,
+    insecure: bool,
+    session_resumption: bool,
+    server_name: Option<&'a str>,
+}
+
+impl<'a> Tls<'a> {
+    fn of(tls: &'a crate::plan::TlsOptions) -> Tls<'a> {
+        Tls {
+            ca: tls.ca.as_deref().map(file_digest),
+            cert: tls.identity.as_ref().map(|id| file_digest(&id.cert)),
+            insecure: tls.insecure,
+            session_resumption: tls.session_resumption,
+            server_name: tls.server_name.as_deref(),
+        }
+    }
+}
+
+/// The largest trust or certificate file read for the fingerprint; a PEM bundle of every
+/// public CA is well under a megabyte.
+const MOST_PEM_BYTES: u64 = 16 << 20;
+
+/// Hex SHA-256 of a file's first [`MOST_PEM_BYTES`], or a word saying it could not be read
+/// (the run then fails when it loads the file, with the reason).
+fn file_digest(path: &std::path::Path) -> String {
+    use std::io::Read;
+    let Ok(Some((file, _))) = crate::plan::regular_file::open_regular(path) else {
+        return "unreadable".into();
+    };
+    let mut bytes = Vec::new();
+    if file.take(MOST_PEM_BYTES).read_to_end(&mut bytes).is_err() {
+        return "unreadable".into();
+    }
+    hex(ring::digest::digest(&ring::digest::SHA256, &bytes).as_ref())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The fingerprint (lowercase hex SHA-256) of the whole test `plan`, taken before it is
@@ -64,7 +112,7 @@ pub fn plan_fingerprint(plan: &AttackPlan) -> String {
         stages: &plan.stages,
         stop: &plan.stop,
         connection: &plan.connection,
-        tls: &plan.tls,
+        tls: Tls::of(&plan.tls),
     };
     let text = serde_json::to_vec(&canonical).expect("a plan always serialises");
     let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
@@ -75,12 +123,7 @@ pub fn plan_fingerprint(plan: &AttackPlan) -> String {
         digest.update(&(r.spec.body.len() as u64).to_le_bytes());
         digest.update(&r.spec.body);
     }
-    digest
-        .finish()
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(digest.finish().as_ref())
 }
 
 #[cfg(test)]
@@ -89,7 +132,7 @@ mod tests {
     use crate::plan::{Load, NamedRequest, Rate, RequestSpec, Stop, Target};
     use std::time::Duration;
 
-    const PINNED: &str = "cfadceefbf2c7413d2563cf4457ed95849385dd3945e6594913001eaf987f922";
+    const PINNED: &str = "62f633394abec71e791e6838903d580b6270c671762193d61d113daf3df5cd45";
 
     fn plan(rate: f64, body: &'static [u8]) -> AttackPlan {
         let target = Target::parse("http://127.0.0.1:8080/x").unwrap();
@@ -126,6 +169,42 @@ mod tests {
             PINNED,
             "the canonical form of a plan changed"
         );
+    }
+
+    #[test]
+    fn tls_files_count_by_their_content_not_their_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let with = |ca: std::path::PathBuf, cert: std::path::PathBuf, key: std::path::PathBuf| {
+            let mut p = plan(100.0, b"{}");
+            p.tls.ca = Some(ca);
+            p.tls.identity = Some(crate::plan::ClientIdentity { cert, key });
+            plan_fingerprint(&p)
+        };
+        let here = with(
+            write("ca.pem", "CA"),
+            write("c.pem", "CERT"),
+            write("c.key", "KEY"),
+        );
+        let elsewhere = with(
+            write("other-ca.pem", "CA"),
+            write("other-c.pem", "CERT"),
+            write("other.key", "ANOTHER KEY"),
+        );
+        assert_eq!(
+            here, elsewhere,
+            "same content, other paths (and the key left out)"
+        );
+        let other_ca = with(
+            write("ca2.pem", "ANOTHER CA"),
+            write("c.pem", "CERT"),
+            write("c.key", "KEY"),
+        );
+        assert_ne!(here, other_ca);
     }
 
     #[test]
