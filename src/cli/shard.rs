@@ -17,7 +17,8 @@ pub const INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 pub struct ShardArgs {
     /// Run part INDEX (from 0) of a test split over COUNT generators, e.g. 0/4: the open
     /// model's requests INDEX, INDEX+COUNT, … of the whole schedule; the closed model's share
-    /// of the users; rows of its own of each data set. `headroom merge` joins the parts.
+    /// of the users; in both, the whole test's data rows at its requests. `headroom merge`
+    /// joins the parts.
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,
     /// The number of shards, the index then taken from JOB_COMPLETION_INDEX (set by a
