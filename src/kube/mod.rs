@@ -77,6 +77,16 @@ pub enum KubeError {
     /// The scenario text cannot be read or written back as YAML.
     #[error("the scenario cannot be rewritten for the pods: {0}")]
     Yaml(String),
+    /// A test the shards cannot run: too large for this many, or too small to split.
+    #[error("{} cannot run as {}: {reason}", scenario.display(), crate::units::plural(shards, "shard"))]
+    Sharding {
+        /// The scenario.
+        scenario: PathBuf,
+        /// How many shards were asked.
+        shards: u32,
+        /// What the plan says, with what to change.
+        reason: String,
+    },
     /// Shard count out of range.
     #[error("--shards {0} is out of range: give 1 to {MAX_SHARDS}")]
     Shards(u32),
@@ -191,8 +201,16 @@ pub fn build(
             None => None,
         },
     };
-    let (plan, materials) = read_scenario(spec, lookup)?;
+    let (mut plan, materials) = read_scenario(spec, lookup)?;
     let sizing = sizing::size(&plan, spec.shards, materials.data_bytes, spec.cpu_milli);
+    // Checked as the pods will check it (their `--set threads=` included), so that what is
+    // written runs, and what would not is refused here rather than in every pod.
+    plan.threads = sizing.threads as usize;
+    crate::launch::check_shards(&plan, spec.shards).map_err(|e| KubeError::Sharding {
+        scenario: spec.scenario.clone(),
+        shards: spec.shards,
+        reason: e.to_string(),
+    })?;
 
     let mut out: Vec<(PathBuf, String)> = Vec::new();
     out.push((
@@ -261,7 +279,9 @@ fn read_scenario(
     }
     // Files first: their sizes are checked before a data set is loaded whole.
     let materials = files::gather(&spec.scenario, lookup)?;
-    let plan = doc.lower(&[], 1)?;
+    // Lowered for the most shards there may be: whether this many can run it is checked
+    // apart, with an error that names the shards.
+    let plan = doc.lower_for(&[], 1, crate::plan::shard::MAX_SHARDS)?;
     Ok((plan, materials))
 }
 

@@ -20,6 +20,8 @@ const SHOP_SECRETS: &[&str] = &[
     "tok-env-7788",
     "pw-ann-0001",
     "pw-bob-0002",
+    "pw-cat-0003",
+    "pw-hal-0008",
     "json-secret-9090",
     "7731",
 ];
@@ -498,6 +500,70 @@ fn the_job_runs_here_as_n_processes() {
     let merged = requests_of(&tmp.path().join("runs/local/merged"));
     assert_eq!(merged["requests"]["total"], 400);
     target.stop();
+}
+
+/// A scenario of one request to a closed port, with `load`, in `dir`.
+fn scenario_with_load(dir: &Path, name: &str, load: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("target: {{url: 'http://127.0.0.1:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// The test is checked as its N shards will run it: a load more than one generator offers
+/// is written for shards that offer it together, and refused, in one line saying what to
+/// change, for too few; a test too small to split over N is refused the same way.
+#[test]
+fn a_load_is_checked_as_its_shards_run_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One generator runs 100,000 users and paces 10,000,000 req/s.
+    let users = scenario_with_load(tmp.path(), "users.yaml", "{users: 150000, duration: 10s}");
+    let rate = scenario_with_load(tmp.path(), "rate.yaml", "{rate: 15000000, duration: 10s}");
+    for scenario in [&users, &rate] {
+        let bundle = kube::build(&spec(scenario, 2, volume()), &shop_env)
+            .unwrap_or_else(|e| panic!("{scenario} over 2 shards: {e}"));
+        let job: Job = parse(&files_of(&bundle), "40-job.yaml");
+        assert_eq!(job.spec.completions, 2);
+        // However many cores the rate asks for, no more engine threads than a run takes.
+        let args = job.spec.template.spec.containers[0].args.join(" ");
+        assert!(bundle.sizing.threads <= headroom::plan::MAX_THREADS as u64);
+        assert!(
+            args.contains(&format!("--set threads={}", bundle.sizing.threads)),
+            "{args}"
+        );
+    }
+    let few = scenario_with_load(tmp.path(), "few.yaml", "{users: 3, duration: 10s}");
+    let count = scenario_with_load(tmp.path(), "count.yaml", "{rate: 10, requests: 3}");
+    for (scenario, shards, says) in [
+        (&users, 1, "users.yaml cannot run as 1 shard: --concurrency 150000 is above the 100000 users one generator runs"),
+        (&rate, 1, "rate.yaml cannot run as 1 shard: --rate 15000000 is above"),
+        (&few, 4, "few.yaml cannot run as 4 shards: 3 user(s) cannot be split over 4 shards"),
+        (&count, 4, "count.yaml cannot run as 4 shards: a count of 3 requests cannot be split over 4 shards"),
+    ] {
+        let e = error_of(&spec(scenario, shards, volume()));
+        assert!(e.contains(says), "{e:?} should say {says:?}");
+        assert!(!e.contains('\n'), "{e:?} is more than one line");
+    }
+    // From the command line: one line on stderr, nothing written.
+    let out_dir = tmp.path().join("out");
+    let out = crate::support::headroom(&[
+        "kube",
+        &users,
+        "--shards",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--image",
+        "x",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot run as 1 shard"), "{stderr}");
+    assert!(!out_dir.exists());
 }
 
 fn error_of(spec: &KubeSpec) -> String {
