@@ -103,6 +103,14 @@ pub enum KubeError {
     /// A start before the manifests are even written.
     #[error("the start time {0} is in the past: give a later --start-at, or --start-in")]
     StartInPast(String),
+    /// A `--start-at` a shard would refuse (no zone, more than a day ahead, an hour past).
+    #[error(transparent)]
+    Start(#[from] crate::launch::StartError),
+    /// A `--start-in` further ahead than a shard waits.
+    #[error(
+        "--start-in {0} is more than a day ahead, which every shard would refuse; give at most 24h"
+    )]
+    StartInTooFar(String),
     /// No image.
     #[error("--image is empty: give an image with headroom on its PATH")]
     Image,
@@ -122,6 +130,16 @@ pub enum Collect {
     Copy,
 }
 
+/// When the shards start, as asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// This long after now, rounded up to a whole second (`--start-in`).
+    In(Duration),
+    /// At this time, as `--start-at` of a shard reads it: RFC 3339 with its zone, or unix
+    /// seconds.
+    At(String),
+}
+
 /// What `headroom kube` is asked to write.
 #[derive(Debug, Clone)]
 pub struct KubeSpec {
@@ -138,7 +156,7 @@ pub struct KubeSpec {
     /// Namespace; none for kubectl's current one.
     pub namespace: Option<String>,
     /// When every shard starts.
-    pub start_at: SystemTime,
+    pub start: Start,
     /// Now (passed in, so the output is a function of its input).
     pub now: SystemTime,
     /// How runs are collected.
@@ -187,10 +205,7 @@ pub fn build(
     if spec.image.trim().is_empty() {
         return Err(KubeError::Image);
     }
-    let start_at = humantime::format_rfc3339_seconds(spec.start_at).to_string();
-    if spec.start_at <= spec.now {
-        return Err(KubeError::StartInPast(start_at));
-    }
+    let start_at = start_time(&spec.start, spec.now)?;
     let naming = Naming {
         name: match &spec.name {
             Some(n) => naming::checked_name("--name", n, MAX_NAME)?,
@@ -285,7 +300,40 @@ fn read_scenario(
     Ok((plan, materials))
 }
 
-/// Parses `2m`-style delays and RFC 3339 times into a start.
+/// The common start as every shard is given it (RFC 3339), checked as the shards will
+/// check it and refused when it is already past.
+fn start_time(start: &Start, now: SystemTime) -> Result<String, KubeError> {
+    let at = match start {
+        Start::In(delay) => {
+            let at = start_after(now, *delay);
+            if at
+                .duration_since(now)
+                .is_ok_and(|ahead| ahead > crate::launch::MOST_AHEAD)
+            {
+                return Err(KubeError::StartInTooFar(
+                    humantime::format_duration(*delay).to_string(),
+                ));
+            }
+            at
+        }
+        // The shards' own reading, so that what they would refuse is refused here.
+        Start::At(text) => crate::launch::parse_start_at(text, now)?,
+    };
+    let whole = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .is_ok_and(|d| d.subsec_nanos() == 0);
+    // A fraction of a second asked for is kept: every shard must read the same instant.
+    let text = match whole {
+        true => humantime::format_rfc3339_seconds(at).to_string(),
+        false => humantime::format_rfc3339_nanos(at).to_string(),
+    };
+    if at <= now {
+        return Err(KubeError::StartInPast(text));
+    }
+    Ok(text)
+}
+
+/// The start `delay` after `now`, rounded up to a whole second.
 pub fn start_after(now: SystemTime, delay: Duration) -> SystemTime {
     // Whole seconds: every shard reads the same instant from the same text.
     let at = now + delay;
