@@ -27,9 +27,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use yaml::Yaml as _;
 
-/// Most shards a test may have: far more generators than one test needs, well under the
-/// Job API's 100,000 completions.
-pub const MAX_SHARDS: u32 = 1000;
+/// Most shards a test may have: the plan's own limit, which a Job holds (an Indexed Job
+/// takes up to 100,000 completions, and the merge Job's 10,000 run paths come to some
+/// 680 KB, within the API server's 1.5 MiB an object).
+pub use crate::plan::shard::MAX_SHARDS;
 /// Most characters of a test's name: its objects add `-files`, `-secret`, `-merge`, and the
 /// Job's pods `-<index>-xxxxx`, under the 63 of a label value.
 pub const MAX_NAME: usize = 40;

@@ -529,6 +529,15 @@ fn a_load_is_checked_as_its_shards_run_it() {
             "{args}"
         );
     }
+    // As many shards as a sharded run may have: a Job holds them.
+    let most = kube::build(&spec(&rate, kube::MAX_SHARDS, volume()), &shop_env).unwrap();
+    let merge: Job = parse(&files_of(&most), "merge/50-merge.yaml");
+    let merge_args = &merge.spec.template.spec.init_containers[0].args;
+    assert_eq!(
+        merge_args.len(),
+        kube::MAX_SHARDS as usize + 3,
+        "merge, the runs, --out DIR"
+    );
     let few = scenario_with_load(tmp.path(), "few.yaml", "{users: 3, duration: 10s}");
     let count = scenario_with_load(tmp.path(), "count.yaml", "{rate: 10, requests: 3}");
     for (scenario, shards, says) in [
@@ -646,8 +655,8 @@ fn bad_input_is_one_line_and_shows_no_secret() {
         "--shards 0 is out of range",
     ));
     cases.push((
-        error_of(&spec(SHOP, 1001, volume())),
-        "--shards 1001 is out of range",
+        error_of(&spec(SHOP, 10001, volume())),
+        "--shards 10001 is out of range: give 1 to 10000",
     ));
     let mut past = spec(SHOP, 2, volume());
     past.start = Start::At("2098-12-31T23:59:00Z".into());
