@@ -10,12 +10,7 @@ use super::attribution::{self, Attribution, Blame, Finding};
 use super::GeneratorHealth;
 use crate::store::{MergedShard, StoredRun};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
-
-/// A shard that started this long after the test's common start is named when the test
-/// did not send what it asked: a tenth of a second of a share missing is already more than
-/// the rate tolerance of a ten-second test of a few shards.
-pub const LATE_START: Duration = Duration::from_millis(100);
+use crate::plan::shard::LATE_NOTICE;
 
 /// The shards of a merged run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -126,8 +121,11 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
         .filter(|f| f.blame() != Blame::Generator)
         .collect();
     let fell_short = findings.iter().any(|f| f.blame() == Blame::Symptom);
+    // A shard late by what its own run calls late is named when the test did not send what
+    // it asked: a tenth of a second of a share missing is already more than the rate
+    // tolerance of a ten-second test of a few shards.
     for r in &shards.rows {
-        if fell_short && r.offset_secs >= LATE_START.as_secs_f64() {
+        if fell_short && r.offset_secs >= LATE_NOTICE.as_secs_f64() {
             findings.push(Finding::ShardLate {
                 shard: r.index,
                 host: r.host.clone(),
