@@ -39,10 +39,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
         merged.start_spread_secs
     );
     if !merged.missing.is_empty() {
-        let missing: Vec<String> = merged.missing.iter().map(u32::to_string).collect();
         eprintln!(
-            "warning: shard(s) {} missing: the merged run is partial",
-            missing.join(", ")
+            "warning: {} missing: the merged run is partial",
+            headroom::units::shard_list(&merged.missing)
         );
     }
     if done.end.is_none() {

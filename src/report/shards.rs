@@ -2,7 +2,7 @@
 //! whether it kept up.
 
 use crate::summary::Shards;
-use crate::units::{fmt_count, fmt_us, plural};
+use crate::units::{fmt_count, fmt_us, plural, shard_list};
 
 /// Text columns at the left (shard, host).
 pub const LEFT: usize = 2;
@@ -43,8 +43,7 @@ pub fn line(s: &Shards) -> String {
         s.origin
     );
     if !s.missing.is_empty() {
-        let missing: Vec<String> = s.missing.iter().map(u32::to_string).collect();
-        text.push_str(&format!("; MISSING: shard(s) {}", missing.join(", ")));
+        text.push_str(&format!("; MISSING: {}", shard_list(&s.missing)));
     }
     if let Some(from) = s.server_from {
         text.push_str(&format!("; server readings from shard {from}"));

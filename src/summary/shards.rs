@@ -8,9 +8,10 @@
 
 use super::attribution::{self, Attribution, Blame, Finding};
 use super::GeneratorHealth;
-use crate::store::{MergedShard, StoredRun};
-use serde::{Deserialize, Serialize};
 use crate::plan::shard::LATE_NOTICE;
+use crate::store::{MergedShard, StoredRun};
+use crate::units::shard_list;
+use serde::{Deserialize, Serialize};
 
 /// The shards of a merged run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,10 +152,6 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
 
 /// Why the merged numbers cover less than the whole test, when they do.
 pub(super) fn partial(shards: &Shards) -> Option<String> {
-    let list = |v: &[u32]| {
-        let words: Vec<String> = v.iter().map(u32::to_string).collect();
-        words.join(", ")
-    };
     let unfinished: Vec<u32> = shards
         .rows
         .iter()
@@ -164,16 +161,16 @@ pub(super) fn partial(shards: &Shards) -> Option<String> {
     let mut why = Vec::new();
     if !shards.missing.is_empty() {
         why.push(format!(
-            "merged from {} of {} shards; missing: shard(s) {}",
+            "merged from {} of {} shards; missing: {}",
             shards.rows.len(),
             shards.count,
-            list(&shards.missing)
+            shard_list(&shards.missing)
         ));
     }
     if !unfinished.is_empty() {
         why.push(format!(
-            "shard(s) {} did not finish (killed or crashed)",
-            list(&unfinished)
+            "{} did not finish (killed or crashed)",
+            shard_list(&unfinished)
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))

@@ -147,7 +147,7 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
     text(&o);
     let report = text(&headroom(&["report", &arg(&partial)]));
     assert!(
-        report.contains("PARTIAL RUN: merged from 1 of 2 shards; missing: shard(s) 0"),
+        report.contains("PARTIAL RUN: merged from 1 of 2 shards; missing: shard 0"),
         "{report}"
     );
 }

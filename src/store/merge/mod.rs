@@ -68,7 +68,7 @@ pub enum MergeError {
         second: PathBuf,
     },
     /// Shards missing from the set.
-    #[error("{} of {count} missing; give every shard's run, or --partial to merge those given (the report then says which are missing)", missing_words(.missing))]
+    #[error("{} of {count} missing; give every shard's run, or --partial to merge those given (the report then says which are missing)", crate::units::shard_list(.missing))]
     Missing {
         /// The shards not given.
         missing: Vec<u32>,
@@ -85,20 +85,6 @@ pub enum MergeError {
         /// Its text.
         value: String,
     },
-}
-
-fn missing_words(missing: &[u32]) -> String {
-    // A line, however many are missing: the first few, then how many more.
-    const SHOWN: usize = 10;
-    let list: Vec<String> = missing.iter().take(SHOWN).map(u32::to_string).collect();
-    let more = match missing.len().saturating_sub(SHOWN) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    match missing {
-        [_] => format!("shard {}", list[0]),
-        _ => format!("shards {}{more}", list.join(", ")),
-    }
 }
 
 /// What a merge made.

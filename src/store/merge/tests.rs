@@ -566,9 +566,9 @@ fn a_partial_set_is_merged_when_asked_and_says_what_is_missing() {
     let s = Summary::of(&run);
     assert_eq!(
         s.partial.as_deref(),
-        Some("merged from 1 of 3 shards; missing: shard(s) 1, 2")
+        Some("merged from 1 of 3 shards; missing: shards 1, 2")
     );
-    assert!(crate::report::render_text(&s).contains("MISSING: shard(s) 1, 2"));
+    assert!(crate::report::render_text(&s).contains("MISSING: shards 1, 2"));
 }
 
 #[test]
@@ -620,6 +620,6 @@ fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
     assert!(run.end.is_none());
     assert_eq!(
         Summary::of(&run).partial.as_deref(),
-        Some("shard(s) 1 did not finish (killed or crashed)")
+        Some("shard 1 did not finish (killed or crashed)")
     );
 }
