@@ -9,25 +9,17 @@
 use super::attribution::{self, Attribution, Blame, Finding};
 use super::GeneratorHealth;
 use crate::plan::shard::LATE_NOTICE;
-use crate::store::{MergedShard, StoredRun};
+use crate::store::{MergedSet, MergedShard, StoredRun};
 use crate::units::shard_list;
 use serde::{Deserialize, Serialize};
 
 /// The shards of a merged run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Shards {
-    /// How many shards the whole test has.
-    pub count: u32,
-    /// The common start their seconds are counted from, RFC 3339.
-    pub origin: String,
-    /// Seconds between the earliest and the latest shard's start.
-    pub start_spread_secs: f64,
-    /// Shards of the test that were not merged.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<u32>,
-    /// The shard whose server readings were kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_from: Option<u32>,
+    /// How many the test has, their common clock, which are missing: as the stored run
+    /// says (its fields at this level in the JSON).
+    #[serde(flatten)]
+    pub set: MergedSet,
     /// One row per shard merged, by index.
     pub rows: Vec<ShardRow>,
 }
@@ -62,11 +54,7 @@ pub struct ShardRow {
 pub(super) fn of(run: &StoredRun) -> Option<Shards> {
     let merged = run.meta.merged.as_ref()?;
     Some(Shards {
-        count: merged.count,
-        origin: merged.origin.clone(),
-        start_spread_secs: merged.start_spread_secs,
-        missing: merged.missing.clone(),
-        server_from: merged.server_from,
+        set: merged.set.clone(),
         rows: merged.shards.iter().map(|s| row(run, s)).collect(),
     })
 }
@@ -159,12 +147,12 @@ pub(super) fn partial(shards: &Shards) -> Option<String> {
         .map(|r| r.index)
         .collect();
     let mut why = Vec::new();
-    if !shards.missing.is_empty() {
+    if !shards.set.missing.is_empty() {
         why.push(format!(
             "merged from {} of {} shards; missing: {}",
             shards.rows.len(),
-            shards.count,
-            shard_list(&shards.missing)
+            shards.set.count,
+            shard_list(&shards.set.missing)
         ));
     }
     if !unfinished.is_empty() {

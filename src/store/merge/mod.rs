@@ -13,7 +13,7 @@ mod shards;
 mod tests;
 mod timeline;
 
-use super::{EndStatus, MergedRun, MergedShard, RunDir, RunEnd, RunMeta, StoreError};
+use super::{EndStatus, MergedRun, MergedSet, MergedShard, RunDir, RunEnd, RunMeta, StoreError};
 use crate::monitor::CpuTime;
 use shards::{Shard, ShardSet};
 use std::path::PathBuf;
@@ -126,7 +126,7 @@ pub fn merge(
         }
     };
     let info = meta.merged.as_mut().expect("a merged run's meta says so");
-    info.server_from = merged.server_from;
+    info.set.server_from = merged.server_from;
     for (shard, tally) in info.shards.iter_mut().zip(merged.tallies) {
         shard.intervals = tally.intervals;
         shard.generator = tally.generator;
@@ -191,11 +191,13 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
         }
     }
     meta.merged = Some(MergedRun {
-        count: set.count,
-        origin: meta.started_at.clone(),
-        start_spread_secs: set.start_spread_secs,
-        missing: set.missing.clone(),
-        server_from: None,
+        set: MergedSet {
+            count: set.count,
+            origin: meta.started_at.clone(),
+            start_spread_secs: set.start_spread_secs,
+            missing: set.missing.clone(),
+            server_from: None,
+        },
         shards: set.shards.iter().map(merged_shard).collect(),
     });
     meta

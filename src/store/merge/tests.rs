@@ -263,14 +263,14 @@ fn the_merged_histograms_are_those_of_every_sample_recorded_in_one() {
     let shards = s.shards.as_ref().unwrap();
     assert_eq!(shards.rows.len(), 2);
     assert_eq!(shards.rows[1].sent, 900);
-    assert!((shards.start_spread_secs - 0.2).abs() < 1e-9);
+    assert!((shards.set.start_spread_secs - 0.2).abs() < 1e-9);
     assert!(s.partial.is_none());
     let end = run.end.as_ref().unwrap();
     assert!((end.attack_secs - 3.2).abs() < 1e-9, "{}", end.attack_secs);
     assert_eq!(end.peak_open_fds, 11);
     assert!((end.cpu.total.as_secs_f64() - 0.2).abs() < 1e-9);
     // The server is one: its readings are kept from one shard, not added up.
-    assert_eq!(run.meta.merged.as_ref().unwrap().server_from, Some(0));
+    assert_eq!(run.meta.merged.as_ref().unwrap().set.server_from, Some(0));
     assert!(run
         .intervals
         .iter()
@@ -308,9 +308,9 @@ fn shards_that_started_apart_are_placed_on_the_common_clock() {
     let sent: Vec<(u64, u64)> = run.intervals.iter().map(|d| (d.index, d.sent)).collect();
     assert_eq!(sent, [(0, 10), (1, 10), (2, 20)]);
     let merged = run.meta.merged.as_ref().unwrap();
-    assert_eq!(merged.origin, "2026-11-25T10:00:00.000Z");
+    assert_eq!(merged.set.origin, "2026-11-25T10:00:00.000Z");
     assert_eq!(merged.shards[1].shift_secs, 2);
-    assert!((merged.start_spread_secs - 2.4).abs() < 1e-9);
+    assert!((merged.set.start_spread_secs - 2.4).abs() < 1e-9);
     // The last request left at 2.4 + 1 s of the test.
     assert!((run.end.as_ref().unwrap().attack_secs - 3.4).abs() < 1e-9);
     // The test fell short, and the late shard is named.
@@ -562,13 +562,25 @@ fn a_partial_set_is_merged_when_asked_and_says_what_is_missing() {
         },
     );
     let run = merge_into(dir.path(), &[a], true).unwrap().load().unwrap();
-    assert_eq!(run.meta.merged.as_ref().unwrap().missing, [1, 2]);
+    assert_eq!(run.meta.merged.as_ref().unwrap().set.missing, [1, 2]);
     let s = Summary::of(&run);
     assert_eq!(
         s.partial.as_deref(),
         Some("merged from 1 of 3 shards; missing: shards 1, 2")
     );
     assert!(crate::report::render_text(&s).contains("MISSING: shards 1, 2"));
+    // The set's fields sit beside the shards in meta.json and beside the rows in the
+    // summary, one type written in both.
+    let meta: serde_json::Value =
+        crate::store::read_json(&dir.path().join("merged/meta.json")).unwrap();
+    let summary = serde_json::to_value(&s).unwrap();
+    for (at, list) in [(&meta["merged"], "shards"), (&summary["shards"], "rows")] {
+        assert_eq!(at["count"], 3, "{at}");
+        assert_eq!(at["missing"], serde_json::json!([1, 2]), "{at}");
+        assert_eq!(at["origin"], "2026-11-25T10:00:00.000Z", "{at}");
+        assert!(at["start_spread_secs"].is_number(), "{at}");
+        assert_eq!(at[list].as_array().map(Vec::len), Some(1), "{at}");
+    }
 }
 
 #[test]
