@@ -197,8 +197,76 @@ fn merge_into(root: &Path, dirs: &[PathBuf], partial: bool) -> Result<RunDir, Me
 fn refusal(root: &Path, dirs: &[PathBuf]) -> String {
     let e = merge_into(root, dirs, false).unwrap_err().to_string();
     assert!(!e.contains('\n'), "one line: {e}");
-    assert!(!root.join("merged").exists(), "nothing left behind");
+    assert_eq!(
+        left_beside(root, "merged"),
+        Vec::<String>::new(),
+        "nothing left behind"
+    );
     e
+}
+
+/// What is in `root` under the name `name` or its staging directory's (`.NAME.merging-…`).
+fn left_beside(root: &Path, name: &str) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n == name || n.starts_with(&format!(".{name}.")))
+        .collect();
+    left.sort();
+    left
+}
+
+#[test]
+fn a_merge_that_fails_leaves_nothing_that_looks_like_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let dirs = [
+        write(
+            root,
+            &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 5)]),
+        ),
+        write(
+            root,
+            &spec(1, "2026-11-25T10:00:00.000Z", vec![latencies(2, 5)]),
+        ),
+    ];
+    let command = ["headroom".to_string(), "merge".to_string()];
+    let out = RunDir::at(root.join("merged"));
+    // The last write fails (a disk full as end.json is written), after every other file.
+    let disk_full = |dir: &RunDir, end: &RunEnd| {
+        dir.finish(end)?;
+        Err(StoreError::Io {
+            path: dir.path().join("end.json"),
+            reason: std::io::Error::other("no space left on device"),
+        })
+    };
+    let e = merge_with(&dirs, &out, false, &command, &disk_full)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no space left on device"), "{e}");
+    assert_eq!(left_beside(root, "merged"), Vec::<String>::new());
+    // Nothing failing, the whole run is in place, and nothing beside it.
+    merge(&dirs, &out, false, &command).unwrap();
+    assert!(out.load().unwrap().end.is_some());
+    assert_eq!(left_beside(root, "merged"), ["merged"]);
+    // Where a run is stored already, or anything else, the merge is refused before any
+    // work, and what is there is left as it was.
+    let e = merge(&dirs, &out, false, &command).unwrap_err().to_string();
+    assert!(e.contains("not empty"), "{e}");
+    assert_eq!(left_beside(root, "merged"), ["merged"]);
+    let file = RunDir::at(root.join("file"));
+    std::fs::write(file.path(), "mine").unwrap();
+    let e = merge(&dirs, &file, false, &command)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a directory"), "{e}");
+    assert_eq!(std::fs::read_to_string(file.path()).unwrap(), "mine");
+    // An empty directory made ahead is filled.
+    let empty = RunDir::at(root.join("empty"));
+    std::fs::create_dir(empty.path()).unwrap();
+    merge(&dirs, &empty, false, &command).unwrap();
+    assert!(empty.load().unwrap().end.is_some());
+    assert_eq!(left_beside(root, "empty"), ["empty"]);
 }
 
 #[test]
