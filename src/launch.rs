@@ -3,7 +3,7 @@
 //! schedules on the same instant.
 
 use crate::engine::CancellationToken;
-use crate::plan::shard::{Shard, Whole};
+use crate::plan::shard::{Shard, Split, Whole};
 use crate::plan::{AttackPlan, PlanError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -46,8 +46,7 @@ impl Launch {
         raw: bool,
         start_at: Option<SystemTime>,
     ) -> Result<(AttackPlan, Launch), PlanError> {
-        let split = shard.split(whole)?;
-        split.plan.validate()?;
+        let split = part(whole, shard)?;
         Ok((
             split.plan,
             Launch {
@@ -60,6 +59,26 @@ impl Launch {
             },
         ))
     }
+}
+
+/// `shard`'s part of `whole`, checked as a plan of its own: what that shard runs.
+fn part(whole: &AttackPlan, shard: Shard) -> Result<Split, PlanError> {
+    let split = shard.split(whole)?;
+    split.plan.validate()?;
+    Ok(split)
+}
+
+/// Checks that `whole` runs as `count` shards, before any of them is started (`headroom
+/// kube`): the whole test within what `count` generators offer together, and every shard's
+/// part as that shard checks it when it starts. The first that cannot run is the error.
+pub fn check_shards(whole: &AttackPlan, count: u32) -> Result<(), PlanError> {
+    whole.validate_for(count)?;
+    // Every part, not one: the parts differ (the first `users % N` shards take one more
+    // user), and a shard refuses its own.
+    for index in 0..count {
+        part(whole, Shard::new(u64::from(index), u64::from(count))?)?;
+    }
+    Ok(())
 }
 
 /// Why a start time cannot be used.
@@ -187,6 +206,30 @@ mod tests {
 
     fn at(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn a_test_is_checked_as_every_one_of_its_shards_checks_its_part() {
+        let plan = |load: &str| {
+            let text = format!(
+                "target: {{url: 'http://a/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"
+            );
+            crate::plan::scenario::Document::parse(text, std::path::Path::new("t.yaml"), &|_| None)
+                .unwrap()
+                .lower_for(&[], 1, crate::plan::shard::MAX_SHARDS)
+                .unwrap()
+        };
+        // More users than one generator runs: what two do together.
+        let big = plan("{users: 150000, duration: 1s}");
+        assert!(check_shards(&big, 2).is_ok());
+        let e = check_shards(&big, 1).unwrap_err().to_string();
+        assert!(e.contains("above the 100000 users"), "{e}");
+        // Too few users for every shard to have one.
+        let e = check_shards(&plan("{users: 3, duration: 1s}"), 4)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("3 user(s) cannot be split over 4 shards"), "{e}");
+        assert!(check_shards(&plan("{users: 4, duration: 1s}"), 4).is_ok());
     }
 
     #[test]

@@ -57,6 +57,21 @@ pub fn plural(n: impl std::fmt::Display, noun: &str) -> String {
     }
 }
 
+/// Shards by index, in a line however many there are: "shard 3", "shards 1, 4", or the
+/// first ten and "and 90 more" (a merge of thousands may miss thousands).
+pub fn shard_list(indices: &[u32]) -> String {
+    const SHOWN: usize = 10;
+    let list: Vec<String> = indices.iter().take(SHOWN).map(u32::to_string).collect();
+    let more = match indices.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    match indices.len() {
+        1 => format!("shard {}", list[0]),
+        _ => format!("shards {}{more}", list.join(", ")),
+    }
+}
+
 /// Digits grouped by three from the right.
 fn group(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -127,5 +142,12 @@ mod tests {
         assert_eq!(plural(1, "user"), "1 user");
         assert_eq!(plural(1.0, "user"), "1 user");
         assert_eq!(plural(10, "user"), "10 users");
+        assert_eq!(shard_list(&[3]), "shard 3");
+        assert_eq!(shard_list(&[1, 4]), "shards 1, 4");
+        let many: Vec<u32> = (0..100).collect();
+        assert_eq!(
+            shard_list(&many),
+            "shards 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 90 more"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! `headroom kube`: Kubernetes manifests that run a scenario as N shards of one test.
 
 use anyhow::Context;
-use headroom::kube::{self, Collect, KubeSpec};
+use headroom::kube::{self, Collect, KubeSpec, Start};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -29,9 +29,10 @@ pub struct KubeArgs {
     /// Shards start this long after the manifests are written: apply them before then.
     #[arg(long, value_name = "DURATION", value_parser = super::positive_duration, default_value = "2m", conflicts_with = "start_at")]
     pub start_in: Duration,
-    /// Shards start at this time (RFC 3339, e.g. 2026-11-25T04:00:00Z) instead.
-    #[arg(long, value_name = "TIME", value_parser = rfc3339)]
-    pub start_at: Option<SystemTime>,
+    /// Shards start at this time instead, as `run --start-at` takes it: RFC 3339 with its
+    /// zone (2026-11-25T04:00:00Z, or +01:00) or unix seconds, within the next 24 hours.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
     /// How shard runs are collected: a shared ReadWriteMany volume and a merge Job, or each
     /// pod holds its run for `kubectl cp` (no shared storage needed).
     #[arg(long, value_enum, default_value = "volume")]
@@ -59,11 +60,6 @@ pub enum CollectChoice {
     Copy,
 }
 
-fn rfc3339(s: &str) -> Result<SystemTime, String> {
-    humantime::parse_rfc3339_weak(s.trim())
-        .map_err(|e| format!("{e}: give a time such as 2026-11-25T04:00:00Z"))
-}
-
 fn cores(s: &str) -> Result<u64, String> {
     match s.trim().parse::<f64>() {
         Ok(c) if c.is_finite() && (0.01..=1024.0).contains(&c) => Ok((c * 1000.0).round() as u64),
@@ -81,9 +77,10 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
         tools_image: args.tools_image,
         name: args.name,
         namespace: args.namespace.clone(),
-        start_at: args
-            .start_at
-            .unwrap_or_else(|| kube::start_after(now, args.start_in)),
+        start: match args.start_at {
+            Some(text) => Start::At(text),
+            None => Start::In(args.start_in),
+        },
         now,
         collect: match args.collect {
             CollectChoice::Volume => Collect::Volume {

@@ -33,16 +33,15 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "merged {} of {} shard(s) into {} ({} second(s), starts {:.3}s apart)",
         merged.shards.len(),
-        merged.count,
+        merged.set.count,
         out.path().display(),
         done.intervals,
-        merged.start_spread_secs
+        merged.set.start_spread_secs
     );
-    if !merged.missing.is_empty() {
-        let missing: Vec<String> = merged.missing.iter().map(u32::to_string).collect();
+    if !merged.set.missing.is_empty() {
         eprintln!(
-            "warning: shard(s) {} missing: the merged run is partial",
-            missing.join(", ")
+            "warning: {} missing: the merged run is partial",
+            headroom::units::shard_list(&merged.set.missing)
         );
     }
     if done.end.is_none() {

@@ -150,7 +150,7 @@ pub struct PodSpec {
     /// Volumes the containers mount.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
-    /// Spread shards over nodes: one generator per node where there are enough.
+    /// Spread shards over nodes: one shard per node where there are enough nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<TopologySpread>,
 }

@@ -58,7 +58,8 @@ pub struct Sizing {
     pub cpu_milli: u64,
     /// Memory request, in MiB; the limit is twice it.
     pub memory_mib: u64,
-    /// Engine threads (`--set threads=`): the whole cores requested, at least one.
+    /// Engine threads (`--set threads=`): the whole cores requested, at least one and at
+    /// most [`crate::plan::MAX_THREADS`].
     pub threads: u64,
     /// How the CPU was worked out, for the Job's annotation.
     pub cpu_note: String,
@@ -153,7 +154,10 @@ pub fn size(plan: &AttackPlan, shards: u32, data_bytes: u64, cpu_milli: Option<u
     Sizing {
         cpu_milli,
         memory_mib,
-        threads: cpu_milli.div_ceil(1000).max(1),
+        // No more than a run takes: every pod would refuse `--set threads=` past it.
+        threads: cpu_milli
+            .div_ceil(1000)
+            .clamp(1, crate::plan::MAX_THREADS as u64),
         cpu_note,
         memory_note,
     }
@@ -214,6 +218,11 @@ mod tests {
         let closed = plan("{url: 'http://a/'}", "{users: 50, duration: 1m}");
         assert_eq!(size(&closed, 2, 0, None).cpu_milli, CLOSED_MODEL_CPU_MILLI);
         assert_eq!(size(&closed, 2, 0, Some(2500)).threads, 3);
+        // More cores than a run takes threads: as many as it takes.
+        assert_eq!(
+            size(&closed, 2, 0, Some(1_024_000)).threads,
+            crate::plan::MAX_THREADS as u64
+        );
         // Data files: 1.25 × their size on top.
         assert_eq!(size(&closed, 2, 8 * 1024 * 1024, None).memory_mib, 74);
     }

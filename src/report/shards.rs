@@ -2,7 +2,7 @@
 //! whether it kept up.
 
 use crate::summary::Shards;
-use crate::units::{fmt_count, fmt_us, plural};
+use crate::units::{fmt_count, fmt_us, plural, shard_list};
 
 /// Text columns at the left (shard, host).
 pub const LEFT: usize = 2;
@@ -15,7 +15,7 @@ pub fn rows(s: &Shards) -> Vec<Vec<String>> {
     let mut out = vec![header.iter().map(|h| h.to_string()).collect()];
     for r in &s.rows {
         out.push(vec![
-            format!("{}/{}", r.index, s.count),
+            format!("{}/{}", r.index, s.set.count),
             r.host.clone(),
             format!("+{:.3}s", r.offset_secs),
             r.late_secs.map_or("-".into(), |l| format!("{l:.3}s")),
@@ -38,15 +38,14 @@ pub fn line(s: &Shards) -> String {
     let mut text = format!(
         "{} of {}, starts {:.3}s apart, seconds counted from {}",
         s.rows.len(),
-        plural(s.count, "shard"),
-        s.start_spread_secs,
-        s.origin
+        plural(s.set.count, "shard"),
+        s.set.start_spread_secs,
+        s.set.origin
     );
-    if !s.missing.is_empty() {
-        let missing: Vec<String> = s.missing.iter().map(u32::to_string).collect();
-        text.push_str(&format!("; MISSING: shard(s) {}", missing.join(", ")));
+    if !s.set.missing.is_empty() {
+        text.push_str(&format!("; MISSING: {}", shard_list(&s.set.missing)));
     }
-    if let Some(from) = s.server_from {
+    if let Some(from) = s.set.server_from {
         text.push_str(&format!("; server readings from shard {from}"));
     }
     text

@@ -59,6 +59,18 @@ pub struct RunMeta {
 /// Where a merged run came from: the shards, how their clocks were lined up, which are missing.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MergedRun {
+    /// The set of shards and their common clock (its fields at this level in `meta.json`).
+    #[serde(flatten)]
+    pub set: MergedSet,
+    /// The shards merged, by index.
+    pub shards: Vec<MergedShard>,
+}
+
+/// The shards a merged run was made of as a set: how many the test has, the common clock
+/// they were placed on, which are missing, whose server readings were kept. The stored run
+/// (`meta.json`'s `merged`) and the summary (`shards`) both carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedSet {
     /// How many shards the whole test has.
     pub count: u32,
     /// The common start every shard's seconds were counted from, RFC 3339: the shared
@@ -73,8 +85,6 @@ pub struct MergedRun {
     /// the server is one, so its readings are kept once, never added up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_from: Option<u32>,
-    /// The shards merged, by index.
-    pub shards: Vec<MergedShard>,
 }
 
 /// One shard of a merged run: where it ran, when it started, and the generator's own facts

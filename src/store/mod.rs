@@ -22,7 +22,7 @@ mod redact;
 pub use fingerprint::plan_fingerprint;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
 pub use meta::{
-    EndStatus, FlowMeta, MergedRun, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
+    EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
 };
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;

@@ -8,30 +8,18 @@
 
 use super::attribution::{self, Attribution, Blame, Finding};
 use super::GeneratorHealth;
-use crate::store::{MergedShard, StoredRun};
+use crate::plan::shard::LATE_NOTICE;
+use crate::store::{MergedSet, MergedShard, StoredRun};
+use crate::units::shard_list;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
-
-/// A shard that started this long after the test's common start is named when the test
-/// did not send what it asked: a tenth of a second of a share missing is already more than
-/// the rate tolerance of a ten-second test of a few shards.
-pub const LATE_START: Duration = Duration::from_millis(100);
 
 /// The shards of a merged run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Shards {
-    /// How many shards the whole test has.
-    pub count: u32,
-    /// The common start their seconds are counted from, RFC 3339.
-    pub origin: String,
-    /// Seconds between the earliest and the latest shard's start.
-    pub start_spread_secs: f64,
-    /// Shards of the test that were not merged.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<u32>,
-    /// The shard whose server readings were kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_from: Option<u32>,
+    /// How many the test has, their common clock, which are missing: as the stored run
+    /// says (its fields at this level in the JSON).
+    #[serde(flatten)]
+    pub set: MergedSet,
     /// One row per shard merged, by index.
     pub rows: Vec<ShardRow>,
 }
@@ -66,11 +54,7 @@ pub struct ShardRow {
 pub(super) fn of(run: &StoredRun) -> Option<Shards> {
     let merged = run.meta.merged.as_ref()?;
     Some(Shards {
-        count: merged.count,
-        origin: merged.origin.clone(),
-        start_spread_secs: merged.start_spread_secs,
-        missing: merged.missing.clone(),
-        server_from: merged.server_from,
+        set: merged.set.clone(),
         rows: merged.shards.iter().map(|s| row(run, s)).collect(),
     })
 }
@@ -126,8 +110,11 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
         .filter(|f| f.blame() != Blame::Generator)
         .collect();
     let fell_short = findings.iter().any(|f| f.blame() == Blame::Symptom);
+    // A shard late by what its own run calls late is named when the test did not send what
+    // it asked: a tenth of a second of a share missing is already more than the rate
+    // tolerance of a ten-second test of a few shards.
     for r in &shards.rows {
-        if fell_short && r.offset_secs >= LATE_START.as_secs_f64() {
+        if fell_short && r.offset_secs >= LATE_NOTICE.as_secs_f64() {
             findings.push(Finding::ShardLate {
                 shard: r.index,
                 host: r.host.clone(),
@@ -153,10 +140,6 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
 
 /// Why the merged numbers cover less than the whole test, when they do.
 pub(super) fn partial(shards: &Shards) -> Option<String> {
-    let list = |v: &[u32]| {
-        let words: Vec<String> = v.iter().map(u32::to_string).collect();
-        words.join(", ")
-    };
     let unfinished: Vec<u32> = shards
         .rows
         .iter()
@@ -164,18 +147,18 @@ pub(super) fn partial(shards: &Shards) -> Option<String> {
         .map(|r| r.index)
         .collect();
     let mut why = Vec::new();
-    if !shards.missing.is_empty() {
+    if !shards.set.missing.is_empty() {
         why.push(format!(
-            "merged from {} of {} shards; missing: shard(s) {}",
+            "merged from {} of {} shards; missing: {}",
             shards.rows.len(),
-            shards.count,
-            list(&shards.missing)
+            shards.set.count,
+            shard_list(&shards.set.missing)
         ));
     }
     if !unfinished.is_empty() {
         why.push(format!(
-            "shard(s) {} did not finish (killed or crashed)",
-            list(&unfinished)
+            "{} did not finish (killed or crashed)",
+            shard_list(&unfinished)
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))

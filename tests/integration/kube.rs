@@ -6,7 +6,7 @@
 //! Set UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
 
 use headroom::kube::objects::{ConfigMap, Job, Secret};
-use headroom::kube::{self, Collect, KubeSpec};
+use headroom::kube::{self, Collect, KubeSpec, Start};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +20,8 @@ const SHOP_SECRETS: &[&str] = &[
     "tok-env-7788",
     "pw-ann-0001",
     "pw-bob-0002",
+    "pw-cat-0003",
+    "pw-hal-0008",
     "json-secret-9090",
     "7731",
 ];
@@ -40,7 +42,7 @@ fn spec(scenario: &str, shards: u32, collect: Collect) -> KubeSpec {
         tools_image: "busybox:1.36".into(),
         name: None,
         namespace: Some("load".into()),
-        start_at: at("2099-01-01T00:02:00Z"),
+        start: Start::At("2099-01-01T00:02:00Z".into()),
         now: at("2099-01-01T00:00:00Z"),
         collect,
         cpu_milli: None,
@@ -343,10 +345,10 @@ fn expand(arg: &str, index: u32) -> String {
     arg.replace("$(JOB_COMPLETION_INDEX)", &index.to_string())
 }
 
-fn local_manifests(shards: u32, url: &str, start_at: SystemTime, dir: &Path) {
+fn local_manifests(shards: u32, url: &str, start_in: Duration, dir: &Path) {
     let mut s = spec("tests/kube/local.yaml", shards, volume());
     s.now = SystemTime::now();
-    s.start_at = start_at;
+    s.start = Start::In(start_in);
     s.namespace = None;
     let url = url.to_string();
     let bundle = kube::build(&s, &|name| (name == "KUBE_TARGET_URL").then(|| url.clone())).unwrap();
@@ -372,12 +374,7 @@ fn the_pod_command_runs_from_its_mounts() {
     let url = format!("http://{}", target.addr());
     let tmp = tempfile::tempdir().unwrap();
     let manifests = tmp.path().join("manifests");
-    local_manifests(
-        1,
-        &url,
-        SystemTime::now() + Duration::from_secs(60),
-        &manifests,
-    );
+    local_manifests(1, &url, Duration::from_secs(60), &manifests);
     let pod = lay_out(&manifests, &tmp.path().join("pod"));
     assert!(pod
         .env
@@ -443,8 +440,7 @@ fn the_job_runs_here_as_n_processes() {
     let url = format!("http://{}", target.addr());
     let tmp = tempfile::tempdir().unwrap();
     let manifests = tmp.path().join("manifests");
-    let start = kube::start_after(SystemTime::now(), Duration::from_secs(3));
-    local_manifests(N, &url, start, &manifests);
+    local_manifests(N, &url, Duration::from_secs(3), &manifests);
     let mut children = Vec::new();
     for i in 0..N {
         // Each pod has its own mounts (the runs volume is shared).
@@ -500,6 +496,153 @@ fn the_job_runs_here_as_n_processes() {
     target.stop();
 }
 
+/// A scenario of one request to a closed port, with `load`, in `dir`.
+fn scenario_with_load(dir: &Path, name: &str, load: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("target: {{url: 'http://127.0.0.1:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// The test is checked as its N shards will run it: a load more than one generator offers
+/// is written for shards that offer it together, and refused, in one line saying what to
+/// change, for too few; a test too small to split over N is refused the same way.
+#[test]
+fn a_load_is_checked_as_its_shards_run_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One generator runs 100,000 users and paces 10,000,000 req/s.
+    let users = scenario_with_load(tmp.path(), "users.yaml", "{users: 150000, duration: 10s}");
+    let rate = scenario_with_load(tmp.path(), "rate.yaml", "{rate: 15000000, duration: 10s}");
+    for scenario in [&users, &rate] {
+        let bundle = kube::build(&spec(scenario, 2, volume()), &shop_env)
+            .unwrap_or_else(|e| panic!("{scenario} over 2 shards: {e}"));
+        let job: Job = parse(&files_of(&bundle), "40-job.yaml");
+        assert_eq!(job.spec.completions, 2);
+        // However many cores the rate asks for, no more engine threads than a run takes.
+        let args = job.spec.template.spec.containers[0].args.join(" ");
+        assert!(bundle.sizing.threads <= headroom::plan::MAX_THREADS as u64);
+        assert!(
+            args.contains(&format!("--set threads={}", bundle.sizing.threads)),
+            "{args}"
+        );
+    }
+    // As many shards as a sharded run may have: a Job holds them.
+    let most = kube::build(&spec(&rate, kube::MAX_SHARDS, volume()), &shop_env).unwrap();
+    let merge: Job = parse(&files_of(&most), "merge/50-merge.yaml");
+    let merge_args = &merge.spec.template.spec.init_containers[0].args;
+    assert_eq!(
+        merge_args.len(),
+        kube::MAX_SHARDS as usize + 3,
+        "merge, the runs, --out DIR"
+    );
+    let few = scenario_with_load(tmp.path(), "few.yaml", "{users: 3, duration: 10s}");
+    let count = scenario_with_load(tmp.path(), "count.yaml", "{rate: 10, requests: 3}");
+    for (scenario, shards, says) in [
+        (&users, 1, "users.yaml cannot run as 1 shard: --concurrency 150000 is above the 100000 users one generator runs"),
+        (&rate, 1, "rate.yaml cannot run as 1 shard: --rate 15000000 is above"),
+        (&few, 4, "few.yaml cannot run as 4 shards: 3 user(s) cannot be split over 4 shards"),
+        (&count, 4, "count.yaml cannot run as 4 shards: a count of 3 requests cannot be split over 4 shards"),
+    ] {
+        let e = error_of(&spec(scenario, shards, volume()));
+        assert!(e.contains(says), "{e:?} should say {says:?}");
+        assert!(!e.contains('\n'), "{e:?} is more than one line");
+    }
+    // From the command line: one line on stderr, nothing written.
+    let out_dir = tmp.path().join("out");
+    let out = crate::support::headroom(&[
+        "kube",
+        &users,
+        "--shards",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--image",
+        "x",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot run as 1 shard"), "{stderr}");
+    assert!(!out_dir.exists());
+}
+
+/// The common start is read as a shard reads `--start-at`: what a shard would refuse (no
+/// zone, more than a day ahead, more than an hour past) is refused here, in one line, and
+/// what it takes is written for the shards as the same instant.
+#[test]
+fn the_start_is_read_as_a_shard_reads_it() {
+    let build = |start: Start| {
+        let mut s = spec(SHOP, 2, volume());
+        s.start = start;
+        kube::build(&s, &shop_env)
+    };
+    // Now is 2099-01-01T00:00:00Z.
+    let now = at("2099-01-01T00:00:00Z");
+    for (text, says) in [
+        ("2099-01-01T00:05:00", "RFC 3339 time with its zone"),
+        ("2099-01-01 00:05:00Z", "RFC 3339 time with its zone"),
+        ("in 5 minutes", "RFC 3339 time with its zone"),
+        ("2099-01-02T00:00:01Z", "more than a day ahead"),
+        (
+            "2098-12-31T22:00:00Z",
+            "2h ago; a shard that late would not overlap its test",
+        ),
+        ("2098-12-31T23:30:00Z", "is in the past"),
+    ] {
+        let e = build(Start::At(text.into())).unwrap_err().to_string();
+        assert!(e.contains(says), "{text}: {e:?} should say {says:?}");
+        assert!(!e.contains('\n'), "{e:?} is more than one line");
+    }
+    let e = build(Start::In(Duration::from_secs(25 * 3600)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--start-in 1day 1h is more than a day ahead"),
+        "{e}"
+    );
+    assert!(build(Start::In(Duration::from_secs(24 * 3600))).is_ok());
+    for (text, written) in [
+        ("2099-01-01T01:02:00+01:00", "2099-01-01T00:02:00Z"),
+        ("4070908920", "2099-01-01T00:02:00Z"),
+        ("@4070908920.5", "2099-01-01T00:02:00.500000000Z"),
+        ("2099-01-01T00:02:00.25Z", "2099-01-01T00:02:00.250000000Z"),
+    ] {
+        let bundle = build(Start::At(text.into())).unwrap();
+        assert_eq!(bundle.start_at, written, "{text}");
+        let job: Job = parse(&files_of(&bundle), "40-job.yaml");
+        let args = job.spec.template.spec.containers[0].args.join(" ");
+        assert!(args.contains(&format!("--start-at {written}")), "{args}");
+        // The shards read the instant that was asked.
+        assert_eq!(
+            headroom::launch::parse_start_at(written, now),
+            headroom::launch::parse_start_at(text, now)
+        );
+    }
+    // From the command line: one line on stderr, nothing written.
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = crate::support::headroom(&[
+        "kube",
+        SHOP,
+        "--shards",
+        "2",
+        "--start-at",
+        "2026-11-25T04:00:00",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--image",
+        "x",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("with its zone"), "{stderr}");
+    assert!(!out_dir.exists());
+}
+
 fn error_of(spec: &KubeSpec) -> String {
     kube::build(spec, &shop_env).unwrap_err().to_string()
 }
@@ -512,11 +655,11 @@ fn bad_input_is_one_line_and_shows_no_secret() {
         "--shards 0 is out of range",
     ));
     cases.push((
-        error_of(&spec(SHOP, 1001, volume())),
-        "--shards 1001 is out of range",
+        error_of(&spec(SHOP, 10001, volume())),
+        "--shards 10001 is out of range: give 1 to 10000",
     ));
     let mut past = spec(SHOP, 2, volume());
-    past.start_at = at("2098-12-31T23:59:00Z");
+    past.start = Start::At("2098-12-31T23:59:00Z".into());
     cases.push((error_of(&past), "in the past"));
     let mut bad_name = spec(SHOP, 2, volume());
     bad_name.name = Some("Shop_Test".into());

@@ -147,7 +147,7 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
     text(&o);
     let report = text(&headroom(&["report", &arg(&partial)]));
     assert!(
-        report.contains("PARTIAL RUN: merged from 1 of 2 shards; missing: shard(s) 0"),
+        report.contains("PARTIAL RUN: merged from 1 of 2 shards; missing: shard 0"),
         "{report}"
     );
 }
@@ -225,7 +225,7 @@ fn real_shards_at_a_common_start_merge_into_the_whole_test_exactly() {
         assert_eq!(buckets(&merged), buckets(&summed), "bucket for bucket");
     }
     let meta = run.meta.merged.as_ref().unwrap();
-    let origin = humantime::parse_rfc3339(&meta.origin).unwrap();
+    let origin = humantime::parse_rfc3339(&meta.set.origin).unwrap();
     assert_eq!(
         origin,
         std::time::UNIX_EPOCH + Duration::from_secs(start),

@@ -9,13 +9,15 @@
 //! (`raw.bin`) are not merged: export them from each shard.
 
 mod shards;
+mod staging;
 #[cfg(test)]
 mod tests;
 mod timeline;
 
-use super::{EndStatus, MergedRun, MergedShard, RunDir, RunEnd, RunMeta, StoreError};
+use super::{EndStatus, MergedRun, MergedSet, MergedShard, RunDir, RunEnd, RunMeta, StoreError};
 use crate::monitor::CpuTime;
 use shards::{Shard, ShardSet};
+use staging::Staging;
 use std::path::PathBuf;
 
 /// Why shard runs could not be merged.
@@ -68,7 +70,7 @@ pub enum MergeError {
         second: PathBuf,
     },
     /// Shards missing from the set.
-    #[error("{} of {count} missing; give every shard's run, or --partial to merge those given (the report then says which are missing)", missing_words(.missing))]
+    #[error("{} of {count} missing; give every shard's run, or --partial to merge those given (the report then says which are missing)", crate::units::shard_list(.missing))]
     Missing {
         /// The shards not given.
         missing: Vec<u32>,
@@ -87,20 +89,6 @@ pub enum MergeError {
     },
 }
 
-fn missing_words(missing: &[u32]) -> String {
-    // A line, however many are missing: the first few, then how many more.
-    const SHOWN: usize = 10;
-    let list: Vec<String> = missing.iter().take(SHOWN).map(u32::to_string).collect();
-    let more = match missing.len().saturating_sub(SHOWN) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    match missing {
-        [_] => format!("shard {}", list[0]),
-        _ => format!("shards {}{more}", list.join(", ")),
-    }
-}
-
 /// What a merge made.
 #[derive(Debug)]
 pub struct MergeOutcome {
@@ -115,41 +103,48 @@ pub struct MergeOutcome {
 }
 
 /// Merges the shard runs in `dirs` into a new run directory `out`; `partial` merges a set
-/// with shards missing; `command` is recorded as the merged run's command line.
+/// with shards missing; `command` is recorded as the merged run's command line. `out` is
+/// written whole or not at all (see `staging`): it must not be there yet, or be empty.
 pub fn merge(
     dirs: &[PathBuf],
     out: &RunDir,
     partial: bool,
     command: &[String],
 ) -> Result<MergeOutcome, MergeError> {
+    merge_with(dirs, out, partial, command, &|dir, end| dir.finish(end))
+}
+
+/// [`merge`], its last write (`end.json`) made by `finish`: a test makes it fail.
+fn merge_with(
+    dirs: &[PathBuf],
+    out: &RunDir,
+    partial: bool,
+    command: &[String],
+    finish: &dyn Fn(&RunDir, &RunEnd) -> Result<(), StoreError>,
+) -> Result<MergeOutcome, MergeError> {
     let set = shards::gather(dirs, partial)?;
     let mut meta = merged_meta(&set, command);
     let stages = meta.stages.len();
-    let mut log = out.create(&meta)?;
-    let log_path = out.path().join("intervals.jsonl");
-    let merged = match timeline::merge(&set.shards, stages, &mut log, &log_path) {
-        Ok(m) => m,
-        Err(e) => {
-            // A shard's log was damaged past its first lines: what was written is not the
-            // test, so it is not left behind to be mistaken for it (nor to block a retry).
-            drop(log);
-            let _ = std::fs::remove_file(&log_path);
-            let _ = std::fs::remove_file(out.path().join("meta.json"));
-            let _ = std::fs::remove_dir(out.path());
-            return Err(e);
-        }
-    };
+    // Until it is whole, the run is written aside: an error from here on (a shard's log
+    // damaged past its first lines, a full disk) drops `staging`, which removes it.
+    let staging = Staging::beside(out)?;
+    let dir = staging.dir();
+    let mut log = dir.create(&meta)?;
+    let log_path = dir.path().join("intervals.jsonl");
+    let merged = timeline::merge(&set.shards, stages, &mut log, &log_path)?;
+    drop(log);
     let info = meta.merged.as_mut().expect("a merged run's meta says so");
-    info.server_from = merged.server_from;
+    info.set.server_from = merged.server_from;
     for (shard, tally) in info.shards.iter_mut().zip(merged.tallies) {
         shard.intervals = tally.intervals;
         shard.generator = tally.generator;
     }
-    super::write_json(&out.path().join("meta.json"), &meta)?;
+    super::write_json(&dir.path().join("meta.json"), &meta)?;
     let end = merged_end(&set);
     if let Some(end) = &end {
-        out.finish(end)?;
+        finish(dir, end)?;
     }
+    staging.place()?;
     let raw_left = set
         .shards
         .iter()
@@ -205,11 +200,13 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
         }
     }
     meta.merged = Some(MergedRun {
-        count: set.count,
-        origin: meta.started_at.clone(),
-        start_spread_secs: set.start_spread_secs,
-        missing: set.missing.clone(),
-        server_from: None,
+        set: MergedSet {
+            count: set.count,
+            origin: meta.started_at.clone(),
+            start_spread_secs: set.start_spread_secs,
+            missing: set.missing.clone(),
+            server_from: None,
+        },
         shards: set.shards.iter().map(merged_shard).collect(),
     });
     meta

@@ -197,8 +197,76 @@ fn merge_into(root: &Path, dirs: &[PathBuf], partial: bool) -> Result<RunDir, Me
 fn refusal(root: &Path, dirs: &[PathBuf]) -> String {
     let e = merge_into(root, dirs, false).unwrap_err().to_string();
     assert!(!e.contains('\n'), "one line: {e}");
-    assert!(!root.join("merged").exists(), "nothing left behind");
+    assert_eq!(
+        left_beside(root, "merged"),
+        Vec::<String>::new(),
+        "nothing left behind"
+    );
     e
+}
+
+/// What is in `root` under the name `name` or its staging directory's (`.NAME.merging-…`).
+fn left_beside(root: &Path, name: &str) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n == name || n.starts_with(&format!(".{name}.")))
+        .collect();
+    left.sort();
+    left
+}
+
+#[test]
+fn a_merge_that_fails_leaves_nothing_that_looks_like_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let dirs = [
+        write(
+            root,
+            &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 5)]),
+        ),
+        write(
+            root,
+            &spec(1, "2026-11-25T10:00:00.000Z", vec![latencies(2, 5)]),
+        ),
+    ];
+    let command = ["headroom".to_string(), "merge".to_string()];
+    let out = RunDir::at(root.join("merged"));
+    // The last write fails (a disk full as end.json is written), after every other file.
+    let disk_full = |dir: &RunDir, end: &RunEnd| {
+        dir.finish(end)?;
+        Err(StoreError::Io {
+            path: dir.path().join("end.json"),
+            reason: std::io::Error::other("no space left on device"),
+        })
+    };
+    let e = merge_with(&dirs, &out, false, &command, &disk_full)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no space left on device"), "{e}");
+    assert_eq!(left_beside(root, "merged"), Vec::<String>::new());
+    // Nothing failing, the whole run is in place, and nothing beside it.
+    merge(&dirs, &out, false, &command).unwrap();
+    assert!(out.load().unwrap().end.is_some());
+    assert_eq!(left_beside(root, "merged"), ["merged"]);
+    // Where a run is stored already, or anything else, the merge is refused before any
+    // work, and what is there is left as it was.
+    let e = merge(&dirs, &out, false, &command).unwrap_err().to_string();
+    assert!(e.contains("not empty"), "{e}");
+    assert_eq!(left_beside(root, "merged"), ["merged"]);
+    let file = RunDir::at(root.join("file"));
+    std::fs::write(file.path(), "mine").unwrap();
+    let e = merge(&dirs, &file, false, &command)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a directory"), "{e}");
+    assert_eq!(std::fs::read_to_string(file.path()).unwrap(), "mine");
+    // An empty directory made ahead is filled.
+    let empty = RunDir::at(root.join("empty"));
+    std::fs::create_dir(empty.path()).unwrap();
+    merge(&dirs, &empty, false, &command).unwrap();
+    assert!(empty.load().unwrap().end.is_some());
+    assert_eq!(left_beside(root, "empty"), ["empty"]);
 }
 
 #[test]
@@ -263,14 +331,14 @@ fn the_merged_histograms_are_those_of_every_sample_recorded_in_one() {
     let shards = s.shards.as_ref().unwrap();
     assert_eq!(shards.rows.len(), 2);
     assert_eq!(shards.rows[1].sent, 900);
-    assert!((shards.start_spread_secs - 0.2).abs() < 1e-9);
+    assert!((shards.set.start_spread_secs - 0.2).abs() < 1e-9);
     assert!(s.partial.is_none());
     let end = run.end.as_ref().unwrap();
     assert!((end.attack_secs - 3.2).abs() < 1e-9, "{}", end.attack_secs);
     assert_eq!(end.peak_open_fds, 11);
     assert!((end.cpu.total.as_secs_f64() - 0.2).abs() < 1e-9);
     // The server is one: its readings are kept from one shard, not added up.
-    assert_eq!(run.meta.merged.as_ref().unwrap().server_from, Some(0));
+    assert_eq!(run.meta.merged.as_ref().unwrap().set.server_from, Some(0));
     assert!(run
         .intervals
         .iter()
@@ -308,9 +376,9 @@ fn shards_that_started_apart_are_placed_on_the_common_clock() {
     let sent: Vec<(u64, u64)> = run.intervals.iter().map(|d| (d.index, d.sent)).collect();
     assert_eq!(sent, [(0, 10), (1, 10), (2, 20)]);
     let merged = run.meta.merged.as_ref().unwrap();
-    assert_eq!(merged.origin, "2026-11-25T10:00:00.000Z");
+    assert_eq!(merged.set.origin, "2026-11-25T10:00:00.000Z");
     assert_eq!(merged.shards[1].shift_secs, 2);
-    assert!((merged.start_spread_secs - 2.4).abs() < 1e-9);
+    assert!((merged.set.start_spread_secs - 2.4).abs() < 1e-9);
     // The last request left at 2.4 + 1 s of the test.
     assert!((run.end.as_ref().unwrap().attack_secs - 3.4).abs() < 1e-9);
     // The test fell short, and the late shard is named.
@@ -562,13 +630,25 @@ fn a_partial_set_is_merged_when_asked_and_says_what_is_missing() {
         },
     );
     let run = merge_into(dir.path(), &[a], true).unwrap().load().unwrap();
-    assert_eq!(run.meta.merged.as_ref().unwrap().missing, [1, 2]);
+    assert_eq!(run.meta.merged.as_ref().unwrap().set.missing, [1, 2]);
     let s = Summary::of(&run);
     assert_eq!(
         s.partial.as_deref(),
-        Some("merged from 1 of 3 shards; missing: shard(s) 1, 2")
+        Some("merged from 1 of 3 shards; missing: shards 1, 2")
     );
-    assert!(crate::report::render_text(&s).contains("MISSING: shard(s) 1, 2"));
+    assert!(crate::report::render_text(&s).contains("MISSING: shards 1, 2"));
+    // The set's fields sit beside the shards in meta.json and beside the rows in the
+    // summary, one type written in both.
+    let meta: serde_json::Value =
+        crate::store::read_json(&dir.path().join("merged/meta.json")).unwrap();
+    let summary = serde_json::to_value(&s).unwrap();
+    for (at, list) in [(&meta["merged"], "shards"), (&summary["shards"], "rows")] {
+        assert_eq!(at["count"], 3, "{at}");
+        assert_eq!(at["missing"], serde_json::json!([1, 2]), "{at}");
+        assert_eq!(at["origin"], "2026-11-25T10:00:00.000Z", "{at}");
+        assert!(at["start_spread_secs"].is_number(), "{at}");
+        assert_eq!(at[list].as_array().map(Vec::len), Some(1), "{at}");
+    }
 }
 
 #[test]
@@ -620,6 +700,6 @@ fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
     assert!(run.end.is_none());
     assert_eq!(
         Summary::of(&run).partial.as_deref(),
-        Some("shard(s) 1 did not finish (killed or crashed)")
+        Some("shard 1 did not finish (killed or crashed)")
     );
 }

@@ -1,0 +1,217 @@
+//! The Indexed Job whose pod `I` runs shard `I` of `N` from the common start, and the
+//! container that keeps a pod's runs for `kubectl cp`.
+
+use super::files::{self, Materials};
+use super::naming::Naming;
+use super::objects::*;
+use super::sizing::Sizing;
+use super::volume::{mount, volume};
+use super::{config::env_key, Collect, KubeError, KubeSpec, RUNS_DIR};
+
+/// What the shards' Job is made from.
+pub(super) struct ShardJob<'a> {
+    /// What was asked.
+    pub spec: &'a KubeSpec,
+    /// Names and labels.
+    pub naming: &'a Naming,
+    /// The common start, RFC 3339, as every shard reads it.
+    pub start_at: &'a str,
+    /// What a shard asks for.
+    pub sizing: &'a Sizing,
+    /// The files and variables the pods read.
+    pub materials: &'a Materials,
+    /// Where the runs go.
+    pub runs: &'a Volume,
+}
+
+impl ShardJob<'_> {
+    /// The Job, its sizing said in a comment at the top, where a reader looks first (it is
+    /// also kept as annotations).
+    pub fn yaml(&self) -> Result<String, KubeError> {
+        use super::yaml::Yaml;
+        let header = format!(
+            "# The shards of {}: pod I of this Indexed Job runs shard I of {}, all from {}.\n# CPU request per shard: {}.\n# Memory request: {}.\n# No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and\n# every request due meanwhile goes out late.\n",
+            self.spec.scenario.display(),
+            self.spec.shards,
+            self.start_at,
+            self.sizing.cpu_note,
+            self.sizing.memory_note,
+        );
+        Ok(header + &self.job().to_yaml()?)
+    }
+
+    /// The Indexed Job: pod I runs shard I of N, once.
+    pub fn job(&self) -> Job {
+        let shards = self.spec.shards;
+        let shard_labels = self.naming.labels("shard");
+        let mut metadata = self.naming.meta("", "shard");
+        metadata.annotations = [
+            ("headroom/start-at".to_string(), self.start_at.to_string()),
+            (
+                "headroom/cpu-request".to_string(),
+                self.sizing.cpu_note.clone(),
+            ),
+            (
+                "headroom/memory-request".to_string(),
+                self.sizing.memory_note.clone(),
+            ),
+            (
+                "headroom/scenario".to_string(),
+                self.spec.scenario.display().to_string(),
+            ),
+        ]
+        .into();
+        let mut containers = vec![self.headroom()];
+        if self.spec.collect == Collect::Copy {
+            containers.push(holder(&self.spec.tools_image, "collect"));
+        }
+        Job {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            metadata,
+            spec: JobSpec {
+                completion_mode: Some("Indexed".into()),
+                completions: shards,
+                parallelism: shards,
+                backoff_limit: None,
+                // A shard run again would start late and send its part twice: each runs once.
+                backoff_limit_per_index: Some(0),
+                template: PodTemplate {
+                    metadata: ObjectMeta {
+                        labels: shard_labels.clone(),
+                        ..ObjectMeta::default()
+                    },
+                    spec: PodSpec {
+                        restart_policy: "Never".into(),
+                        init_containers: Vec::new(),
+                        containers,
+                        volumes: self.volumes(),
+                        topology_spread_constraints: vec![TopologySpread {
+                            max_skew: 1,
+                            topology_key: "kubernetes.io/hostname".into(),
+                            when_unsatisfiable: "ScheduleAnyway".into(),
+                            label_selector: LabelSelector {
+                                match_labels: shard_labels,
+                            },
+                        }],
+                    },
+                },
+            },
+        }
+    }
+
+    /// The shard's container: `headroom run` of its part, from the common start.
+    fn headroom(&self) -> Container {
+        let sizing = self.sizing;
+        let mut mounts = vec![
+            mount("files", files::FILES_DIR, true),
+            mount("runs", RUNS_DIR, false),
+        ];
+        if !self.materials.secret_files.is_empty() {
+            mounts.push(mount("secret", files::SECRET_DIR, true));
+        }
+        let env = self
+            .materials
+            .secret_env
+            .iter()
+            .map(|(var, _)| EnvVar {
+                name: var.clone(),
+                value: None,
+                value_from: Some(EnvSource {
+                    secret_key_ref: KeyRef {
+                        name: self.naming.object("secret"),
+                        key: env_key(var),
+                    },
+                }),
+            })
+            .collect();
+        Container {
+            name: "headroom".into(),
+            image: self.spec.image.clone(),
+            command: vec!["headroom".into()],
+            args: vec![
+                "run".into(),
+                format!("{}/{}", files::FILES_DIR, files::SCENARIO_KEY),
+                "--shard".into(),
+                format!("$(JOB_COMPLETION_INDEX)/{}", self.spec.shards),
+                "--start-at".into(),
+                self.start_at.to_string(),
+                "--out".into(),
+                self.naming.shard_dir("$(JOB_COMPLETION_INDEX)"),
+                "--quiet".into(),
+                "--set".into(),
+                format!("threads={}", sizing.threads),
+            ],
+            env,
+            resources: Some(Resources {
+                // No CPU limit: a throttled generator stops for the rest of a 100 ms period
+                // and every request due meanwhile is late; the request reserves the cores.
+                requests: [
+                    ("cpu".to_string(), format!("{}m", sizing.cpu_milli)),
+                    ("memory".to_string(), format!("{}Mi", sizing.memory_mib)),
+                ]
+                .into(),
+                limits: [("memory".to_string(), format!("{}Mi", sizing.memory_mib * 2))].into(),
+            }),
+            volume_mounts: mounts,
+        }
+    }
+
+    /// The pod's volumes: the files, the runs, and the secret files when there are any.
+    fn volumes(&self) -> Vec<Volume> {
+        let mut volumes = vec![
+            Volume {
+                config_map: Some(ConfigMapVolume {
+                    name: self.naming.object("files"),
+                }),
+                ..volume("files")
+            },
+            self.runs.clone(),
+        ];
+        if !self.materials.secret_files.is_empty() {
+            volumes.push(Volume {
+                secret: Some(SecretVolume {
+                    secret_name: self.naming.object("secret"),
+                    items: self
+                        .materials
+                        .secret_files
+                        .iter()
+                        .map(|f| KeyToPath {
+                            key: f.key.clone(),
+                            path: f.key.clone(),
+                        })
+                        .collect(),
+                    // Readable by whatever user the image runs as (the files belong to root);
+                    // only this pod's containers see the volume.
+                    default_mode: 0o444,
+                }),
+                ..volume("secret")
+            });
+        }
+        volumes
+    }
+}
+
+/// A container that keeps the pod (and its `/runs`) until `/runs/collected` exists or two
+/// hours pass, so that `kubectl cp` can read the runs; it needs a shell and tar.
+pub(super) fn holder(image: &str, name: &str) -> Container {
+    Container {
+        name: name.into(),
+        image: image.into(),
+        command: vec!["sh".into(), "-c".into()],
+        // `$$(` is a literal `$(` for Kubernetes, which would otherwise read a variable.
+        args: vec![format!(
+            "for i in $$(seq 3600); do [ -e {RUNS_DIR}/collected ] && exit 0; sleep 2; done"
+        )],
+        env: Vec::new(),
+        resources: Some(Resources {
+            requests: [
+                ("cpu".to_string(), "10m".to_string()),
+                ("memory".to_string(), "16Mi".to_string()),
+            ]
+            .into(),
+            limits: [("memory".to_string(), "64Mi".to_string())].into(),
+        }),
+        volume_mounts: vec![mount("runs", RUNS_DIR, false)],
+    }
+}
