@@ -64,10 +64,18 @@ impl Load {
             Load::Closed { concurrency: 0 } => {
                 Err(PlanError::Range("--concurrency must be at least 1".into()))
             }
-            Load::Closed { concurrency } if u64::from(concurrency) > u64::from(MAX_USERS) * u64::from(g) => {
-                Err(PlanError::Range(format!(
-                    "--concurrency {concurrency} is above the {MAX_USERS} users one generator runs; split the load over several generators"
-                )))
+            Load::Closed { concurrency }
+                if u64::from(concurrency) > u64::from(MAX_USERS) * u64::from(g) =>
+            {
+                Err(PlanError::Range(if g == 1 {
+                    format!(
+                        "--concurrency {concurrency} is above the {MAX_USERS} users one generator runs; split the load over several generators"
+                    )
+                } else {
+                    format!(
+                        "--concurrency {concurrency} is above the {MAX_USERS} users each of the {g} shards runs; use more shards"
+                    )
+                }))
             }
             _ => Ok(()),
         }

@@ -190,16 +190,24 @@ impl AttackPlan {
                         load::MAX_RATE
                     };
                 if v > most {
-                    return Err(PlanError::Range(format!(
-                        "stage {:?}: {v} is above the {} one generator {}",
-                        s.name,
-                        most,
-                        if closed {
-                            "users runs; split the load over several generators"
-                        } else {
-                            "req/s paces"
-                        }
-                    )));
+                    let unit = if closed { "users" } else { "req/s" };
+                    return Err(PlanError::Range(if generators <= 1 {
+                        format!(
+                            "stage {:?}: {v} is above the {most} {unit} one generator {}",
+                            s.name,
+                            if closed {
+                                "runs; split the load over several generators"
+                            } else {
+                                "paces"
+                            }
+                        )
+                    } else {
+                        format!(
+                            "stage {:?}: {v} is above the {most} {unit} its {generators} shards {}; use more shards",
+                            s.name,
+                            if closed { "run" } else { "pace" }
+                        )
+                    }));
                 }
                 if !v.is_finite() || v < 0.0 || (closed && v.fract() != 0.0) {
                     return Err(PlanError::Range(format!(
