@@ -98,6 +98,15 @@ fn assert_same_record(merged: &IntervalRecord, sum: &IntervalRecord) {
         );
         assert_eq!(buckets(&m), buckets(&s), "{what}, bucket for bucket");
     }
+    assert_eq!(merged.requests.len(), sum.requests.len());
+    for (m, s) in merged.requests.iter().zip(&sum.requests) {
+        assert_eq!(buckets(&m.latency), buckets(&s.latency), "per request");
+        assert_eq!(buckets(&m.service), buckets(&s.service), "per request");
+        assert_eq!(
+            (m.count, m.failures, &m.status),
+            (s.count, s.failures, &s.status)
+        );
+    }
     assert_eq!(merged.sent, sum.sent);
     assert_eq!(merged.completed(), sum.completed());
     assert_eq!(merged.status, sum.status);
@@ -221,6 +230,7 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
             "{addr} is no shard's"
         );
         *per_host.entry(addr).or_default() += 1;
+        // `{{ seq }}` numbers a shard's own sends, so a number is unique per address.
         assert!(seen.insert((addr, uri.to_string())), "{addr} {uri} twice");
         // nginx's $msec is when it read the request and answered: the arrival at the server,
         // measured apart from the generators. Seconds on the common start's clock.
@@ -234,21 +244,25 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
     assert_eq!(log.len() as u64, RATE * SECS, "the whole test, once");
 
     // The merged arrival process is the one a single generator would offer: the same count
-    // in every whole second of the common clock. The first and last seconds hold the start's
-    // and the end's transients; the interior ones must be within 1 % of the rate.
+    // in every whole second of the common clock, within 1 % (a request arriving a few
+    // milliseconds late at a second's end is counted in the next). The first and last
+    // seconds are held to it too: at a constant rate only they show a shard whose schedule
+    // is off the common start (by d, it moves d × 100 of its requests out of the first second
+    // and past the end), so more than 40 ms off fails.
     eprintln!("per second: {per_second:?}");
+    let secs = SECS as i64;
     assert!(
-        per_second.keys().all(|s| *s >= 0),
-        "nothing before the common start: {per_second:?}"
+        per_second.keys().all(|s| (0..=secs).contains(s)),
+        "nothing before the common start, nor a second after the end: {per_second:?}"
     );
     let tolerance = RATE / 100;
-    let off: Vec<(i64, u64)> = (1..SECS as i64 - 1)
+    let off: Vec<(i64, u64)> = (0..=secs)
         .map(|s| (s, per_second.get(&s).copied().unwrap_or(0)))
-        .filter(|(_, n)| n.abs_diff(RATE) > tolerance)
+        .filter(|&(s, n)| n.abs_diff(if s < secs { RATE } else { 0 }) > tolerance)
         .collect();
     assert!(
         off.is_empty(),
-        "seconds more than 1 % off {RATE}: {off:?} (all: {per_second:?})"
+        "seconds more than 1 % off {RATE} req/s: {off:?} (all: {per_second:?})"
     );
 
     // The merged run: exactly the shards' records added up, and every renderer reads it.
@@ -343,18 +357,19 @@ fn sharded_percentiles_agree_with_one_generator_against_a_fixed_latency() {
 
     // The histogram keeps 3 significant digits: at 50 ms a bucket is 32 µs wide, and a
     // percentile is read as its bucket's top, never below the value. What a busy machine
-    // adds is far more than that, so the bound is the machine's, per percentile: the median
-    // request is delayed by scheduling well under 3 ms even beside `stress-ng --cpu 2` on 2
-    // cores (measured: under 0.2 ms), the 90th under 8 ms (measured: under 1.1 ms), the 99th
-    // under 25 ms (measured: under 11 ms). Both runs lie in [LATENCY, LATENCY + bound], so
-    // they agree within it. Errors of sharding are not within it: a shard whose latencies
-    // were counted from other instants than the whole schedule's due times at its indices
-    // would be off by whole request spacings (5 ms at 200 req/s) or by its lateness, and a
-    // merge that did not add the histograms would not give a single run's tail.
+    // adds is far more than that, so each percentile's bound is the machine's: how long a
+    // request may wait for the loopback and two wake-ups on 2 cores shared with two CPU hogs
+    // (`stress-ng --cpu 2`) and the rest of the suite. Measured there over 17 runs, the worst
+    // excess was 0.24 ms at the median, 2.6 ms at p90 and 18 ms at p99; the bounds are 3,
+    // 10 and 50 ms. Both runs lie in [LATENCY, LATENCY + bound], so they agree within it.
+    // The median's and p90's bounds are below what sharding errors give: a shard whose
+    // latencies were counted from other instants than the whole schedule's due times at its
+    // indices would be off by whole request spacings (5 ms at 200 req/s) or by its
+    // lateness; the tail is the machine's, and is only held to its bound.
     let (a, b) = (single.total.latency_ok(), merged.total.latency_ok());
     let mut report = String::new();
     let mut wrong = vec![];
-    for (q, bound_ms) in [(0.0, 3), (0.5, 3), (0.9, 8), (0.99, 25)] {
+    for (q, bound_ms) in [(0.0, 3), (0.5, 3), (0.9, 10), (0.99, 50)] {
         let bound = Duration::from_millis(bound_ms);
         let (single, sharded) = (a.quantile(q), b.quantile(q));
         report += &format!("p{}: {single:?} single, {sharded:?} sharded; ", q * 100.0);
