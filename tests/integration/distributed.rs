@@ -27,9 +27,14 @@ impl Running {
         Running(Some(child))
     }
 
+    /// Waits for it to exit.
+    fn output(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+
     /// Waits for it to exit, panicking with its stderr unless it succeeded.
-    fn succeed(mut self, what: &str) -> Output {
-        let o = self.0.take().unwrap().wait_with_output().unwrap();
+    fn succeed(self, what: &str) -> Output {
+        let o = self.output();
         assert!(
             o.status.success(),
             "{what}: {}",
@@ -393,8 +398,7 @@ fn refused(args: &[&str], env: &[(&str, &str)], expected: &str) {
     for (k, v) in env {
         c.env(k, v);
     }
-    let Running(child) = &mut Running::spawn(c);
-    let o = child.take().unwrap().wait_with_output().unwrap();
+    let o = Running::spawn(c).output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{args:?} should fail: {err}");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
@@ -456,7 +460,8 @@ fn bad_shards_starts_and_merges_are_refused_in_one_line() {
             &[],
             "says 4 shards but --shards or HEADROOM_SHARDS says 3",
         );
-        // A start further back than a shard may join late, in either form.
+        // A start further back than a shard may join late (as RFC 3339; shard.rs gives
+        // unix seconds).
         let mut args = with(&["--shard", "0/2", "--start-at"]);
         args.push(&beyond);
         refused(
