@@ -9,6 +9,7 @@ mod capacity;
 mod check;
 mod cli;
 mod data;
+mod distributed;
 mod examples;
 mod hostile;
 mod html;

@@ -2,70 +2,19 @@
 //! of eight, so the host is untouched) or of descriptors. The report must blame the generator,
 //! and the generator must not spin on the shortage.
 
+use crate::support::netns::Netns;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// A private network namespace with loopback up and a tiny ephemeral port range.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new() -> Netns {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("hr-test-{}-{n}", std::process::id());
-        let ip = |args: &[&str]| {
-            let o = Command::new("ip")
-                .args(args)
-                .output()
-                .expect("ip (iproute2) runs");
-            assert!(
-                o.status.success(),
-                "ip {args:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        };
-        ip(&["netns", "add", &name]);
-        let ns = Netns { name };
-        ip(&["-n", &ns.name, "link", "set", "lo", "up"]);
-        ip(&[
-            "netns",
-            "exec",
-            &ns.name,
-            "sysctl",
-            "-q",
-            "-w",
-            "net.ipv4.ip_local_port_range=40000 40007",
-        ]);
-        ns
-    }
-
-    fn command(&self, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.name, program]);
-        c
-    }
-
-    fn wait_listening(&self, port: u16) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            let o = self.command("ss").args(["-ltn"]).output().unwrap();
-            if String::from_utf8_lossy(&o.stdout).contains(&format!("127.0.0.1:{port}")) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("nothing listened on {port} in {}", self.name);
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output();
-    }
+fn small_netns() -> Netns {
+    let ns = Netns::new();
+    let o = ns
+        .command("sysctl")
+        .args(["-q", "-w", "net.ipv4.ip_local_port_range=40000 40007"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ns
 }
 
 struct Killed(Child);
@@ -80,7 +29,7 @@ impl Drop for Killed {
 #[test]
 fn running_out_of_ports_is_blamed_on_the_generator() {
     let _one = crate::support::one_heavy_at_a_time();
-    let ns = Netns::new();
+    let ns = small_netns();
     let bin = env!("CARGO_BIN_EXE_headroom");
     let _target = Killed(
         ns.command(bin)
@@ -98,7 +47,7 @@ fn running_out_of_ports_is_blamed_on_the_generator() {
             .spawn()
             .unwrap(),
     );
-    ns.wait_listening(18080);
+    ns.wait_listening("127.0.0.1:18080".parse().unwrap());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     // 100 req/s at 300 ms needs about 30 connections; the namespace has 8 local ports.

@@ -4,6 +4,7 @@ pub mod certs;
 pub mod chromium;
 pub mod etcd;
 pub mod held;
+pub mod netns;
 pub mod nginx;
 
 use headroom::engine::CancellationToken;

@@ -2,6 +2,8 @@
 //! config, logs and temp files in a temporary directory; stops it by PID on drop.
 
 use super::certs::Certs;
+use super::netns::Netns;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,7 +29,20 @@ pub struct Nginx {
     child: Child,
     dir: tempfile::TempDir,
     pub port: u16,
+    ip: Ipv4Addr,
 }
+
+/// Where a test nginx runs: here on loopback, or inside a test's network namespace at one
+/// of its addresses (started through `ip netns exec`, which execs it: the PID is nginx's).
+struct Place<'a> {
+    netns: Option<&'a Netns>,
+    ip: Ipv4Addr,
+}
+
+const LOOPBACK: Place<'static> = Place {
+    netns: None,
+    ip: Ipv4Addr::LOCALHOST,
+};
 
 fn nginx_binary() -> PathBuf {
     for candidate in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"] {
@@ -70,6 +85,23 @@ impl Nginx {
         Nginx::launch(tls, "keepalive_requests 1000000;", locations, log_format)
     }
 
+    /// Like [`Nginx::with_locations_and_log`] (plain HTTP), run inside `netns` and
+    /// listening on its address `ip`.
+    pub fn in_netns(netns: &Netns, ip: Ipv4Addr, locations: &str, log_format: &str) -> Nginx {
+        Nginx::launch_conf(
+            Tls::None,
+            &Place {
+                netns: Some(netns),
+                ip,
+            },
+            "worker_processes 1;\nmaster_process off;",
+            "worker_connections 4096;",
+            "keepalive_requests 1000000;",
+            locations,
+            log_format,
+        )
+    }
+
     /// Starts nginx with `events` in its `events` block, `http_conf` in its `http` block
     /// and `locations` in its server.
     pub fn launch_with(tls: Tls<'_>, events: &str, http_conf: &str, locations: &str) -> Nginx {
@@ -90,6 +122,7 @@ impl Nginx {
     pub fn with_workers(workers: u32) -> Nginx {
         Nginx::launch_conf(
             Tls::None,
+            &LOOPBACK,
             &format!("worker_processes {workers};\nmaster_process on;"),
             "worker_connections 4096;",
             "",
@@ -107,6 +140,7 @@ impl Nginx {
     ) -> Nginx {
         Nginx::launch_conf(
             tls,
+            &LOOPBACK,
             "worker_processes 1;\nmaster_process off;",
             events,
             http_conf,
@@ -115,8 +149,10 @@ impl Nginx {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn launch_conf(
         tls: Tls<'_>,
+        place: &Place<'_>,
         processes: &str,
         events: &str,
         http_conf: &str,
@@ -134,7 +170,7 @@ impl Nginx {
             std::fs::create_dir_all(root.join(sub)).unwrap();
         }
         let (listen, tls_conf) = match &tls {
-            Tls::None => (format!("127.0.0.1:{port}"), String::new()),
+            Tls::None => (format!("{}:{port}", place.ip), String::new()),
             Tls::Server(c) | Tls::ClientCert(c) | Tls::ServerHttp1Only(c) => {
                 let mut conf = format!(
                     "ssl_certificate {};\n    ssl_certificate_key {};\n    ssl_session_cache shared:hr:1m;\n",
@@ -152,7 +188,7 @@ impl Nginx {
                 } else {
                     " http2"
                 };
-                (format!("127.0.0.1:{port} ssl{http2}"), conf)
+                (format!("{}:{port} ssl{http2}", place.ip), conf)
             }
         };
         let r = root.display();
@@ -180,7 +216,11 @@ http {{
 "#
         );
         std::fs::write(root.join("nginx.conf"), conf).unwrap();
-        let child = Command::new(nginx_binary())
+        let mut command = match place.netns {
+            Some(ns) => ns.command(nginx_binary()),
+            None => Command::new(nginx_binary()),
+        };
+        let child = command
             .arg("-p")
             .arg(root)
             .arg("-c")
@@ -191,12 +231,21 @@ http {{
             .stderr(Stdio::piped())
             .spawn()
             .expect("nginx starts");
-        let mut nginx = Nginx { child, dir, port };
-        nginx.wait_ready();
+        let mut nginx = Nginx {
+            child,
+            dir,
+            port,
+            ip: place.ip,
+        };
+        let addr = SocketAddr::from((place.ip, port));
+        match place.netns {
+            Some(ns) => nginx.wait_ready(|| ns.is_listening(addr)),
+            None => nginx.wait_ready(|| std::net::TcpStream::connect(addr).is_ok()),
+        }
         nginx
     }
 
-    fn wait_ready(&mut self) {
+    fn wait_ready(&mut self, listening: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -204,7 +253,7 @@ http {{
                     .unwrap_or_default();
                 panic!("nginx exited with {status}: {log}");
             }
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            if listening() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -228,14 +277,26 @@ http {{
         rustix::process::Pid::from_child(&self.child)
     }
 
-    /// `scheme://127.0.0.1:port/path`.
+    /// `scheme://ip:port/path` (127.0.0.1 unless it runs in a namespace).
     pub fn url(&self, scheme: &str, path: &str) -> String {
-        format!("{scheme}://127.0.0.1:{}{path}", self.port)
+        format!("{scheme}://{}:{}{path}", self.ip, self.port)
     }
-}
 
-impl Drop for Nginx {
-    fn drop(&mut self) {
+    /// Stops nginx and returns its whole access log: once it has exited, every request it
+    /// answered has its line, and no line comes later.
+    pub fn stop(&mut self) -> Vec<String> {
+        self.terminate();
+        std::fs::read_to_string(self.dir.path().join("logs/access.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn terminate(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let pid = self.pid();
         // A stopped process cannot act on SIGTERM: continue it first.
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::CONT);
@@ -249,5 +310,11 @@ impl Drop for Nginx {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        self.terminate();
     }
 }
