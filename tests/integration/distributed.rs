@@ -221,7 +221,7 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
 
     // The server's view: each request once, from the address of the shard that recorded it.
     let mut per_host: BTreeMap<Ipv4Addr, u64> = BTreeMap::new();
-    let mut seen: HashSet<(Ipv4Addr, String)> = HashSet::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut per_second: BTreeMap<i64, u64> = BTreeMap::new();
     for line in &log {
         let mut f = line.split(' ');
@@ -235,8 +235,9 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
             "{addr} is no shard's"
         );
         *per_host.entry(addr).or_default() += 1;
-        // `{{ seq }}` numbers a shard's own sends, so a number is unique per address.
-        assert!(seen.insert((addr, uri.to_string())), "{addr} {uri} twice");
+        // `{{ seq }}` is the whole test's turn, whichever shard sends it: each number once
+        // over all the shards.
+        assert!(seen.insert(uri.to_string()), "{addr} {uri}: sent twice");
         // nginx's $msec is when it read the request and answered: the arrival at the server,
         // measured apart from the generators. Seconds on the common start's clock.
         let at: f64 = msec.parse().unwrap();
@@ -247,6 +248,13 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
         assert_eq!(per_host.get(addr), Some(recorded), "requests from {addr}");
     }
     assert_eq!(log.len() as u64, RATE * SECS, "the whole test, once");
+    let whole: HashSet<String> = (0..RATE * SECS).map(|n| format!("/hit?n={n}")).collect();
+    assert_eq!(
+        seen,
+        whole,
+        "the whole test's numbers 0 to {}",
+        RATE * SECS - 1
+    );
 
     // The merged arrival process is the one a single generator would offer: the same count
     // in every whole second of the common clock, within 1 % (a request arriving a few
@@ -276,7 +284,7 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
     assert_eq!(merged.all.completed(), RATE * SECS);
     let m = merged.meta.merged.as_ref().unwrap();
     assert_eq!(
-        humantime::parse_rfc3339(&m.origin).unwrap(),
+        humantime::parse_rfc3339(&m.set.origin).unwrap(),
         UNIX_EPOCH + Duration::from_secs(start),
         "the common start is the merged run's clock"
     );
