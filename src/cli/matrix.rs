@@ -21,6 +21,9 @@ pub fn run(
     base: &[Override],
     shutdown: CancellationToken,
 ) -> anyhow::Result<ExitCode> {
+    if args.output.format == headroom::report::Format::Junit {
+        anyhow::bail!("a matrix has no JUnit report; run it with another --format, then render each variant: headroom report DIR/VARIANT --format junit");
+    }
     let variants = headroom::plan::matrix::variants(doc.matrix(), &args.matrix)
         .with_context(|| format!("scenario {}", args.scenario.display()))?;
     let argv: Vec<String> = std::env::args().collect();
@@ -100,12 +103,12 @@ pub fn run(
         .context("the matrix record vanished while it ran")?;
     print!(
         "{}",
-        headroom::report::matrix::render(&table, args.output.format)
+        headroom::report::matrix::render(&table, args.output.format)?
     );
     let page = dir.path().join("report.html");
     std::fs::write(
         &page,
-        headroom::report::matrix::render(&table, headroom::report::Format::Html),
+        headroom::report::matrix::render(&table, headroom::report::Format::Html)?,
     )
     .with_context(|| format!("cannot write {}", page.display()))?;
     eprintln!(

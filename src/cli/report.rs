@@ -47,7 +47,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 "a matrix has no figures of its own; give a variant's directory for its figures"
             );
         }
-        emit(&report::matrix::render(&table, *format), output.as_deref())?;
+        emit(&report::matrix::render(&table, *format)?, output.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
     let text = match CapacityRecord::load(&args.run)
@@ -69,7 +69,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_run(&view), dir)?);
             }
-            render_view(&view, *format)?
+            render_view(&view, *format, &args.run)?
         }
     };
     emit(&text, output.as_deref())?;
@@ -85,14 +85,20 @@ pub fn render_run(
     format: Format,
 ) -> anyhow::Result<String> {
     let drawn = matches!(format, Format::Html);
-    render_view(&view(stored, summary, dir, drawn), format)
+    render_view(&view(stored, summary, dir, drawn), format, dir)
 }
 
-fn render_view(view: &plot::RunView<'_>, format: Format) -> anyhow::Result<String> {
+fn render_view(view: &plot::RunView<'_>, format: Format, dir: &Path) -> anyhow::Result<String> {
     Ok(match format {
         Format::Html => report::html::run_page(view)?,
-        other => report::render(view.run, view.summary, other)?,
+        other => report::render(view.run, view.summary, other, run_id(dir).as_deref())?,
     })
+}
+
+/// A run's id: its directory's name (`20250101T120000.000-attack`), as `report` and
+/// `compare` are given it.
+pub fn run_id(dir: &Path) -> Option<String> {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
 /// The run as figures see it, with each request's latency when it kept its raw records and

@@ -12,7 +12,7 @@ use crate::units::{fmt_num, fmt_us, fmt_us_f};
 use std::fmt::Write as _;
 
 /// Renders the search in `format`.
-pub fn render(record: &CapacityRecord, format: Format) -> Result<String, super::plot::PlotError> {
+pub fn render(record: &CapacityRecord, format: Format) -> Result<String, super::RenderError> {
     Ok(match format {
         Format::Json => {
             serde_json::to_string_pretty(record).expect("a capacity record serializes") + "\n"
@@ -20,6 +20,7 @@ pub fn render(record: &CapacityRecord, format: Format) -> Result<String, super::
         Format::Markdown => render_markdown(record),
         Format::Text => render_text(record),
         Format::Html => super::html::capacity_page(record)?,
+        Format::Junit => super::junit::capacity(record),
     })
 }
 

@@ -88,8 +88,15 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
 }
 
 /// The comparison in `format`.
-pub fn render(views: &[RunView<'_>], format: Format) -> Result<String, super::plot::PlotError> {
+pub fn render(views: &[RunView<'_>], format: Format) -> Result<String, super::RenderError> {
     Ok(match format {
+        Format::Junit => {
+            return Err(super::RenderError::Unsupported {
+                what: "a comparison without rules",
+                format: "JUnit",
+                hint: "give the rules it must pass: headroom compare --baseline BASE CANDIDATE --fail-on 'p99 +10%' --format junit",
+            })
+        }
         Format::Html => super::html::compare_page(views, &rows(views))?,
         Format::Json => {
             let all: Vec<serde_json::Value> = views

@@ -11,15 +11,20 @@ use crate::units::{fmt_count, fmt_num, fmt_us_f};
 use std::fmt::Write as _;
 
 /// Renders the matrix's table in `format`.
-pub fn render(table: &MatrixTable, format: Format) -> String {
-    match format {
+pub fn render(table: &MatrixTable, format: Format) -> Result<String, super::RenderError> {
+    Ok(match format {
+        Format::Junit => return Err(super::RenderError::Unsupported {
+            what: "a matrix",
+            format: "JUnit",
+            hint: "render each variant's run directory: headroom report DIR/VARIANT --format junit",
+        }),
         Format::Json => {
             serde_json::to_string_pretty(table).expect("a matrix table serializes") + "\n"
         }
         Format::Text => render_text(table),
         Format::Markdown => render_markdown(table),
         Format::Html => render_html(table),
-    }
+    })
 }
 
 fn title(t: &MatrixTable) -> String {

@@ -12,6 +12,7 @@ pub mod html;
 mod html_fit;
 mod html_tables;
 mod json;
+pub mod junit;
 mod markdown;
 pub mod matrix;
 pub mod plot;
@@ -23,6 +24,7 @@ mod steps;
 mod table;
 mod text;
 pub mod verdict;
+mod xml;
 
 pub use json::render_json;
 pub use markdown::render_markdown;
@@ -39,15 +41,38 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page with the tables and the figures.
     Html,
+    /// JUnit XML for CI: a test case per objective, and one that the generator kept up.
+    Junit,
 }
 
-/// Renders the stored `run` (summarised as `summary`) in `format`.
+/// Why a report cannot be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A figure could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
+    /// The report has no form in the format asked.
+    #[error("{what} has no {format} report; {hint}")]
+    Unsupported {
+        /// What was to be rendered.
+        what: &'static str,
+        /// The format asked.
+        format: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+}
+
+/// Renders the stored `run` (summarised as `summary`) in `format`; `run_id` (the run
+/// directory's name) names it where the format keeps one (JUnit).
 pub fn render(
     run: &crate::store::StoredRun,
     summary: &crate::summary::Summary,
     format: Format,
-) -> Result<String, plot::PlotError> {
+    run_id: Option<&str>,
+) -> Result<String, RenderError> {
     Ok(match format {
+        Format::Junit => junit::render(summary, run_id),
         Format::Text => render_text(summary),
         Format::Json => render_json(summary),
         Format::Markdown => render_markdown(summary),

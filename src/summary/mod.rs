@@ -46,6 +46,9 @@ pub struct Summary {
     pub notices: Vec<crate::sample::Notice>,
     /// Wall-clock start.
     pub started_at: String,
+    /// The generator machine's host name (empty in summaries stored before it was kept).
+    #[serde(default)]
+    pub host: String,
     /// Which part of a sharded test the run was, when it was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::store::ShardMeta>,
@@ -282,6 +285,7 @@ impl Summary {
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),
+            host: run.meta.host.clone(),
             shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),

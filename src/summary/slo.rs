@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 pub struct SloVerdict {
     /// The objective as written.
     pub objective: String,
+    /// The request it is about, when it is scoped to one (`slo.request`); `None` for the
+    /// whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
     /// What was measured, in the objective's unit ("1.204ms", "0.30%", "812.5 req/s").
     pub measured: String,
     /// True when the objective held.
@@ -30,6 +34,7 @@ pub fn judge(
             Ok(slo) => judge_one(&slo, requests, stats, secs),
             Err(e) => SloVerdict {
                 objective: text.clone(),
+                request: None,
                 measured: format!("unreadable: {}", e.reason),
                 met: false,
             },
@@ -53,6 +58,7 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
     }
     let verdict = |measured: String, met: bool| SloVerdict {
         objective: slo.text.clone(),
+        request: slo.request.clone(),
         measured,
         met,
     };

@@ -259,7 +259,7 @@ fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
     assert_eq!(json["flows"][0]["name"], "lifecycle");
     assert_eq!(json["by_request"][0]["login"], true);
     // The HTML report has the tables too.
-    let html = headroom::report::render(&stored, &summary, Format::Html).unwrap();
+    let html = headroom::report::render(&stored, &summary, Format::Html, None).unwrap();
     for table in [
         "Failures",
         "Flows",

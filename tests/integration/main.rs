@@ -7,6 +7,7 @@ mod bad_input;
 mod breakdowns;
 mod capacity;
 mod check;
+mod ci;
 mod cli;
 mod data;
 mod distributed;

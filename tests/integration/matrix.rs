@@ -339,8 +339,8 @@ fn the_matrix_table_matches_its_golden_files() {
         .unwrap()
         .unwrap();
     use headroom::report::{matrix::render, Format};
-    crate::report::check_golden("matrix.txt", &render(&table, Format::Text));
-    crate::report::check_golden("matrix.md", &render(&table, Format::Markdown));
+    crate::report::check_golden("matrix.txt", &render(&table, Format::Text).unwrap());
+    crate::report::check_golden("matrix.md", &render(&table, Format::Markdown).unwrap());
 }
 
 /// Credentials and bodies set or varied from the command line stay out of the table, the

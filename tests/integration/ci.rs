@@ -1,0 +1,165 @@
+//! CI outputs as a pipeline reads them: JUnit XML validated against the JUnit XML schema,
+//! the GitHub Actions step summary, and the regression verdict against a baseline run.
+
+use crate::support::{headroom, start_target};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+/// The JUnit XML schema (`junit-10.xsd`) that `tests/run` extracts from pytest's pinned
+/// sdist.
+fn junit_schema() -> PathBuf {
+    let path = std::env::var_os("HEADROOM_JUNIT_XSD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+            cache.join("headroom-tests/pytest-8.3.4/junit-10.xsd")
+        });
+    assert!(
+        path.is_file(),
+        "the JUnit XML schema is missing at {}: run the tests with tests/run, which fetches it",
+        path.display()
+    );
+    path
+}
+
+/// Validates `xml` against the JUnit XML schema with xmllint, failing with its complaint.
+fn assert_valid_junit(xml: &str, dir: &Path) {
+    let file = dir.join("junit.xml");
+    std::fs::write(&file, xml).unwrap();
+    let out = std::process::Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(junit_schema())
+        .arg(&file)
+        .output()
+        .expect("xmllint runs (tests/run installs libxml2-utils)");
+    assert!(
+        out.status.success(),
+        "the JUnit report does not validate: {}\n{xml}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The `<testcase …>` element named `name` (attribute-escaped), up to its end.
+fn testcase<'a>(xml: &'a str, name: &str) -> &'a str {
+    let at = xml
+        .find(&format!(" name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no test case {name}:\n{xml}"));
+    let start = xml[..at].rfind("<testcase").unwrap();
+    let rest = &xml[start..];
+    let end = rest
+        .find("/>")
+        .filter(|&e| !rest[..e].contains('>'))
+        .map(|e| e + 2)
+        .unwrap_or_else(|| rest.find("</testcase>").unwrap() + "</testcase>".len());
+    &rest[..end]
+}
+
+/// A scenario against `url`'s target: a fast request and one the server answers after 20 ms,
+/// at 40 req/s for 1 s, with a run-wide and two per-request objectives.
+fn scenario(dir: &Path, url: &str, objectives: &[&str]) -> PathBuf {
+    let path = dir.join("scenario.yaml");
+    let slo: Vec<String> = objectives.iter().map(|o| format!("{o:?}")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "target: {{url: \"{url}\"}}\nrequests:\n  - {{name: \"fast <a&b>\", path: /delay/0}}\n  - {{name: slow, path: /delay/20}}\nload: {{rate: 40, duration: 1s}}\nslo: [{}]\n",
+            slo.join(", ")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}", server.addr());
+    // The slow request's median is at least the 20 ms the server sleeps: never under 5 ms;
+    // the fast one's p99 under 1 s holds on any machine.
+    let file = scenario(
+        dir.path(),
+        &url,
+        &[
+            "fast <a&b>: p99 < 1s",
+            "slow: p50 < 5ms",
+            "error_rate < 50%",
+        ],
+    );
+    let run = dir.path().join("run");
+    let out = headroom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "-q",
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let xml = stdout(&out);
+    assert_valid_junit(&xml, dir.path());
+
+    // Five cases: three objectives, the generator kept up, the run completed.
+    assert!(xml.contains(r#"<testsuite name="headroom: "#), "{xml}");
+    assert!(xml.contains(r#" tests="5" "#), "{xml}");
+    let failures = xml.matches("<failure ").count();
+    assert!(
+        xml.contains(&format!(r#" failures="{failures}" errors="0" skipped="0""#)),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"timestamp=""#) && xml.contains(r#"hostname=""#));
+    assert!(
+        xml.contains(r#"<property name="run_id" value="run"/>"#),
+        "{xml}"
+    );
+    assert!(xml.contains(&format!(r#"<property name="target" value="{url}"/>"#)));
+    assert!(xml.contains(r#"<property name="load" value="open model, 40 req/s"/>"#));
+
+    let fast = testcase(&xml, "fast &lt;a&amp;b&gt;: p99 &lt; 1s");
+    assert!(fast.contains(r#"classname="headroom.objectives.fast &lt;a&amp;b&gt;""#));
+    assert!(!fast.contains("<failure"), "{fast}");
+    let overall = testcase(&xml, "error_rate &lt; 50%");
+    assert!(overall.contains(r#"classname="headroom.objectives""#));
+    assert!(!overall.contains("<failure"), "{overall}");
+
+    let slow = testcase(&xml, "slow: p50 &lt; 5ms");
+    assert!(slow.contains(r#"classname="headroom.objectives.slow""#));
+    let message = slow
+        .split("message=\"measured ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no measured value in {slow}"));
+    let ms: f64 = message.split("ms").next().unwrap().parse().unwrap();
+    assert!(
+        ms >= 20.0,
+        "the slow request's median is its 20 ms sleep: {slow}"
+    );
+    assert!(slow.contains(r#"type="objective not met""#));
+
+    let kept_up = testcase(&xml, "the generator kept up");
+    assert!(kept_up.contains(r#"classname="headroom.run""#));
+    assert_eq!(failures, 1 + usize::from(kept_up.contains("<failure")));
+
+    // The stored run renders the same cases.
+    let again = headroom(&["report", run.to_str().unwrap(), "--format", "junit"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let again = stdout(&again);
+    assert_valid_junit(&again, dir.path());
+    assert_eq!(
+        again.matches("<testcase ").count(),
+        5,
+        "report renders every case: {again}"
+    );
+}
