@@ -254,6 +254,9 @@ pub fn execute_launched(
         "{}",
         super::report::render_run(&stored, &summary, dir.path(), format)?
     );
+    super::step_summary::append(|| {
+        headroom::report::step_summary::run(&summary, super::report::run_id(dir.path()).as_deref())
+    });
     if pages {
         super::report::write_plots_and_page(&stored, &summary, dir.path())?;
     }

@@ -104,6 +104,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     )
     .with_context(|| format!("capacity search on {} failed", plan.target.url))?;
     print!("{}", render::render(&record, args.output.format)?);
+    super::step_summary::append(|| headroom::report::step_summary::capacity(&record));
     super::report::write_capacity_plots_and_page(&record, dir.path())?;
     eprintln!(
         "search stored in {} (re-render: headroom report {})",

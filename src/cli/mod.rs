@@ -14,6 +14,7 @@ mod report;
 mod request;
 mod run;
 mod shard;
+mod step_summary;
 mod sweep;
 mod target;
 

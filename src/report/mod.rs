@@ -20,6 +20,7 @@ mod request_stage;
 mod request_status;
 mod sections;
 mod shards;
+pub mod step_summary;
 mod steps;
 mod table;
 mod text;

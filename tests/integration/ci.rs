@@ -163,3 +163,80 @@ fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
         "report renders every case: {again}"
     );
 }
+
+/// The binary run with `args` and `GITHUB_STEP_SUMMARY` set to `summary`.
+fn headroom_with_summary(args: &[&str], summary: &Path) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .env("GITHUB_STEP_SUMMARY", summary)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn the_step_summary_is_appended_by_each_run_and_a_write_failure_is_a_warning() {
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/delay/20", server.addr());
+    let summary = dir.path().join("step_summary.md");
+    // An earlier step of the job wrote its own summary: it stays.
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    for (name, slo) in [("first", "p50 < 5ms"), ("second", "p50 > 5ms")] {
+        let out_dir = dir.path().join(name);
+        let out = headroom_with_summary(
+            &[
+                "attack",
+                &url,
+                "--rate",
+                "20",
+                "-n",
+                "10",
+                "-q",
+                "--slo",
+                slo,
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            &summary,
+        );
+        let expected = if name == "first" { 3 } else { 0 };
+        assert_eq!(out.status.code(), Some(expected), "{}", stderr(&out));
+    }
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("earlier step\n"), "{text}");
+    assert_eq!(
+        text.matches("### headroom: GET http://").count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains("Run `first`") && text.contains("Run `second`"),
+        "{text}"
+    );
+    assert!(text.contains("| ❌ | `p50 < 5ms` |"), "{text}");
+    assert!(text.contains("| ✅ | `p50 > 5ms` |"), "{text}");
+    assert!(text.contains("**Verdict: "), "{text}");
+
+    // A summary file that cannot be written (a directory) warns; the run still succeeds.
+    let out = headroom_with_summary(
+        &[
+            "attack",
+            &url,
+            "--rate",
+            "20",
+            "-n",
+            "5",
+            "-q",
+            "--out",
+            dir.path().join("third").to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: cannot append the step summary"),
+        "{}",
+        stderr(&out)
+    );
+}
