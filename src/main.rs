@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("headroom: {e:#}");
-            ExitCode::FAILURE
+            cli::exit::code(cli::exit::ERROR)
         }
     }
 }
@@ -58,7 +58,7 @@ fn listen_for_stop_signals(handle: headroom::engine::CancellationToken) {
                         eprintln!("\nheadroom: stopping on {name} (send it again to quit at once)");
                         handle.cancel();
                     } else {
-                        std::process::exit(128 + raw);
+                        std::process::exit(i32::from(cli::exit::SIGNAL_BASE) + raw);
                     }
                 }
             });

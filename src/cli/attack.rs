@@ -34,7 +34,7 @@ pub struct AttackArgs {
     #[command(flatten)]
     pub request: super::request::RequestArgs,
     /// An objective the run must meet, e.g. "p99 < 10ms" or "error_rate < 0.1%" (repeatable);
-    /// the exit status is 3 when one is not met.
+    /// the exit status is 3 when one is not met (see `headroom --help`).
     #[arg(long = "slo", value_name = "OBJECTIVE")]
     pub slo: Vec<String>,
     #[command(flatten)]
@@ -181,9 +181,6 @@ pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<Exit
         .execute_launched(&plan, "attack", shutdown, Vec::new(), launch)
 }
 
-/// Exit status of a run that completed but missed an objective.
-pub const SLO_NOT_MET: u8 = 3;
-
 /// How a run is watched while it goes and shown when it ends.
 pub struct Watching {
     /// Report format.
@@ -271,8 +268,11 @@ pub fn execute_launched(
     Ok(if summary.partial.is_some() {
         super::stopped_code()
     } else if !summary.slo_met() {
-        eprintln!("an objective was not met (exit status 3)");
-        ExitCode::from(SLO_NOT_MET)
+        eprintln!(
+            "an objective was not met (exit status {})",
+            super::exit::SLO_NOT_MET
+        );
+        super::exit::code(super::exit::SLO_NOT_MET)
     } else {
         ExitCode::SUCCESS
     })

@@ -125,7 +125,7 @@ pub fn run(
         super::stopped_code()
     } else if missed {
         eprintln!("an objective was not met in at least one variant (exit status 3)");
-        ExitCode::from(super::attack::SLO_NOT_MET)
+        super::exit::code(super::exit::SLO_NOT_MET)
     } else {
         ExitCode::SUCCESS
     })

@@ -5,6 +5,7 @@ mod capacity;
 mod check;
 mod compare;
 mod demo;
+pub mod exit;
 mod export;
 mod kube;
 mod matrix;
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 
 /// headroom: exact, cheap HTTP load generation and capacity reports.
 #[derive(Debug, Parser)]
-#[command(name = "headroom", version, about, long_about = None)]
+#[command(name = "headroom", version, about, long_about = None, after_help = exit::TABLE)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -86,7 +87,8 @@ pub static STOP_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::Atomic
 /// (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP).
 pub fn stopped_code() -> ExitCode {
     let signal = STOP_SIGNAL.load(std::sync::atomic::Ordering::Relaxed);
-    ExitCode::from(u8::try_from(128 + signal).unwrap_or(130))
+    let base = i32::from(exit::SIGNAL_BASE);
+    ExitCode::from(u8::try_from(base + signal).unwrap_or(exit::SIGNAL_BASE + 2))
 }
 
 /// Parses a duration such as `10s`, `1m30s` or `250ms`, at most a year.

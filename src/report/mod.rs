@@ -16,6 +16,7 @@ pub mod junit;
 mod markdown;
 pub mod matrix;
 pub mod plot;
+pub mod regression;
 mod request_stage;
 mod request_status;
 mod sections;

@@ -7,6 +7,7 @@ mod by_stage;
 mod failures;
 mod generator;
 pub mod matrix;
+pub mod regression;
 mod server;
 mod shards;
 mod slo;

@@ -240,3 +240,138 @@ fn the_step_summary_is_appended_by_each_run_and_a_write_failure_is_a_warning() {
         stderr(&out)
     );
 }
+
+/// A run of 20 requests at 40 req/s on `url`, stored in `dir`.
+fn stored_run(url: &str, dir: &Path) {
+    let out = headroom(&[
+        "attack",
+        url,
+        "--rate",
+        "40",
+        "-n",
+        "20",
+        "-q",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn compare_against_a_baseline_fails_a_slower_candidate_with_its_exit_status() {
+    // The server sleeps 1 ms for the baseline and 50 ms for the candidate: the candidate's
+    // median is at least 50 ms whatever the machine's load, far past 10 % over the baseline's.
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    let cand = dir.path().join("cand");
+    stored_run(&format!("http://{}/delay/1", server.addr()), &base);
+    stored_run(&format!("http://{}/delay/50", server.addr()), &cand);
+    let (base, cand) = (base.to_str().unwrap(), cand.to_str().unwrap());
+
+    let strict = headroom(&[
+        "compare",
+        "--baseline",
+        base,
+        cand,
+        "--fail-on",
+        "p50 +10%, errors +0.1pp",
+    ]);
+    assert_eq!(strict.status.code(), Some(4), "{}", stderr(&strict));
+    let table = stdout(&strict);
+    let p50 = table
+        .lines()
+        .find(|l| l.starts_with("p50 +10%"))
+        .unwrap_or_else(|| panic!("no line for the rule: {table}"));
+    assert!(p50.ends_with("FAILED"), "{table}");
+    let errors = table
+        .lines()
+        .find(|l| l.starts_with("errors +0.1pp"))
+        .unwrap();
+    assert!(errors.ends_with("passed"), "{table}");
+    assert!(table.contains("regression: 1 of 2 rules failed"), "{table}");
+    let err = stderr(&strict);
+    assert!(err.contains("regression: p50 +10%: candidate "), "{err}");
+    assert!(err.contains("exit status 4"), "{err}");
+    // Same server, other paths: compared, with a warning that the targets differ.
+    assert!(
+        err.contains("warning: the runs loaded different targets"),
+        "{err}"
+    );
+
+    // Per rule, a JUnit test case, valid against the schema.
+    let junit = headroom(&[
+        "compare",
+        "--baseline",
+        base,
+        cand,
+        "--fail-on",
+        "p50 +10%, errors +0.1pp",
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(junit.status.code(), Some(4));
+    let xml = stdout(&junit);
+    assert_valid_junit(&xml, dir.path());
+    assert!(xml.contains(r#" tests="2" failures="1" "#), "{xml}");
+    assert!(testcase(&xml, "p50 +10%").contains("<failure message=\"p50 +10%: candidate "));
+    assert!(!testcase(&xml, "errors +0.1pp").contains("<failure"));
+
+    // A loose rule holds: exit 0.
+    let loose = headroom(&[
+        "compare",
+        "--baseline",
+        base,
+        cand,
+        "--fail-on",
+        "p50 +10s, errors +1pp",
+    ]);
+    assert_eq!(loose.status.code(), Some(0), "{}", stderr(&loose));
+    assert!(stdout(&loose).contains("no regression: all 2 rules held"));
+}
+
+#[test]
+fn a_bad_rule_is_one_line_naming_it_and_the_grammar() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (rules, named) in [
+        ("p99 +10%, p98 +5ms", "\"p98 +5ms\""),
+        ("errors +0.1%", "\"errors +0.1%\""),
+        ("rps +5%", "\"rps +5%\""),
+    ] {
+        let out = headroom(&["compare", "--baseline", d, d, "--fail-on", rules]);
+        assert_eq!(out.status.code(), Some(1), "{rules}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("invalid rule {named}")), "{err}");
+        assert!(err.contains("errors +Npp"), "{err}");
+    }
+    // Runs of different tests are refused in one line.
+    let server = start_target(Duration::ZERO);
+    let a = dir.path().join("a");
+    stored_run(&format!("http://{}/", server.addr()), &a);
+    let other = dir.path().join("scenario");
+    std::fs::create_dir(&other).unwrap();
+    let file = scenario(&other, &format!("http://{}", server.addr()), &["p99 < 1s"]);
+    let b = dir.path().join("b");
+    let run = headroom(&[
+        "run",
+        file.to_str().unwrap(),
+        "-q",
+        "--out",
+        b.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let out = headroom(&[
+        "compare",
+        "--baseline",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--fail-on",
+        "p99 +10%",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the runs sent different requests"), "{err}");
+}

@@ -1,0 +1,53 @@
+//! Every exit status headroom ends with, in one place (the README's table and `headroom
+//! --help` list the same).
+
+use std::process::ExitCode;
+
+/// The command did what was asked, and every objective and rule held.
+pub const SUCCESS: u8 = 0;
+/// An error: bad input, a run that could not start, a file that cannot be read or written.
+pub const ERROR: u8 = 1;
+/// The command line cannot be read (clap's own status for usage errors).
+// clap exits with it before any command runs; named here for the table and its test.
+#[allow(dead_code)]
+pub const USAGE: u8 = 2;
+/// A run completed but missed one of its objectives (`--slo`, a scenario's `slo`).
+pub const SLO_NOT_MET: u8 = 3;
+/// `compare --baseline … --fail-on …`: the candidate broke a rule.
+pub const REGRESSION: u8 = 4;
+/// A signal stopped the run: the status is this plus the signal (130 for Ctrl-C, 143 for
+/// SIGTERM, 129 for SIGHUP), as a shell reports it; the run and its report are kept.
+pub const SIGNAL_BASE: u8 = 128;
+
+/// The table shown after `headroom --help`.
+pub const TABLE: &str = "Exit status:
+  0        success: every objective and rule held
+  1        error (bad input, a run that could not start, an unreadable run)
+  2        the command line cannot be read
+  3        a run completed but missed an objective (--slo, a scenario's slo)
+  4        compare --fail-on: the candidate regressed against the baseline
+  128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
+
+/// `code` as the process's exit status.
+pub fn code(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_help_table_lists_every_code() {
+        for c in [SUCCESS, ERROR, USAGE, SLO_NOT_MET, REGRESSION] {
+            assert!(
+                TABLE
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{c} "))),
+                "{c} is missing from the table"
+            );
+        }
+        assert!(TABLE.contains(&format!("{SIGNAL_BASE}+N")));
+        assert!(TABLE.contains(&format!("{} Ctrl-C", SIGNAL_BASE + 2)));
+    }
+}

@@ -1,0 +1,249 @@
+//! The regression verdict in words: each rule with the baseline's value, the candidate's,
+//! the change and whether it held; in text, markdown, JSON and JUnit.
+
+use super::junit::{Case, Failure, Suite};
+use super::table::{aligned_left, markdown_left};
+use super::Format;
+use crate::summary::regression::{Allowance, Mismatch, Outcome, RuleVerdict, Unit};
+use crate::summary::Summary;
+use crate::units::{fmt_num, fmt_us_f};
+use std::fmt::Write as _;
+
+/// The two runs judged: their labels (directory names) and summaries.
+pub struct Judged<'a> {
+    /// The baseline's label.
+    pub baseline_label: &'a str,
+    /// The baseline.
+    pub baseline: &'a Summary,
+    /// The candidate's label.
+    pub candidate_label: &'a str,
+    /// The candidate.
+    pub candidate: &'a Summary,
+    /// Each rule, judged.
+    pub verdicts: &'a [RuleVerdict],
+}
+
+/// A mismatch between the runs as one line.
+pub fn mismatch_line(m: &Mismatch, baseline: &Summary, candidate: &Summary) -> String {
+    match m {
+        Mismatch::Requests {
+            baseline,
+            candidate,
+        } => format!(
+            "the runs sent different requests (baseline: {}; candidate: {})",
+            baseline.join(", "),
+            candidate.join(", ")
+        ),
+        Mismatch::Target {
+            baseline,
+            candidate,
+        } => format!(
+            "the runs loaded different targets (baseline {baseline}, candidate {candidate})"
+        ),
+        Mismatch::Load => format!(
+            "the runs offered different loads (baseline {}, candidate {})",
+            super::text::load_words(baseline),
+            super::text::load_words(candidate)
+        ),
+    }
+}
+
+/// `value` in the rule's unit.
+fn value(unit: Unit, v: f64) -> String {
+    if v.is_nan() {
+        return "-".into();
+    }
+    match unit {
+        Unit::Micros => fmt_us_f(v),
+        Unit::Ratio => format!("{:.2}%", 100.0 * v),
+        Unit::PerSecond => format!("{} req/s", fmt_num(v, 1)),
+    }
+}
+
+/// The change from baseline to candidate, in the rule's terms: relative for `%` rules,
+/// absolute for `+Nms`, percentage points for errors.
+fn change(v: &RuleVerdict) -> String {
+    if v.outcome == Outcome::NoData {
+        return "-".into();
+    }
+    let delta = v.candidate - v.baseline;
+    match v.rule.allowance {
+        Allowance::LatencyShare { .. } | Allowance::ThroughputShare { .. } => {
+            if v.baseline > 0.0 {
+                format!("{:+.1}%", 100.0 * delta / v.baseline)
+            } else if delta == 0.0 {
+                "+0.0%".into()
+            } else {
+                "from 0".into()
+            }
+        }
+        Allowance::LatencyBy { .. } => {
+            let sign = if delta < 0.0 { "-" } else { "+" };
+            format!("{sign}{}", fmt_us_f(delta.abs()))
+        }
+        Allowance::ErrorPoints { .. } => format!("{:+.2}pp", 100.0 * delta),
+    }
+}
+
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "FAILED",
+        Outcome::NoData => "FAILED (nothing to measure)",
+    }
+}
+
+/// One line on a failed rule: what was measured against what was allowed.
+fn failure_line(v: &RuleVerdict) -> String {
+    match v.outcome {
+        Outcome::NoData => format!(
+            "{}: a run has no answered requests to measure (baseline {}, candidate {})",
+            v.rule.text,
+            value(v.unit, v.baseline),
+            value(v.unit, v.candidate)
+        ),
+        _ => format!(
+            "{}: candidate {} against baseline {} ({}), allowed at most {}",
+            v.rule.text,
+            value(v.unit, v.candidate),
+            value(v.unit, v.baseline),
+            change(v),
+            match v.rule.allowance {
+                Allowance::ThroughputShare { .. } =>
+                    format!("a fall to {}", value(v.unit, v.limit)),
+                _ => value(v.unit, v.limit),
+            }
+        ),
+    }
+}
+
+fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
+    let mut rows = vec![[
+        "rule",
+        "baseline",
+        "candidate",
+        "change",
+        "limit",
+        "verdict",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for v in verdicts {
+        rows.push(vec![
+            v.rule.text.clone(),
+            value(v.unit, v.baseline),
+            value(v.unit, v.candidate),
+            change(v),
+            value(v.unit, v.limit),
+            outcome_word(v.outcome).into(),
+        ]);
+    }
+    rows
+}
+
+/// The closing line: how many rules failed.
+fn tally(verdicts: &[RuleVerdict]) -> String {
+    let failed = verdicts.iter().filter(|v| !v.passed()).count();
+    if failed == 0 {
+        format!("no regression: all {} rules held", verdicts.len())
+    } else {
+        format!("regression: {failed} of {} rules failed", verdicts.len())
+    }
+}
+
+/// The verdict in `format`.
+pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderError> {
+    Ok(match format {
+        Format::Text => {
+            let mut out = format!(
+                "Regression check of {} against the baseline {}\n\n",
+                j.candidate_label, j.baseline_label
+            );
+            out.push_str(&aligned_left(&rows(j.verdicts), 1));
+            let _ = writeln!(out, "\n{}", tally(j.verdicts));
+            out
+        }
+        Format::Markdown => markdown(j),
+        Format::Json => {
+            serde_json::to_string_pretty(&serde_json::json!({
+                "baseline": j.baseline_label,
+                "candidate": j.candidate_label,
+                "passed": j.verdicts.iter().all(RuleVerdict::passed),
+                "rules": j.verdicts,
+            }))
+            .expect("verdicts serialize")
+                + "\n"
+        }
+        Format::Junit => junit(j),
+        Format::Html => {
+            return Err(super::RenderError::Unsupported {
+                what: "a regression check",
+                format: "HTML",
+                hint: "use text, markdown, json or junit; headroom compare BASE CANDIDATE --format html shows the runs side by side",
+            })
+        }
+    })
+}
+
+/// The verdict as Markdown (also the step summary of `compare --fail-on`).
+pub fn markdown(j: &Judged<'_>) -> String {
+    let mut out = format!(
+        "### headroom: regression check of `{}` against the baseline `{}`\n\n",
+        super::step_summary::code_text(j.candidate_label),
+        super::step_summary::code_text(j.baseline_label)
+    );
+    let escaped: Vec<Vec<String>> = rows(j.verdicts)
+        .into_iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| super::step_summary::cell_text(c))
+                .collect()
+        })
+        .collect();
+    out.push_str(&markdown_left(&escaped, 1));
+    let _ = writeln!(out, "\n**{}**\n", tally(j.verdicts));
+    out
+}
+
+/// One test case per rule.
+fn junit(j: &Judged<'_>) -> String {
+    let cases = j
+        .verdicts
+        .iter()
+        .map(|v| Case {
+            classname: "headroom.regression".into(),
+            name: v.rule.text.clone(),
+            failure: (!v.passed()).then(|| Failure {
+                message: failure_line(v),
+                kind: "regression",
+                detail: failure_line(v),
+            }),
+        })
+        .collect();
+    Suite {
+        name: format!(
+            "headroom: regression check of {} against {}",
+            j.candidate_label, j.baseline_label
+        ),
+        timestamp: Some(j.candidate.started_at.clone()),
+        hostname: Some(j.candidate.host.clone()),
+        secs: Some(j.candidate.duration.total_secs),
+        properties: vec![
+            ("baseline", j.baseline_label.to_string()),
+            ("candidate", j.candidate_label.to_string()),
+            ("target", j.candidate.target.clone()),
+            ("load", super::text::load_words(j.candidate)),
+        ],
+        cases,
+    }
+    .to_xml()
+}
+
+/// The failed rules, a line each (for standard error).
+pub fn failure_lines(verdicts: &[RuleVerdict]) -> Vec<String> {
+    verdicts
+        .iter()
+        .filter(|v| !v.passed())
+        .map(failure_line)
+        .collect()
+}

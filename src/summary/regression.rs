@@ -1,0 +1,426 @@
+//! The regression verdict of a candidate run against a baseline run: rules such as
+//! `p99 +10%, errors +0.1pp, rps -5%` (how much worse each measure may get), parsed and judged
+//! here; renderers word the verdicts.
+
+use super::Summary;
+use serde::Serialize;
+
+/// The grammar, quoted by every parse error.
+pub const GRAMMAR: &str = "rules are comma-separated, each METRIC CHANGE: latency (p50, p90, p95, p99, p99.9, max, mean) +N% or +Nms/+Nus/+Ns, errors +Npp (percentage points), rps -N% (throughput); e.g. 'p99 +10%, errors +0.1pp, rps -5%'";
+
+/// A latency statistic of the answered requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Latency {
+    /// Median.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 95th percentile.
+    P95,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P999,
+    /// Largest.
+    Max,
+    /// Arithmetic mean.
+    Mean,
+}
+
+/// What a rule watches, and how far it may get worse.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Allowance {
+    /// Latency may grow by this share of the baseline's (0.1 for `+10%`).
+    LatencyShare {
+        /// The statistic.
+        stat: Latency,
+        /// The share.
+        share: f64,
+    },
+    /// Latency may grow by this many microseconds (`+5ms`).
+    LatencyBy {
+        /// The statistic.
+        stat: Latency,
+        /// Microseconds.
+        us: f64,
+    },
+    /// The error rate may grow by this many percentage points (`+0.1pp`).
+    ErrorPoints {
+        /// Percentage points.
+        points: f64,
+    },
+    /// Throughput may fall by this share of the baseline's (0.05 for `-5%`).
+    ThroughputShare {
+        /// The share.
+        share: f64,
+    },
+}
+
+/// One rule, as written and as read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rule {
+    /// As written (trimmed).
+    pub text: String,
+    /// What it allows.
+    pub allowance: Allowance,
+}
+
+/// Why rules cannot be read: names the bad rule and quotes the grammar.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid rule {rule:?}: {reason}; {GRAMMAR}")]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads comma-separated rules; at least one.
+pub fn parse_rules(text: &str) -> Result<Vec<Rule>, RuleError> {
+    let rules: Vec<Rule> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    if rules.is_empty() {
+        return Err(RuleError {
+            rule: text.trim().to_string(),
+            reason: "no rule given".into(),
+        });
+    }
+    Ok(rules)
+}
+
+impl std::str::FromStr for Rule {
+    type Err = RuleError;
+
+    fn from_str(text: &str) -> Result<Rule, RuleError> {
+        let text = text.trim();
+        let err = |reason: &str| RuleError {
+            rule: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let at = text
+            .find(['+', '-'])
+            .ok_or_else(|| err("no change: write +N… or -N…"))?;
+        let (metric, change) = text.split_at(at);
+        let metric = metric.trim().to_ascii_lowercase();
+        let (sign, amount) = change.split_at(1);
+        let amount = amount.trim();
+        let split = amount
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(amount.len());
+        let (number, unit) = amount.split_at(split);
+        let n: f64 = number
+            .parse()
+            .ok()
+            .filter(|n: &f64| n.is_finite())
+            .ok_or_else(|| err(&format!("cannot read the number {number:?}")))?;
+        let unit = unit.trim();
+        let latency = match metric.as_str() {
+            "p50" => Some(Latency::P50),
+            "p90" => Some(Latency::P90),
+            "p95" => Some(Latency::P95),
+            "p99" => Some(Latency::P99),
+            "p99.9" | "p999" => Some(Latency::P999),
+            "max" => Some(Latency::Max),
+            "mean" | "avg" => Some(Latency::Mean),
+            _ => None,
+        };
+        let allowance = match (latency, metric.as_str(), sign, unit) {
+            (Some(_), _, "-", _) => {
+                return Err(err("a latency rule says how much it may grow: +N% or +Nms"))
+            }
+            (Some(stat), _, _, "%") => Allowance::LatencyShare {
+                stat,
+                share: n / 100.0,
+            },
+            (Some(stat), _, _, "ms" | "us" | "µs" | "s") => Allowance::LatencyBy {
+                stat,
+                us: n * match unit {
+                    "ms" => 1e3,
+                    "s" => 1e6,
+                    _ => 1.0,
+                },
+            },
+            (Some(_), _, _, _) => return Err(err("a latency change is +N% or +Nms, +Nus, +Ns")),
+            (None, "errors" | "error_rate", "+", "pp") => Allowance::ErrorPoints { points: n },
+            (None, "errors" | "error_rate", _, _) => {
+                return Err(err(
+                    "an error-rate rule is +Npp, in percentage points (0.1pp: from 0.2% to 0.3%)",
+                ))
+            }
+            (None, "rps" | "throughput", "-", "%") => {
+                Allowance::ThroughputShare { share: n / 100.0 }
+            }
+            (None, "rps" | "throughput", _, _) => {
+                return Err(err("a throughput rule says how much it may fall: -N%"))
+            }
+            _ => return Err(err(&format!("unknown metric {metric:?}"))),
+        };
+        Ok(Rule {
+            text: text.to_string(),
+            allowance,
+        })
+    }
+}
+
+/// The unit a rule's values are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Microseconds of latency.
+    Micros,
+    /// A share of the requests (0.01 is 1 %).
+    Ratio,
+    /// Successful responses per second.
+    PerSecond,
+}
+
+/// How a rule came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Within its allowance.
+    Passed,
+    /// Worse than it allows.
+    Failed,
+    /// A side has nothing to measure (no answered request for a latency): not a pass.
+    NoData,
+}
+
+/// One rule judged: the values on each side and the outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleVerdict {
+    /// The rule.
+    pub rule: Rule,
+    /// The unit of `baseline`, `candidate` and `limit`.
+    pub unit: Unit,
+    /// The baseline's value.
+    pub baseline: f64,
+    /// The candidate's value.
+    pub candidate: f64,
+    /// The worst the candidate may be and pass.
+    pub limit: f64,
+    /// The outcome.
+    pub outcome: Outcome,
+}
+
+impl RuleVerdict {
+    /// True when the rule held.
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Passed
+    }
+}
+
+/// Judges each rule on `candidate` against `baseline`.
+pub fn judge(rules: &[Rule], baseline: &Summary, candidate: &Summary) -> Vec<RuleVerdict> {
+    rules
+        .iter()
+        .map(|rule| judge_one(rule, baseline, candidate))
+        .collect()
+}
+
+fn judge_one(rule: &Rule, baseline: &Summary, candidate: &Summary) -> RuleVerdict {
+    let latency = |s: &Summary, stat: Latency| {
+        let l = &s.latency;
+        match stat {
+            Latency::P50 => l.p50_us as f64,
+            Latency::P90 => l.p90_us as f64,
+            Latency::P95 => l.p95_us as f64,
+            Latency::P99 => l.p99_us as f64,
+            Latency::P999 => l.p999_us as f64,
+            Latency::Max => l.max_us as f64,
+            Latency::Mean => l.mean_us,
+        }
+    };
+    let errors = |s: &Summary| {
+        if s.requests.total > 0 {
+            1.0 - s.success_ratio
+        } else {
+            f64::NAN
+        }
+    };
+    let (unit, base, cand, limit, higher_is_worse) = match rule.allowance {
+        Allowance::LatencyShare { stat, share } => {
+            let b = latency(baseline, stat);
+            (
+                Unit::Micros,
+                b,
+                latency(candidate, stat),
+                b * (1.0 + share),
+                true,
+            )
+        }
+        Allowance::LatencyBy { stat, us } => {
+            let b = latency(baseline, stat);
+            (Unit::Micros, b, latency(candidate, stat), b + us, true)
+        }
+        Allowance::ErrorPoints { points } => {
+            let b = errors(baseline);
+            (Unit::Ratio, b, errors(candidate), b + points / 100.0, true)
+        }
+        Allowance::ThroughputShare { share } => {
+            let b = baseline.requests.throughput;
+            (
+                Unit::PerSecond,
+                b,
+                candidate.requests.throughput,
+                b * (1.0 - share),
+                false,
+            )
+        }
+    };
+    // Latency is the answered requests'; a side without any has no latency to compare, and
+    // its zeros must not pass for a fast run.
+    let empty = |s: &Summary| unit == Unit::Micros && s.latency.count == 0;
+    let outcome = if empty(baseline) || empty(candidate) || base.is_nan() || cand.is_nan() {
+        Outcome::NoData
+    } else if (higher_is_worse && cand <= limit) || (!higher_is_worse && cand >= limit) {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    };
+    RuleVerdict {
+        rule: rule.clone(),
+        unit,
+        baseline: base,
+        candidate: cand,
+        limit,
+        outcome,
+    }
+}
+
+/// A way two runs differ that makes their comparison one of unlike things.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Mismatch {
+    /// They sent different requests (a different mix, or other methods): different tests.
+    Requests {
+        /// The baseline's request names.
+        baseline: Vec<String>,
+        /// The candidate's.
+        candidate: Vec<String>,
+    },
+    /// They loaded different URLs.
+    Target {
+        /// The baseline's.
+        baseline: String,
+        /// The candidate's.
+        candidate: String,
+    },
+    /// They offered different loads or stages.
+    Load,
+}
+
+impl Mismatch {
+    /// True when the runs are different tests altogether, not the same test elsewhere.
+    pub fn refuses(&self) -> bool {
+        matches!(self, Mismatch::Requests { .. })
+    }
+}
+
+/// How `candidate` differs from `baseline` in what was tested.
+pub fn mismatches(baseline: &Summary, candidate: &Summary) -> Vec<Mismatch> {
+    // One request is named after its URL's path (an attack), so its name follows the target,
+    // whose change is only warned of; a mix is a test by its requests' names.
+    let requests = |s: &Summary| -> Vec<(String, String)> {
+        s.by_request
+            .iter()
+            .map(|r| (r.method.clone(), r.name.clone()))
+            .collect()
+    };
+    let (rb, rc) = (requests(baseline), requests(candidate));
+    let same = rb.len() == rc.len()
+        && rb.iter().zip(&rc).all(|(b, c)| b.0 == c.0)
+        && (rb.len() == 1 || rb == rc);
+    let mut out = Vec::new();
+    if !same {
+        let names = |r: Vec<(String, String)>| r.into_iter().map(|(_, name)| name).collect();
+        out.push(Mismatch::Requests {
+            baseline: names(rb),
+            candidate: names(rc),
+        });
+    }
+    if baseline.target != candidate.target {
+        out.push(Mismatch::Target {
+            baseline: baseline.target.clone(),
+            candidate: candidate.target.clone(),
+        });
+    }
+    // A stage's planned shape is its name and its load at each end (its length as run can
+    // differ by a fraction of a second between runs of one plan).
+    let stages = |s: &Summary| -> Vec<(String, f64, f64)> {
+        s.stages
+            .iter()
+            .map(|st| (st.name.clone(), st.from, st.to))
+            .collect()
+    };
+    if baseline.load != candidate.load || stages(baseline) != stages(candidate) {
+        out.push(Mismatch::Load);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_read_as_written() {
+        let rules =
+            parse_rules("p99 +10%, errors +0.1pp, rps -5%, p99.9 +5ms, mean+800us").unwrap();
+        let kinds: Vec<Allowance> = rules.iter().map(|r| r.allowance).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Allowance::LatencyShare {
+                    stat: Latency::P99,
+                    share: 0.1
+                },
+                Allowance::ErrorPoints { points: 0.1 },
+                Allowance::ThroughputShare { share: 0.05 },
+                Allowance::LatencyBy {
+                    stat: Latency::P999,
+                    us: 5000.0
+                },
+                Allowance::LatencyBy {
+                    stat: Latency::Mean,
+                    us: 800.0
+                },
+            ]
+        );
+        assert_eq!(rules[0].text, "p99 +10%");
+        let max: Rule = "MAX +1s".parse().unwrap();
+        assert_eq!(
+            max.allowance,
+            Allowance::LatencyBy {
+                stat: Latency::Max,
+                us: 1e6
+            }
+        );
+    }
+
+    #[test]
+    fn bad_rules_name_the_rule_and_quote_the_grammar() {
+        for (bad, named) in [
+            ("p99 10%", "p99 10%"),
+            ("p99 +10%, p98 +1ms", "p98 +1ms"),
+            ("p99 -10%", "p99 -10%"),
+            ("p99 +10", "p99 +10"),
+            ("errors +0.1%", "errors +0.1%"),
+            ("rps +5%", "rps +5%"),
+            ("p99 +ten%", "p99 +ten%"),
+            ("latency +1ms", "latency +1ms"),
+            (" , ", ","),
+        ] {
+            let e = parse_rules(bad).unwrap_err();
+            assert_eq!(e.rule, named, "{bad}");
+            let line = e.to_string();
+            assert!(line.contains(GRAMMAR) && !line.contains('\n'), "{line}");
+        }
+    }
+}
