@@ -74,6 +74,12 @@ pub struct Output {
     /// `headroom export RUN` turns it into CSV or JSON lines.
     #[arg(long)]
     pub raw: bool,
+    /// Write each second live to a metrics backend as the run goes (repeatable):
+    /// prometheus=URL for Prometheus remote write (native histograms), e.g.
+    /// prometheus=http://127.0.0.1:9090/api/v1/write. What was sent and dropped is in the
+    /// report and in outputs.json.
+    #[arg(long, value_name = "KIND=URL")]
+    pub push: Vec<headroom::push::PushTarget>,
 }
 
 impl Output {
@@ -103,6 +109,10 @@ impl Output {
         limits: Vec<Slo>,
         launch: Launch,
     ) -> anyhow::Result<ExitCode> {
+        let launch = Launch {
+            push: self.push.clone(),
+            ..launch
+        };
         let dir = self.dir(command);
         let argv: Vec<String> = std::env::args().collect();
         let server = self.server_watch()?;

@@ -14,6 +14,7 @@ mod html_tables;
 mod json;
 mod markdown;
 pub mod matrix;
+pub mod outputs;
 pub mod plot;
 mod request_stage;
 mod request_status;
