@@ -78,8 +78,10 @@ pub struct Output {
     /// prometheus=URL for Prometheus remote write (native histograms), e.g.
     /// prometheus=http://127.0.0.1:9090/api/v1/write. What was sent and dropped is in the
     /// report and in outputs.json.
+    // Parsed by `push_targets`, not by clap: clap's error would echo the value, and a URL
+    // may hold credentials.
     #[arg(long, value_name = "KIND=URL")]
-    pub push: Vec<headroom::push::PushTarget>,
+    pub push: Vec<String>,
 }
 
 impl Output {
@@ -110,7 +112,7 @@ impl Output {
         launch: Launch,
     ) -> anyhow::Result<ExitCode> {
         let launch = Launch {
-            push: self.push.clone(),
+            push: self.push_targets()?,
             ..launch
         };
         let dir = self.dir(command);
@@ -126,6 +128,15 @@ impl Output {
             raw: self.raw,
         };
         execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
+    }
+
+    /// The live outputs asked for (`--push`), checked now so a wrong one fails before any load.
+    pub fn push_targets(&self) -> anyhow::Result<Vec<headroom::push::PushTarget>> {
+        Ok(self
+            .push
+            .iter()
+            .map(|p| p.parse())
+            .collect::<Result<_, _>>()?)
     }
 
     /// The server watch asked for, started now so a wrong PID or URL fails before any load.

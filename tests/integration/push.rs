@@ -216,3 +216,38 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
         "{stdout}"
     );
 }
+
+#[test]
+fn a_wrong_push_is_one_line_saying_what_to_give_and_never_shows_a_credential() {
+    for (given, says) in [
+        ("prometheus", "give KIND=URL"),
+        (
+            "graphite=http://127.0.0.1:2003/",
+            "unknown output \"graphite\"",
+        ),
+        (
+            "prometheus=https://127.0.0.1:9090/api/v1/write",
+            "only http://",
+        ),
+        (
+            "prometheus=http://user:s3cret@127.0.0.1:9090/api/v1/write",
+            "user info",
+        ),
+    ] {
+        let out = support::headroom(&[
+            "attack",
+            "http://127.0.0.1:9/",
+            "--rate",
+            "10",
+            "-d",
+            "1s",
+            "--push",
+            given,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{given}: {stderr}");
+        assert!(stderr.contains(says), "{given}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{given}: {stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}
