@@ -35,6 +35,9 @@ def parse_args(argv):
     ap.add_argument("--raw-overhead", action="store_true",
                     help="only the --raw section: row (a) at 5,000 req/s with and without --raw, interleaved "
                          "round by round (no peers, no other rows)")
+    ap.add_argument("--push-overhead", action="store_true",
+                    help="only the --push section: row (a) at 5,000 req/s with and without --push prometheus=… "
+                         "to a real Prometheus on loopback, interleaved round by round (no peers, no other rows)")
     return ap.parse_args(argv)
 
 
@@ -628,13 +631,14 @@ def main():
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is not an executable: build it (cargo build --release) or name the "
                              "binary with --headroom / HEADROOM_BIN (--baseline / HEADROOM_BASELINE)")
-    scenarios = [s for s in SCENARIOS if (not ARGS.only or s[0] in ARGS.only) and not ARGS.raw_overhead]
+    alone = ARGS.raw_overhead or ARGS.push_overhead
+    scenarios = [s for s in SCENARIOS if (not ARGS.only or s[0] in ARGS.only) and not alone]
     os.makedirs(f"{OUT}/runs", exist_ok=True)
     certs = tempfile.mkdtemp(prefix="headroom-bench-")
     make_certs(certs)
     nginx = start_nginx(certs)
     NGINX["pid"] = nginx.pid
-    rows, ratios, extras, raw = [], [], None, None
+    rows, ratios, extras, raw, push = [], [], None, None, None
     wake_us = [wake_cost()]
     try:
         for key, title, url in scenarios:
@@ -657,9 +661,11 @@ def main():
             rows.append((key, title, {name: median_run(rs) for name, rs in runs.items()}))
             # Ratios are paired by round, then the median taken.
             ratios += paired_ratios(key, title, runs)
-        if not ARGS.only:
+        if not ARGS.only and not ARGS.push_overhead:
             raw = raw_overhead(certs)
         if not ARGS.only and not ARGS.raw_overhead:
+            push = push_overhead(certs)
+        if not ARGS.only and not alone:
             # The templated scenario against (a), both headroom, interleaved: what templates
             # and a feeder cost.
             templated = {"plain attack (a)": [], "templated scenario": []}
@@ -683,7 +689,81 @@ def main():
     finally:
         nginx.send_signal(signal.SIGTERM)
         nginx.wait()
-    write_results(rows, ratios, extras, wake_us, raw)
+    write_results(rows, ratios, extras, wake_us, raw, push)
+
+
+PROMETHEUS_PORT = 19090 + _OFFSET
+
+
+def start_prometheus():
+    """A real Prometheus on loopback (remote-write receiver, native histograms), pinned to the
+    server's core beside nginx so it takes nothing from the generator's; returns the process."""
+    d = tempfile.mkdtemp(prefix="headroom-bench-prom-")
+    with open(f"{d}/prometheus.yml", "w") as f:
+        f.write("global:\n  scrape_interval: 1m\n")
+    proc = subprocess.Popen(["taskset", "-c", NGINX_CORE, "prometheus", f"--config.file={d}/prometheus.yml",
+                             f"--storage.tsdb.path={d}/data", f"--web.listen-address=127.0.0.1:{PROMETHEUS_PORT}",
+                             "--web.enable-remote-write-receiver", "--enable-feature=native-histograms"],
+                            stdout=subprocess.DEVNULL, stderr=open(f"{d}/prometheus.log", "w"))
+    import urllib.request
+    for _ in range(300):
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{PROMETHEUS_PORT}/-/ready", timeout=1).status == 200:
+                return proc
+        except Exception:
+            time.sleep(0.1)
+    proc.terminate()
+    raise SystemExit(f"prometheus did not get ready on port {PROMETHEUS_PORT} (log: {d}/prometheus.log)")
+
+
+def push_overhead(certs):
+    """Row (a) with and without --push to a real Prometheus, interleaved round by round:
+    what writing each second live costs the generator. Returns the median runs and the paired
+    ratios."""
+    url = SCENARIOS[0][2]
+    prom = start_prometheus()
+    write = f"prometheus=http://127.0.0.1:{PROMETHEUS_PORT}/api/v1/write"
+    runs = {"plain attack (a)": [], "with --push prometheus": []}
+    try:
+        for _ in range(ROUNDS):
+            for name, tool, extra in (("plain attack (a)", "headroom", ()),
+                                      ("with --push prometheus", "headroom-push", ("--push", write))):
+                r = run_headroom("a", url, certs, name=tool, extra=extra)
+                r["server"] = NGINX["last_share"]
+                outputs = f"{OUT}/runs/{tool}-a/outputs.json"
+                if extra and os.path.exists(outputs):
+                    o = json.load(open(outputs))[0]
+                    r["push"] = (o["sent"], sum(o.get("dropped", {}).values()))
+                runs[name].append(r)
+                time.sleep(1)
+    finally:
+        prom.terminate()
+        prom.wait()
+    ratio = [per_request(w) / per_request(p)
+             for w, p in zip(runs["with --push prometheus"], runs["plain attack (a)"])]
+    return {name: median_run(rs) for name, rs in runs.items()}, ratio
+
+
+def push_section(push):
+    medians, ratio = push
+    lines = [f"## Live output (`--push prometheus=…`) at {RATE:,} req/s", "",
+             "Row (a) as above, run with and without `--push` to a real Prometheus on loopback (remote",
+             "write, native histograms; Prometheus pinned to nginx's core) in each round.", "",
+             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | samples sent (dropped) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r in medians.items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 6)
+            continue
+        lo, hi = r["cpu_range"]
+        sent = f"{r['push'][0]:,} ({r['push'][1]:,})" if r.get("push") else "–"
+        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB | {sent} |")
+    if ratio:
+        m = statistics.median(ratio)
+        lines += ["", f"With `--push` ÷ plain CPU per request, paired by round: **{m:.3f}** "
+                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**."]
+    return lines + [""]
 
 
 def raw_overhead(certs):
@@ -783,7 +863,7 @@ def goals(rows, ratios):
     return lines
 
 
-def write_results(rows, ratios, extras, wake_us, raw=None):
+def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
              f"nginx on loopback, one after another, in one run: {ROUNDS} round{'s' if ROUNDS > 1 else ''} "
@@ -808,6 +888,8 @@ def write_results(rows, ratios, extras, wake_us, raw=None):
         lines += ["**Quick mode (3 s runs): for checking the script, not for quoting.**", ""]
     if ARGS.raw_overhead:
         lines += ["**Only the `--raw` section was run (`--raw-overhead`).**", ""]
+    if ARGS.push_overhead:
+        lines += ["**Only the `--push` section was run (`--push-overhead`).**", ""]
     if ARGS.only:
         lines += [f"**Only rows {', '.join(ARGS.only)} were run (`--only`).**", ""]
     for key, title, results in rows:
@@ -899,6 +981,8 @@ def write_results(rows, ratios, extras, wake_us, raw=None):
         lines += ["## Goals", "", *goal_lines, ""]
     if raw:
         lines += raw_section(raw)
+    if push:
+        lines += push_section(push)
     if extras:
         lines += extras_section(*extras)
     text = "\n".join(lines).rstrip("\n") + "\n"

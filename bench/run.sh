@@ -10,6 +10,8 @@
 #   --only ROWS       only these rows, e.g. --only ef (skips the headroom-only sections)
 #   --raw-overhead    only row (a) with and without --raw, interleaved: CPU µs/req of each and
 #                     the ratio (no peers installed or run)
+#   --push-overhead   only row (a) with and without --push prometheus=… to a real Prometheus on
+#                     loopback, interleaved: CPU µs/req of each and the ratio (no peers)
 # BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
@@ -20,7 +22,7 @@ mkdir -p "$PEERS"
 
 export DEBIAN_FRONTEND=noninteractive
 need_apt=()
-for pkg in nginx wrk time openssl nghttp2-client; do
+for pkg in nginx wrk time openssl nghttp2-client prometheus; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -29,7 +31,7 @@ fi
 
 raw_only=
 for arg in "$@"; do
-  [ "$arg" = --raw-overhead ] && raw_only=yes
+  case "$arg" in --raw-overhead|--push-overhead) raw_only=yes ;; esac
 done
 
 # oha from crates.io (--locked: its newest dependencies may need a newer rustc than ours).

@@ -35,6 +35,8 @@ pub struct Launch {
     pub shard: Option<ShardRun>,
     /// When the schedule begins, when asked.
     pub start_at: Option<SystemTime>,
+    /// Live outputs each second is written to (`--push`).
+    pub push: Vec<crate::push::PushTarget>,
 }
 
 impl Launch {
@@ -56,6 +58,7 @@ impl Launch {
                     fingerprint: crate::store::plan_fingerprint(whole),
                 }),
                 start_at,
+                push: Vec::new(),
             },
         ))
     }

@@ -37,6 +37,7 @@ pub mod launch;
 pub mod matrix;
 pub mod monitor;
 pub mod plan;
+pub mod push;
 pub mod record;
 pub mod report;
 pub mod run;

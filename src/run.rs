@@ -32,6 +32,9 @@ pub enum RunError {
     /// The run was stopped while it waited for its common start (`--start-at`).
     #[error("stopped while waiting for the common start; nothing was sent or stored")]
     NotStarted,
+    /// A live output (`--push`) could not start.
+    #[error(transparent)]
+    Push(#[from] crate::push::PushError),
     /// Writing the raw records (`--raw`) failed mid-run: the attack was stopped likewise.
     #[error("{cause}; the attack was stopped within a second, and the {written} request record(s) written before are kept in the run directory")]
     RawLost {
@@ -153,6 +156,14 @@ pub fn attack_launched(
     for notice in prepared.notices() {
         observer.notice(notice);
     }
+    let labels = crate::push::RunLabels::of(
+        &meta,
+        &dir.path()
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+    );
+    // Started before the run directory, so a thread that cannot start leaves nothing behind.
+    let mut push = crate::push::Pushers::start(&launch.push, &labels)?;
     let mut writer = dir.create(&meta)?;
     // Like the log, a raw file that cannot be written stops the run.
     let mut raw = if raw {
@@ -200,8 +211,12 @@ pub fn attack_launched(
                 }
             }
         }
+        // After the log: the second is on disk before any output sees it.
+        push.offer(&line);
         observer.interval(&line);
     });
+    // The run's requests are done: the outputs get their flush, bounded by its deadline.
+    let outputs = (!push.is_empty()).then(|| push.finish());
     // Every worker's sink is gone with the engine: the writer drains what is queued and ends.
     let raw = raw.map(RawWriter::finish).transpose();
     if let Some(cause) = write_error {
@@ -214,6 +229,9 @@ pub fn attack_launched(
     let report = report?;
     if let Some(raw) = raw {
         dir.finish_raw(&raw)?;
+    }
+    if let Some(outputs) = &outputs {
+        dir.finish_outputs(outputs)?;
     }
     let reason = observer.stopped_early();
     dir.finish(&RunEnd {

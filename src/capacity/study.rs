@@ -144,6 +144,8 @@ pub struct StudySettings<'a> {
     pub command: Vec<String>,
     /// Opens the server watch for a probe, when one is asked for.
     pub server: &'a mut dyn FnMut() -> Option<ServerWatch>,
+    /// Live outputs every probe writes to (`--push`), each probe under its own run id.
+    pub push: Vec<crate::push::PushTarget>,
 }
 
 /// Runs the search on `plan`'s requests into `dir`; `observer` sees every probe's intervals
@@ -199,7 +201,12 @@ pub fn run(
         warmup,
         command,
         server,
+        push,
     } = settings;
+    let launch = crate::launch::Launch {
+        push,
+        ..Default::default()
+    };
     let outcome = search::search(&search_settings, |rate, phase| {
         if shutdown.is_cancelled() {
             return Ok::<_, StudyError>(None);
@@ -212,13 +219,14 @@ pub fn run(
         );
         let probe_plan = probe_plan(plan, rate, &objectives, window, warmup)?;
         let run_dir = RunDir::at(dir.join(&name));
-        let stored = crate::run::attack_watching(
+        let stored = crate::run::attack_launched(
             &probe_plan,
             &command,
             &run_dir,
             shutdown.clone(),
             observer,
             server(),
+            &launch,
         )
         .map_err(|source| StudyError::Probe { rate, source })?;
         let summary = Summary::of(&stored);

@@ -74,6 +74,14 @@ pub struct Output {
     /// `headroom export RUN` turns it into CSV or JSON lines.
     #[arg(long)]
     pub raw: bool,
+    /// Write each second live to a metrics backend as the run goes (repeatable):
+    /// prometheus=URL for Prometheus remote write (native histograms), e.g.
+    /// prometheus=http://127.0.0.1:9090/api/v1/write. What was sent and dropped is in the
+    /// report and in outputs.json.
+    // Parsed by `push_targets`, not by clap: clap's error would echo the value, and a URL
+    // may hold credentials.
+    #[arg(long, value_name = "KIND=URL")]
+    pub push: Vec<String>,
 }
 
 impl Output {
@@ -103,6 +111,10 @@ impl Output {
         limits: Vec<Slo>,
         launch: Launch,
     ) -> anyhow::Result<ExitCode> {
+        let launch = Launch {
+            push: self.push_targets()?,
+            ..launch
+        };
         let dir = self.dir(command);
         let argv: Vec<String> = std::env::args().collect();
         let server = self.server_watch()?;
@@ -116,6 +128,15 @@ impl Output {
             raw: self.raw,
         };
         execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
+    }
+
+    /// The live outputs asked for (`--push`), checked now so a wrong one fails before any load.
+    pub fn push_targets(&self) -> anyhow::Result<Vec<headroom::push::PushTarget>> {
+        Ok(self
+            .push
+            .iter()
+            .map(|p| p.parse())
+            .collect::<Result<_, _>>()?)
     }
 
     /// The server watch asked for, started now so a wrong PID or URL fails before any load.

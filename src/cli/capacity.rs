@@ -92,6 +92,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
             warmup: args.warmup,
             command: headroom::store::redact_args(&argv),
             server: &mut server,
+            push: args.output.push_targets()?,
         },
         dir.path(),
         &shutdown,

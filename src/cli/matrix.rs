@@ -62,6 +62,9 @@ pub fn run(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if !args.output.push.is_empty() {
+        anyhow::bail!("--push is for attack, run, sweep and capacity; push a variant by running it with headroom run --push");
+    }
     let dir = args.output.dir("matrix");
     // One clear error before the first variant rather than a gap in every row.
     args.output.server_watch()?;

@@ -73,6 +73,7 @@ impl ShardArgs {
                     raw,
                     shard: None,
                     start_at,
+                    push: Vec::new(),
                 },
             ),
         };

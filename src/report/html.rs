@@ -193,6 +193,13 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     for note in [&s.partial, &s.stopped_early].into_iter().flatten() {
         let _ = writeln!(b, "<p class=\"note\">{}</p>", escape(note));
     }
+    for o in &s.outputs {
+        let _ = writeln!(
+            b,
+            "<p class=\"note\">{}</p>",
+            escape(&super::outputs::line(o))
+        );
+    }
     if !s.slo.is_empty() {
         let _ = writeln!(b, "<h2>Objectives</h2>");
         let mut rows = vec![vec![

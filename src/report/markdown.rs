@@ -53,6 +53,9 @@ pub fn render_markdown(s: &Summary) -> String {
     if let Some(why) = &s.stopped_early {
         let _ = writeln!(out, "> **Stopped early:** {why}\n");
     }
+    for o in &s.outputs {
+        let _ = writeln!(out, "> **Output:** {}\n", super::outputs::line(o));
+    }
     if s.warmup_secs > 0.0 {
         let _ = writeln!(
             out,

@@ -15,6 +15,7 @@ mod json;
 pub mod junit;
 mod markdown;
 pub mod matrix;
+pub mod outputs;
 pub mod plot;
 pub mod regression;
 mod request_stage;

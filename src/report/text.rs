@@ -182,6 +182,9 @@ fn text(s: &Summary, tables: bool) -> String {
     if let Some(why) = &s.stopped_early {
         row(&mut out, "Stopped", "", &format!("stopped early: {why}"));
     }
+    for o in &s.outputs {
+        row(&mut out, "Output", "", &super::outputs::line(o));
+    }
     for notice in &s.notices {
         row(&mut out, "Note", "", &notice.to_string());
     }

@@ -5,6 +5,7 @@
 //! RUN_DIR/intervals.jsonl  one line per second, appended and flushed as the run goes
 //! RUN_DIR/end.json         written when the run ends; absent after a crash or kill -9
 //! RUN_DIR/raw.bin          each request's record, with --raw (see `raw`)
+//! RUN_DIR/outputs.json     what the live outputs (--push) sent and dropped, with --push
 //! ```
 //! A run without `end.json` is still readable: the report marks it partial. A run merged
 //! from shards ([`merge`]) is a run directory like any other, with its shards named in
@@ -16,6 +17,7 @@ mod log;
 pub mod matrix;
 pub mod merge;
 mod meta;
+mod outputs;
 mod raw;
 mod redact;
 
@@ -24,6 +26,7 @@ pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHea
 pub use meta::{
     EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
 };
+pub use outputs::{DropReason, OutputKind, OutputRecord};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 
@@ -81,6 +84,8 @@ pub struct StoredRun {
     pub end: Option<RunEnd>,
     /// A torn last line (from a kill mid-write) that was skipped.
     pub torn_tail: bool,
+    /// What the live outputs (`--push`) sent and dropped; empty without them.
+    pub outputs: Vec<OutputRecord>,
 }
 
 /// The few numbers of one interval that reports over time need.
@@ -182,6 +187,15 @@ impl RunDir {
         self.root.join("end.json")
     }
 
+    fn outputs_path(&self) -> PathBuf {
+        self.root.join("outputs.json")
+    }
+
+    /// Records what the live outputs sent and dropped.
+    pub fn finish_outputs(&self, outputs: &[OutputRecord]) -> Result<(), StoreError> {
+        write_json(&self.outputs_path(), &outputs)
+    }
+
     /// Creates the directory and writes the metadata; refuses to overwrite another run.
     pub fn create(&self, meta: &RunMeta) -> Result<IntervalWriter, StoreError> {
         std::fs::create_dir_all(&self.root).map_err(io_err(&self.root))?;
@@ -268,6 +282,12 @@ impl RunDir {
         } else {
             None
         };
+        let outputs_path = self.outputs_path();
+        let outputs = if outputs_path.exists() {
+            read_json(&outputs_path)?
+        } else {
+            Vec::new()
+        };
         Ok(StoredRun {
             meta,
             total,
@@ -276,6 +296,7 @@ impl RunDir {
             intervals,
             end,
             torn_tail,
+            outputs,
         })
     }
 }

@@ -117,6 +117,9 @@ pub struct Summary {
     /// The shards a merged run was made from (`headroom merge`), each judged on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<Shards>,
+    /// What the live outputs (`--push`) sent and dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<crate::store::OutputRecord>,
 }
 
 /// Counts and rates.
@@ -290,6 +293,7 @@ impl Summary {
             shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
+            outputs: run.outputs.clone(),
             requests: Requests {
                 total: completed,
                 sent: total.sent,

@@ -75,6 +75,7 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
         intervals: Vec::new(),
         end: shard.end.clone(),
         torn_tail: false,
+        outputs: Vec::new(),
     };
     let (attack_secs, wait_secs) = match &shard.end {
         Some(end) => (end.attack_secs, end.wait_secs),

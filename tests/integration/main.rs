@@ -21,6 +21,7 @@ mod nginx;
 mod overrides;
 mod ports;
 mod protocols;
+mod push;
 mod raw;
 mod report;
 mod scenario;

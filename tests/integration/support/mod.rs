@@ -6,6 +6,7 @@ pub mod etcd;
 pub mod held;
 pub mod netns;
 pub mod nginx;
+pub mod prometheus;
 
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};

@@ -1,0 +1,222 @@
+//! Prometheus remote write 1.0: each second, every series' value so far, as one
+//! snappy-compressed protobuf `WriteRequest`.
+//!
+//! Series (metric names after the OpenTelemetry HTTP client conventions):
+//! - `http_client_request_duration_seconds` — a native histogram (`http.client.request.duration`)
+//!   of latency from the intended send, per request, method, `outcome` (`expected`: the
+//!   answer the request expects, the latency headroom's own percentiles report;
+//!   `unexpected`: the others), stage and shard.
+//! - `headroom_requests_total` — a counter of completed requests per request, method,
+//!   `status_class` (`2xx`…`5xx`, `error`), stage and shard. OpenTelemetry defines no
+//!   request counter for HTTP clients (the count is the histogram's); this one carries the
+//!   status class, which the histogram's labels do not (the interval record keeps latency
+//!   per request by expected answer, not by status), so it is named in headroom's namespace.
+//!
+//! Every series also has `job="headroom"` and `run_id`. Series are cumulative since the
+//! run's start, so `sum(headroom_requests_total{run_id="…"})` at the end is the run's count
+//! and the histogram's last sample is the whole run's distribution.
+
+use super::deliver::Batch;
+use super::native::Native;
+use super::prompb::{Label, Sample, TimeSeries, WriteRequest};
+use super::RunLabels;
+use crate::record::{RequestStats, StatusClass};
+use crate::store::IntervalLine;
+use prost::Message;
+use std::collections::BTreeMap;
+
+/// Series written at most (counters and histograms together). Requests × status classes ×
+/// stages stays under it for any plan headroom takes in practice; past it, a new series is
+/// not written and its samples are counted as dropped (`series limit`), the others go on.
+pub const MAX_SERIES: usize = 10_000;
+
+/// The HTTP headers of a remote-write request.
+pub fn headers() -> Vec<(&'static str, String)> {
+    vec![
+        ("Content-Type", "application/x-protobuf".into()),
+        ("Content-Encoding", "snappy".into()),
+        ("X-Prometheus-Remote-Write-Version", "0.1.0".into()),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    request: u16,
+    stage: Option<u16>,
+}
+
+/// The cumulative state of every series, and its encoding.
+#[derive(Debug)]
+pub struct RemoteWrite {
+    labels: RunLabels,
+    counters: BTreeMap<(Key, StatusClass), u64>,
+    histograms: BTreeMap<(Key, bool), Native>,
+    last_ms: i64,
+}
+
+impl RemoteWrite {
+    /// No series yet, for the run `labels` describe.
+    pub fn new(labels: RunLabels) -> RemoteWrite {
+        RemoteWrite {
+            labels,
+            counters: BTreeMap::new(),
+            histograms: BTreeMap::new(),
+            last_ms: 0,
+        }
+    }
+
+    fn series(&self) -> usize {
+        self.counters.len() + self.histograms.len()
+    }
+
+    /// Adds one interval and returns the write of every series as it now stands, stamped
+    /// `at_ms` (the interval's end on the wall clock), and the samples of new series the
+    /// limit kept out.
+    pub fn batch(&mut self, line: &IntervalLine, at_ms: i64) -> (Batch, u64) {
+        let mut refused = 0;
+        let record = &line.record;
+        // Per stage when the run has stages (by the stage each request was sent for, so a
+        // late answer is never counted in the next), else per request over the run.
+        if record.steps.is_empty() {
+            for (i, stats) in record.requests.iter().enumerate() {
+                refused += self.add(
+                    Key {
+                        request: i as u16,
+                        stage: None,
+                    },
+                    stats,
+                );
+            }
+        } else {
+            for (stage, step) in &record.steps {
+                for (i, stats) in step.requests.iter().enumerate() {
+                    let key = Key {
+                        request: i as u16,
+                        stage: Some(*stage),
+                    };
+                    refused += self.add(key, stats);
+                }
+            }
+        }
+        // A sample per series must move forward in time, even if the clock steps back.
+        let at_ms = at_ms.max(self.last_ms + 1);
+        self.last_ms = at_ms;
+        (self.encode(at_ms), refused)
+    }
+
+    /// Adds a request's interval to its series; returns the samples the limit kept out.
+    fn add(&mut self, key: Key, stats: &RequestStats) -> u64 {
+        if stats.count == 0 {
+            return 0;
+        }
+        let mut refused = 0;
+        let mut classes: BTreeMap<StatusClass, u64> = BTreeMap::new();
+        for (code, n) in &stats.status {
+            *classes
+                .entry(StatusClass::of(crate::sample::Outcome::Status(*code)))
+                .or_default() += n;
+        }
+        let errors: u64 = stats.errors.values().sum();
+        if errors > 0 {
+            classes.insert(StatusClass::Failed, errors);
+        }
+        for (class, n) in classes {
+            let full = self.series() >= MAX_SERIES;
+            match self.counters.get_mut(&(key, class)) {
+                Some(total) => *total += n,
+                None if full => refused += 1,
+                None => {
+                    self.counters.insert((key, class), n);
+                }
+            }
+        }
+        for (expected, h) in [(true, &stats.latency), (false, &stats.failed_latency)] {
+            if h.is_empty() {
+                continue;
+            }
+            let full = self.series() >= MAX_SERIES;
+            match self.histograms.get_mut(&(key, expected)) {
+                Some(native) => native.add(h),
+                None if full => refused += 1,
+                None => self.histograms.entry((key, expected)).or_default().add(h),
+            }
+        }
+        refused
+    }
+
+    fn encode(&self, at_ms: i64) -> Batch {
+        let mut timeseries = Vec::with_capacity(self.series());
+        for (&(key, class), &total) in &self.counters {
+            timeseries.push(TimeSeries {
+                labels: self.labels_of(
+                    "headroom_requests_total",
+                    key,
+                    ("status_class", class_label(class)),
+                ),
+                samples: vec![Sample {
+                    value: total as f64,
+                    timestamp: at_ms,
+                }],
+                histograms: Vec::new(),
+            });
+        }
+        for (&(key, expected), native) in &self.histograms {
+            let outcome = if expected { "expected" } else { "unexpected" };
+            timeseries.push(TimeSeries {
+                labels: self.labels_of(
+                    "http_client_request_duration_seconds",
+                    key,
+                    ("outcome", outcome),
+                ),
+                samples: Vec::new(),
+                histograms: vec![native.to_wire(at_ms)],
+            });
+        }
+        let samples = timeseries.len() as u64;
+        let proto = WriteRequest { timeseries }.encode_to_vec();
+        // Remote write takes snappy's block format, not its framed stream.
+        let body = snap::raw::Encoder::new()
+            .compress_vec(&proto)
+            .expect("snappy compresses any input under 4 GiB; a batch is far smaller");
+        Batch { body, samples }
+    }
+
+    /// The labels of one series, sorted by name as remote write requires.
+    fn labels_of(&self, name: &str, key: Key, by: (&str, &str)) -> Vec<Label> {
+        let request = self.labels.requests.get(usize::from(key.request));
+        let mut labels = vec![
+            label("__name__", name),
+            label("job", "headroom"),
+            label("run_id", &self.labels.run_id),
+            label(by.0, by.1),
+            label("request", request.map_or("", |r| r.0.as_str())),
+            label("method", request.map_or("", |r| r.1.as_str())),
+        ];
+        if let Some(stage) = key.stage {
+            labels.push(label("stage", &stage.to_string()));
+        }
+        if let Some(shard) = self.labels.shard {
+            labels.push(label("shard", &shard.to_string()));
+        }
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
+        labels
+    }
+}
+
+fn label(name: &str, value: &str) -> Label {
+    Label {
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+fn class_label(class: StatusClass) -> &'static str {
+    match class {
+        StatusClass::Informational => "1xx",
+        StatusClass::Success => "2xx",
+        StatusClass::Redirect => "3xx",
+        StatusClass::ClientError => "4xx",
+        StatusClass::ServerError => "5xx",
+        StatusClass::Failed => "error",
+    }
+}

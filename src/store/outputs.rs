@@ -1,0 +1,60 @@
+//! What the live outputs (`--push`) delivered and dropped (`outputs.json`), so a run's
+//! report says whether the dashboards saw all of it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The kind of backend a live output writes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputKind {
+    /// Prometheus remote write 1.0 (protobuf + snappy, native histograms).
+    Prometheus,
+}
+
+/// Why samples did not reach the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Nothing listened at the address (connection refused).
+    Refused,
+    /// The address could not be reached or resolved, or the connection broke.
+    Unreachable,
+    /// The backend took longer than the send's deadline.
+    Timeout,
+    /// The backend answered with a 5xx status.
+    ServerError,
+    /// The backend refused the batch with a 4xx status (not retried: it would refuse again).
+    Rejected,
+    /// The hand-over queue was full (the backend slower than a batch a second for longer
+    /// than the queue holds): the oldest batch went.
+    QueueFull,
+    /// The run ended and the flush deadline passed before the batch could be sent.
+    FlushDeadline,
+    /// The series limit was reached: a series past it is not written.
+    SeriesLimit,
+}
+
+/// What one live output did over a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputRecord {
+    /// Which backend.
+    pub kind: OutputKind,
+    /// Where it wrote, credentials removed.
+    pub url: String,
+    /// Samples (Prometheus) or points (InfluxDB) the backend accepted.
+    pub sent: u64,
+    /// Samples or points that did not reach it, by why (a batch counts under its last failure).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dropped: BTreeMap<DropReason, u64>,
+    /// The last HTTP status a refused or failed batch got, when one answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<u16>,
+}
+
+impl OutputRecord {
+    /// Samples or points dropped, whatever the reason.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+}

@@ -1,0 +1,253 @@
+//! Live outputs (`--push`) against a real Prometheus (remote write, native histograms), and
+//! what a run does when its backend is down or failing.
+
+use crate::support::{self, prometheus::Prometheus};
+use headroom::engine::CancellationToken;
+use headroom::launch::Launch;
+use headroom::push::native::SCHEMA;
+use headroom::store::{DropReason, RunDir};
+use headroom::summary::Summary;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[test]
+fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series() {
+    let prometheus = Prometheus::start();
+    let target = support::start_target(Duration::from_millis(5));
+    let url = format!("http://{}/", target.addr());
+    // 1,000 requests at 250/s: four seconds and a bit, so several writes per series.
+    let plan = support::open_plan(&url, 250.0, 1000);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = RunDir::at(tmp.path().join("push-run"));
+    let launch = Launch {
+        push: vec![format!("prometheus={}", prometheus.write_url())
+            .parse()
+            .unwrap()],
+        ..Launch::default()
+    };
+    let stored = headroom::run::attack_launched(
+        &plan,
+        &["test".into()],
+        &dir,
+        CancellationToken::new(),
+        &mut (),
+        None,
+        &launch,
+    )
+    .unwrap();
+    let summary = Summary::of(&stored);
+    assert_eq!(summary.requests.total, 1000);
+    let output = &stored.outputs[0];
+    assert!(
+        output.sent > 0 && output.dropped.is_empty(),
+        "{output:?}\n{}",
+        prometheus.log()
+    );
+
+    // Prometheus 2.42 takes native histograms over remote write with the feature flag: the
+    // series comes back as a histogram sample, not as a float.
+    let series = prometheus.query(r#"http_client_request_duration_seconds{run_id="push-run"}"#);
+    assert_eq!(series.as_array().unwrap().len(), 1, "{series}");
+    let sample = &series[0]["histogram"][1];
+    assert_eq!(sample["count"], "1000", "{series}");
+    assert!(
+        !sample["buckets"].as_array().unwrap().is_empty(),
+        "{series}"
+    );
+    assert_eq!(series[0]["metric"]["request"], "GET /");
+    assert_eq!(series[0]["metric"]["method"], "GET");
+    assert_eq!(series[0]["metric"]["outcome"], "expected");
+    assert_eq!(series[0]["metric"]["job"], "headroom");
+
+    // The series are cumulative since the run's start, so the latest sample of each (an
+    // instant query, within Prometheus's 5-minute look-back) is the whole run.
+    let count = prometheus.scalar(r#"sum(headroom_requests_total{run_id="push-run"})"#);
+    assert_eq!(count, summary.requests.total as f64);
+    let ok =
+        prometheus.scalar(r#"sum(headroom_requests_total{run_id="push-run",status_class="2xx"})"#);
+    assert_eq!(ok, 1000.0);
+    let in_histogram = prometheus.scalar(
+        r#"histogram_count(sum(http_client_request_duration_seconds{run_id="push-run",outcome="expected"}))"#,
+    );
+    assert_eq!(in_histogram, summary.latency.count as f64);
+
+    // histogram_quantile answers within the bucket that holds headroom's own p99 (each HDR
+    // bucket goes to the native bucket of its value), so the two differ by less than the
+    // bucket's growth factor 2^(2^-schema): 2.2 % at schema 5.
+    let p99 = prometheus.scalar(
+        r#"histogram_quantile(0.99, sum(http_client_request_duration_seconds{run_id="push-run",outcome="expected"}))"#,
+    );
+    let ours = summary.latency.p99_us as f64 / 1e6;
+    let factor = (-f64::from(SCHEMA)).exp2().exp2();
+    assert!(
+        p99 <= ours * factor && p99 >= ours / factor,
+        "PromQL p99 {p99} s, headroom's {ours} s, bucket factor {factor}"
+    );
+    // And the latency is the target's: 5 ms and up.
+    assert!(p99 >= 0.005 / factor, "{p99}");
+}
+
+/// A backend that answers its first `good` writes with 204 and every later one with 500.
+struct FailingBackend {
+    port: u16,
+    writes: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl FailingBackend {
+    fn start(good: u64) -> FailingBackend {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let writes = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (w, s) = (writes.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let Ok((conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                conn.set_nonblocking(false).unwrap();
+                conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut reader = BufReader::new(conn);
+                let mut length = 0usize;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let n = w.fetch_add(1, Ordering::Relaxed);
+                let answer = if n < good {
+                    "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_string()
+                } else {
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy".to_string()
+                };
+                let _ = reader.get_mut().write_all(answer.as_bytes());
+            }
+        });
+        FailingBackend { port, writes, stop }
+    }
+}
+
+impl Drop for FailingBackend {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_what_was_dropped() {
+    let target = support::start_target(Duration::from_millis(2));
+    let failing = FailingBackend::start(2);
+    // Nothing listens on a port just freed.
+    let down = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let started = Instant::now();
+    let result = support::headroom(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "100",
+        "-d",
+        "3s",
+        "-q",
+        "--push",
+        &format!("prometheus=http://127.0.0.1:{}/api/v1/write", failing.port),
+        "--push",
+        &format!("prometheus=http://127.0.0.1:{down}/api/v1/write"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stdout}\n{stderr}");
+    // On time: the 3 s attack plus at most the 5 s flush, with room for a busy machine's
+    // start-up; a run waiting on its outputs' retries without a bound would exceed it.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+
+    let stored = RunDir::at(&out).load().unwrap();
+    let intervals = stored.intervals.len() as u64;
+    // One request, one status class: two series, so two samples a second per output.
+    let per_output = 2 * intervals;
+    let [failing_out, down_out] = stored.outputs.as_slice() else {
+        panic!("{:?}", stored.outputs)
+    };
+    assert_eq!(failing_out.sent, 4, "{failing_out:?}");
+    assert_eq!(failing_out.sent + failing_out.dropped_total(), per_output);
+    assert!(failing_out.dropped[&DropReason::ServerError] > 0);
+    assert_eq!(failing_out.last_status, Some(500));
+    // Each failed batch was tried three times.
+    let failed_batches = failing_out.dropped[&DropReason::ServerError] / 2;
+    assert_eq!(
+        failing.writes.load(Ordering::Relaxed),
+        2 + 3 * failed_batches
+    );
+    assert_eq!(down_out.sent, 0);
+    assert_eq!(
+        down_out.dropped[&DropReason::Refused],
+        per_output,
+        "{down_out:?}"
+    );
+
+    assert!(
+        stdout.contains(&format!(
+            "4 samples sent, {} dropped (server error: HTTP 500)",
+            per_output - 4
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "0 samples sent, {per_output} dropped (connection refused)"
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_wrong_push_is_one_line_saying_what_to_give_and_never_shows_a_credential() {
+    for (given, says) in [
+        ("prometheus", "give KIND=URL"),
+        (
+            "graphite=http://127.0.0.1:2003/",
+            "unknown output \"graphite\"",
+        ),
+        (
+            "prometheus=https://127.0.0.1:9090/api/v1/write",
+            "only http://",
+        ),
+        (
+            "prometheus=http://user:s3cret@127.0.0.1:9090/api/v1/write",
+            "user info",
+        ),
+    ] {
+        let out = support::headroom(&[
+            "attack",
+            "http://127.0.0.1:9/",
+            "--rate",
+            "10",
+            "-d",
+            "1s",
+            "--push",
+            given,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{given}: {stderr}");
+        assert!(stderr.contains(says), "{given}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{given}: {stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}

@@ -1,0 +1,120 @@
+//! A real Prometheus on loopback (Debian's `prometheus` package, not its service), started
+//! by a test with the remote-write receiver and native histograms on, in its own temporary
+//! directory, and stopped (by its PID) when dropped.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running Prometheus.
+pub struct Prometheus {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// Its HTTP port.
+    pub port: u16,
+}
+
+impl Prometheus {
+    /// Starts Prometheus on a free loopback port and waits until it is ready.
+    pub fn start() -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("prometheus.yml");
+        // Nothing to scrape: the test writes to it.
+        std::fs::write(&config, "global:\n  scrape_interval: 1m\n").unwrap();
+        let port = super::free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--web.enable-remote-write-receiver")
+            .arg("--enable-feature=native-histograms")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("prometheus.log")).unwrap())
+            .spawn()
+            .expect("prometheus starts (apt-get install -y prometheus; tests/run installs it)");
+        let mut p = Prometheus { child, dir, port };
+        p.wait_ready();
+        p
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("prometheus exited with {status}; its log:\n{}", self.log());
+            }
+            if get(self.port, "/-/ready").is_some_and(|(code, _)| code == 200) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("prometheus was not ready on port {} within 30 s", self.port);
+    }
+
+    /// The tail of its log, for a failing assertion.
+    pub fn log(&self) -> String {
+        let log =
+            std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Its remote-write URL.
+    pub fn write_url(&self) -> String {
+        format!("http://127.0.0.1:{}/api/v1/write", self.port)
+    }
+
+    /// The result vector of the instant query `expr` (evaluated now), as JSON.
+    pub fn query(&self, expr: &str) -> serde_json::Value {
+        let path = format!("/api/v1/query?query={}", percent_encode(expr));
+        let (code, body) = get(self.port, &path).expect("prometheus answers a query");
+        let json: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("query {expr}: {e}: {body}"));
+        assert_eq!(code, 200, "query {expr}: {body}");
+        json["data"]["result"].clone()
+    }
+
+    /// The single float value of the instant query `expr`.
+    pub fn scalar(&self, expr: &str) -> f64 {
+        let result = self.query(expr);
+        let value = result[0]["value"][1]
+            .as_str()
+            .unwrap_or_else(|| panic!("{expr} gave no value: {result}\n{}", self.log()));
+        value.parse().unwrap()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// GET `path` over HTTP/1.0 (the body ends with the connection): status and body.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    let code = answer.get(9..12)?.parse().ok()?;
+    let body = answer.split_once("\r\n\r\n")?.1.to_string();
+    Some((code, body))
+}
