@@ -69,10 +69,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
             host,
             output,
         } => {
-            let options = import::har::Options {
-                keep_static,
-                host,
-            };
+            let options = import::har::Options { keep_static, host };
             (import::har::import(&file, &options)?, output)
         }
         Source::Curl {

@@ -286,7 +286,10 @@ fn read_data(
         return Ok(value.to_string());
     };
     if file == "-" {
-        return Err(refuse("data from standard input (@-) cannot be imported; save it to a file and give @FILE".into()));
+        return Err(refuse(
+            "data from standard input (@-) cannot be imported; save it to a file and give @FILE"
+                .into(),
+        ));
     }
     let text = super::read_input(std::path::Path::new(file))?;
     Ok(if strip_newlines {
@@ -342,14 +345,21 @@ impl Command {
             message: "no URL: give it as an argument or with --url".into(),
         })?;
         // curl takes a URL without a scheme as http.
-        let url = if url.contains("://") { url } else { format!("http://{url}") };
+        let url = if url.contains("://") {
+            url
+        } else {
+            format!("http://{url}")
+        };
         let (scheme, authority, mut path, user_info) = split_url(&url, name)?;
         let user = self.user.take().or(user_info);
         if let Some(user) = user {
             let credential = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
-            self.headers.push(("Authorization".into(), format!("Basic {credential}")));
+            self.headers
+                .push(("Authorization".into(), format!("Basic {credential}")));
         }
-        let has = |headers: &[(String, String)], n: &str| headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(n));
+        let has = |headers: &[(String, String)], n: &str| {
+            headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(n))
+        };
         let mut body = None;
         if !self.data.is_empty() {
             let joined = self.data.join("&");
@@ -357,10 +367,9 @@ impl Command {
                 path.push(if path.contains('?') { '&' } else { '?' });
                 path.push_str(&joined);
             } else {
-                if self.json {
-                    if !has(&self.headers, "accept") {
-                        self.headers.push(("Accept".into(), "application/json".into()));
-                    }
+                if self.json && !has(&self.headers, "accept") {
+                    self.headers
+                        .push(("Accept".into(), "application/json".into()));
                 }
                 let content_type = if self.json {
                     "application/json"
@@ -369,7 +378,8 @@ impl Command {
                 };
                 body = Some(Body {
                     bytes: joined.into_bytes(),
-                    content_type: (!has(&self.headers, "content-type")).then(|| content_type.to_string()),
+                    content_type: (!has(&self.headers, "content-type"))
+                        .then(|| content_type.to_string()),
                 });
             }
         }
@@ -384,7 +394,11 @@ impl Command {
             authority,
             base_path: String::new(),
             insecure: self.insecure,
-            http: if self.http2 { HttpChoice::Http2 } else { HttpChoice::Auto },
+            http: if self.http2 {
+                HttpChoice::Http2
+            } else {
+                HttpChoice::Auto
+            },
         };
         Ok((
             origin,
@@ -414,19 +428,30 @@ mod tests {
         let text = "# comment\ncurl -X POST \\\n  -H 'A: b' \\\n  http://h/x\n\ncurl http://h/y \\\\\ncurl http://h/z\\";
         let cmds = split_file(text);
         assert_eq!(cmds.len(), 3, "{cmds:?}");
-        assert_eq!(cmds[0], (2, "curl -X POST    -H 'A: b'    http://h/x".into()));
+        assert_eq!(
+            cmds[0],
+            (2, "curl -X POST    -H 'A: b'    http://h/x".into())
+        );
         assert_eq!(cmds[1].0, 6);
         assert_eq!(cmds[2], (7, "curl http://h/z ".into()));
     }
 
     #[test]
     fn options_become_the_request() {
-        let i = one(r#"curl -sSk -XPUT --url 'https://127.0.0.1:8443/v1/k?x=1' -H 'X-Trace: 7' --data-raw '{"a":1}' -H "Content-Type: application/json""#);
+        let i = one(
+            r#"curl -sSk -XPUT --url 'https://127.0.0.1:8443/v1/k?x=1' -H 'X-Trace: 7' --data-raw '{"a":1}' -H "Content-Type: application/json""#,
+        );
         let r = &i.scenario.requests[0];
-        assert_eq!((r.name.as_str(), r.method.as_str(), r.path.as_str()), ("PUT /v1/k", "PUT", "/v1/k?x=1"));
+        assert_eq!(
+            (r.name.as_str(), r.method.as_str(), r.path.as_str()),
+            ("PUT /v1/k", "PUT", "/v1/k?x=1")
+        );
         assert_eq!(r.headers["X-Trace"], "7");
         assert!(i.scenario.target.tls.insecure);
-        assert_eq!(i.scenario.target.url.as_deref(), Some("https://127.0.0.1:8443"));
+        assert_eq!(
+            i.scenario.target.url.as_deref(),
+            Some("https://127.0.0.1:8443")
+        );
         assert_eq!(i.bodies[0].1, br#"{"a":1}"#);
         let j = one("curl --json '{\"b\":2}' -u alice:pa55word http://h:8080/j");
         let r = &j.scenario.requests[0];
@@ -450,11 +475,20 @@ mod tests {
             ("curl ftp://u:s3cret@h/", "only http and https"),
         ];
         for (line, want) in cases {
-            let e = import(&[("curl line 4".into(), line.into())]).unwrap_err().to_string();
-            assert!(e.contains(want) && e.starts_with("curl line 4"), "{line}: {e}");
+            let e = import(&[("curl line 4".into(), line.into())])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(want) && e.starts_with("curl line 4"),
+                "{line}: {e}"
+            );
             assert!(!e.contains("s3cret") && !e.contains('\n'), "{e}");
         }
-        let e = import(&[("curl line 1".into(), "curl http://a/".into()), ("curl line 2".into(), "curl http://b/".into())]).unwrap_err();
+        let e = import(&[
+            ("curl line 1".into(), "curl http://a/".into()),
+            ("curl line 2".into(), "curl http://b/".into()),
+        ])
+        .unwrap_err();
         assert!(e.to_string().contains("one target"), "{e}");
     }
 }

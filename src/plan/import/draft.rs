@@ -132,7 +132,10 @@ mod tests {
     #[test]
     fn urls_split_into_origin_and_path() {
         let (s, a, p, u) = split_url("HTTP://Example.com:80/a/b?x=1#frag", "t").unwrap();
-        assert_eq!((s.as_str(), a.as_str(), p.as_str(), u), ("http", "example.com", "/a/b?x=1", None));
+        assert_eq!(
+            (s.as_str(), a.as_str(), p.as_str(), u),
+            ("http", "example.com", "/a/b?x=1", None)
+        );
         let (_, a, p, u) = split_url("https://u:pw@127.0.0.1:8443?q", "t").unwrap();
         assert_eq!((a.as_str(), p.as_str()), ("127.0.0.1:8443", "/?q"));
         assert_eq!(u.as_deref(), Some("u:pw"));

@@ -59,6 +59,45 @@ struct PostData {
     #[serde(rename = "mimeType", default)]
     mime_type: String,
     text: Option<String>,
+    /// Parsed fields: chrome-har writes these instead of `text` for form and JSON bodies.
+    #[serde(default)]
+    params: Vec<Param>,
+}
+
+#[derive(Deserialize)]
+struct Param {
+    name: String,
+    #[serde(default)]
+    value: serde_json::Value,
+}
+
+impl PostData {
+    /// The body's bytes: `text`, else rebuilt from `params` as the content type writes them.
+    fn bytes(&self) -> Option<Vec<u8>> {
+        if let Some(text) = self.text.as_ref().filter(|t| !t.is_empty()) {
+            return Some(text.as_bytes().to_vec());
+        }
+        if self.params.is_empty() {
+            return None;
+        }
+        if self.mime_type.to_ascii_lowercase().contains("json") {
+            let object: serde_json::Map<String, serde_json::Value> = self
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.value.clone()))
+                .collect();
+            return Some(serde_json::Value::Object(object).to_string().into_bytes());
+        }
+        let pairs: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match &p.value {
+                serde_json::Value::String(v) => format!("{}={v}", p.name),
+                v => format!("{}={v}", p.name),
+            })
+            .collect();
+        Some(pairs.join("&").into_bytes())
+    }
 }
 
 #[derive(Deserialize)]
@@ -82,7 +121,9 @@ pub fn import(path: &Path, options: &Options) -> Result<Imported, ImportError> {
 pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported, ImportError> {
     let har: Har = serde_json::from_str(text).map_err(|e| {
         let message = e.to_string();
-        let message = message.find(" at line ").map_or(&*message, |i| &message[..i]);
+        let message = message
+            .find(" at line ")
+            .map_or(&*message, |i| &message[..i]);
         ImportError::Malformed {
             source_name: source.to_string(),
             at: (e.line() > 0).then(|| (e.line(), e.column())),
@@ -105,7 +146,9 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
             continue;
         }
         let wanted = match (&options.host, &main) {
-            (Some(h), _) => authority.eq_ignore_ascii_case(h) || host_of(&authority).eq_ignore_ascii_case(h),
+            (Some(h), _) => {
+                authority.eq_ignore_ascii_case(h) || host_of(&authority).eq_ignore_ascii_case(h)
+            }
             (None, Some((s, a))) => (s, a) == (&scheme, &authority),
             // The first request is the page's (a browser records the document first).
             (None, None) => true,
@@ -117,7 +160,10 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
         }
         if main.is_none() {
             main = Some((scheme.clone(), authority.clone()));
-        } else if main.as_ref().is_some_and(|(s, a)| (s, a) != (&scheme, &authority)) {
+        } else if main
+            .as_ref()
+            .is_some_and(|(s, a)| (s, a) != (&scheme, &authority))
+        {
             // --host matched one host over two schemes: keep the first.
             other_hosts += 1;
             continue;
@@ -134,8 +180,8 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
             .map(|h| (h.name.clone(), h.value.clone()))
             .collect();
         let body = entry.request.post_data.as_ref().and_then(|p| {
-            p.text.as_ref().filter(|t| !t.is_empty()).map(|t| Body {
-                bytes: t.as_bytes().to_vec(),
+            p.bytes().map(|bytes| Body {
+                bytes,
                 content_type: (!p.mime_type.is_empty()).then(|| p.mime_type.clone()),
             })
         });
@@ -170,7 +216,9 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
         ));
     }
     if not_http > 0 {
-        notes.push(format!("left out {not_http} entries that are not HTTP requests (data:, blob:, WebSocket)"));
+        notes.push(format!(
+            "left out {not_http} entries that are not HTTP requests (data:, blob:, WebSocket)"
+        ));
     }
     if drafts.is_empty() {
         return Err(ImportError::Empty(format!(
@@ -198,11 +246,18 @@ fn host_of(authority: &str) -> &str {
 /// An image, font, stylesheet, script or media file: by the browser's resource type, else by
 /// the response's content type, else by the path's extension.
 fn is_static(entry: &Entry, path: &str) -> bool {
-    if let Some(kind) = &entry.resource_type {
-        return matches!(
-            kind.as_str(),
-            "image" | "font" | "stylesheet" | "script" | "media" | "manifest" | "texttrack"
-        );
+    match entry
+        .resource_type
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("image" | "font" | "stylesheet" | "script" | "media" | "manifest" | "texttrack") => {
+            return true
+        }
+        Some("document" | "xhr" | "fetch" | "eventsource") => return false,
+        // "other" (a favicon, a beacon) or none: judged by what came back, then by the name.
+        _ => {}
     }
     let mime = entry
         .response
@@ -219,7 +274,11 @@ fn is_static(entry: &Entry, path: &str) -> bool {
     {
         return true;
     }
-    let file = path.split(['?', '#']).next().unwrap_or("").to_ascii_lowercase();
+    let file = path
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     const EXTENSIONS: &[&str] = &[
         ".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp", ".avif", ".bmp", ".woff",
         ".woff2", ".ttf", ".otf", ".eot", ".css", ".js", ".mjs", ".map", ".mp4", ".webm", ".mp3",

@@ -113,7 +113,9 @@ pub fn assemble(
     notes: Vec<String>,
 ) -> Result<Imported, ImportError> {
     if drafts.is_empty() {
-        return Err(ImportError::Empty(format!("{source} has no request to keep")));
+        return Err(ImportError::Empty(format!(
+            "{source} has no request to keep"
+        )));
     }
     let mut secrets = Secrets::default();
     let mut requests: Vec<(RequestSection, Option<Vec<u8>>)> = Vec::new();
@@ -177,9 +179,10 @@ pub fn assemble(
             let n = files.entry(stem.clone()).or_insert(0);
             *n += 1;
             let stem = if *n == 1 { stem } else { format!("{stem}-{n}") };
-            let ext = extension(r.headers.iter().find_map(|(k, v)| {
-                k.eq_ignore_ascii_case("content-type").then_some(v.as_str())
-            }));
+            let ext =
+                extension(r.headers.iter().find_map(|(k, v)| {
+                    k.eq_ignore_ascii_case("content-type").then_some(v.as_str())
+                }));
             let path = PathBuf::from("bodies").join(format!("{stem}.{ext}"));
             r.body_file = Some(path.clone());
             bodies.push((path, bytes));
@@ -342,9 +345,16 @@ pub fn read_input(path: &std::path::Path) -> Result<String, ImportError> {
     })
 }
 
-/// A serde error's message with quoted values taken out (`invalid type: string "s3cret"`
-/// names what it found): only the shape of the mistake is told.
+/// A serde error's message with the values it quotes taken out (`invalid type: string
+/// "s3cret"`, `invalid type: integer `1234``): only the shape of the mistake is told. Field
+/// names (`missing field `url``) stay.
 pub(crate) fn without_values(message: &str) -> String {
+    static FOUND: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        regex::Regex::new(r"(invalid (?:type|value|length): [a-z ]*?) ?(?:`[^`]*`|'[^']*')")
+            .expect("a valid pattern")
+    });
+    let message = found.replace_all(message, "$1 (value not shown)");
     let mut out = String::with_capacity(message.len());
     let mut quoted = false;
     for c in message.chars() {
@@ -378,6 +388,12 @@ mod tests {
         assert_eq!(
             without_values("invalid type: string \"Bearer s3cret\", expected a number"),
             "invalid type: string (value not shown), expected a number"
+        );
+        assert_eq!(
+            without_values(
+                "invalid type: integer `123456`, expected a string; missing field `url`"
+            ),
+            "invalid type: integer (value not shown), expected a string; missing field `url`"
         );
     }
 }

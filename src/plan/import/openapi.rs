@@ -15,18 +15,21 @@ use std::path::Path;
 const MAX_DEPTH: usize = 12;
 
 /// The methods an OpenAPI path item may hold, in the order they are imported.
-const METHODS: &[&str] = &["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "patch", "head", "options", "trace",
+];
 
 /// A scenario from the OpenAPI document at `path`; `server` replaces its `servers`.
 pub fn import(path: &Path, server: Option<&str>) -> Result<Imported, ImportError> {
     let text = read_input(path)?;
     let source = path.display().to_string();
     // Read through YAML (JSON is YAML), keeping the document's order of paths.
-    let doc: yaml_serde::Value = yaml_serde::from_str(&text).map_err(|e| ImportError::Malformed {
-        source_name: source.clone(),
-        at: e.location().map(|l| (l.line(), l.column())),
-        message: super::without_values(&strip_location(&e.to_string())),
-    })?;
+    let doc: yaml_serde::Value =
+        yaml_serde::from_str(&text).map_err(|e| ImportError::Malformed {
+            source_name: source.clone(),
+            at: e.location().map(|l| (l.line(), l.column())),
+            message: super::without_values(&strip_location(&e.to_string())),
+        })?;
     from_document(&doc, &source, server)
 }
 
@@ -45,7 +48,9 @@ pub fn from_document(
 ) -> Result<Imported, ImportError> {
     let unsupported = |why: String| ImportError::Unsupported(format!("{source}: {why}"));
     if !doc.is_mapping() {
-        return Err(unsupported("not an OpenAPI document (its top level is not a mapping)".into()));
+        return Err(unsupported(
+            "not an OpenAPI document (its top level is not a mapping)".into(),
+        ));
     }
     match doc.get("openapi").and_then(scalar_text) {
         Some(v) if v.starts_with("3.") => {}
@@ -63,7 +68,10 @@ pub fn from_document(
     }
     // serde_json's view of the document for values (examples, schemas); the YAML one keeps order.
     let json_doc: Value = serde_json::to_value(doc).map_err(|e| {
-        unsupported(format!("a value cannot be read as JSON ({})", super::without_values(&e.to_string())))
+        unsupported(format!(
+            "a value cannot be read as JSON ({})",
+            super::without_values(&e.to_string())
+        ))
     })?;
     let origin = origin(&json_doc, source, server)?;
     let mut drafts = Vec::new();
@@ -72,13 +80,26 @@ pub fn from_document(
         return Err(ImportError::Empty(format!("{source} has no paths")));
     };
     for (path_key, item) in paths {
-        let Some(path_template) = path_key.as_str() else { continue };
+        let Some(path_template) = path_key.as_str() else {
+            continue;
+        };
         let item_json = &json_doc["paths"][path_template];
-        let Some(item_map) = item.as_mapping() else { continue };
+        let Some(item_map) = item.as_mapping() else {
+            continue;
+        };
         for (method_key, _) in item_map {
-            let Some(method) = method_key.as_str().filter(|m| METHODS.contains(m)) else { continue };
+            let Some(method) = method_key.as_str().filter(|m| METHODS.contains(m)) else {
+                continue;
+            };
             let op = &item_json[method];
-            drafts.push(operation(&json_doc, path_template, method, item_json, op, &mut notes)?);
+            drafts.push(operation(
+                &json_doc,
+                path_template,
+                method,
+                item_json,
+                op,
+                &mut notes,
+            )?);
         }
     }
     notes.sort();
@@ -115,13 +136,19 @@ fn origin(doc: &Value, source: &str, server: Option<&str>) -> Result<Origin, Imp
     let (scheme, authority, base, user) = split_url(&url, "the server URL")?;
     if user.is_some() {
         return Err(ImportError::Unsupported(
-            "the server URL holds user:password@; take it out and set the credential as a header".into(),
+            "the server URL holds user:password@; take it out and set the credential as a header"
+                .into(),
         ));
     }
     Ok(Origin {
         scheme,
         authority,
-        base_path: base.split('?').next().unwrap_or("").trim_end_matches('/').to_string(),
+        base_path: base
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string(),
         insecure: false,
         http: HttpChoice::Auto,
     })
@@ -138,10 +165,18 @@ fn operation(
     let label = format!("{} {path_template}", method.to_ascii_uppercase());
     // Path-level parameters apply unless the operation names the same one.
     let mut params: Vec<Value> = Vec::new();
-    for p in op["parameters"].as_array().into_iter().flatten().chain(item["parameters"].as_array().into_iter().flatten()) {
+    for p in op["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(item["parameters"].as_array().into_iter().flatten())
+    {
         let p = resolve(doc, p, 0).clone();
         let key = (p["name"].clone(), p["in"].clone());
-        if !params.iter().any(|q| (q["name"].clone(), q["in"].clone()) == key) {
+        if !params
+            .iter()
+            .any(|q| (q["name"].clone(), q["in"].clone()) == key)
+        {
             params.push(p);
         }
     }
@@ -149,7 +184,9 @@ fn operation(
     let mut query = Vec::new();
     let mut headers = Vec::new();
     for p in &params {
-        let Some(name) = p["name"].as_str() else { continue };
+        let Some(name) = p["name"].as_str() else {
+            continue;
+        };
         let required = p["required"].as_bool().unwrap_or(false);
         let example = parameter_example(doc, p);
         match p["in"].as_str() {
@@ -166,7 +203,9 @@ fn operation(
                 headers.push((name.to_string(), value));
             }
             Some("cookie") if required => {
-                notes.push(format!("{label}: the cookie parameter {name} was left out; add a Cookie header"));
+                notes.push(format!(
+                    "{label}: the cookie parameter {name} was left out; add a Cookie header"
+                ));
             }
             _ => {}
         }
@@ -179,7 +218,11 @@ fn operation(
     let body = request_body(doc, op, &label, notes);
     if let Some(b) = &body {
         if let Some(ct) = &b.content_type {
-            if ct.contains("json") && !headers.iter().any(|(h, _): &(String, String)| h.eq_ignore_ascii_case("accept")) {
+            if ct.contains("json")
+                && !headers
+                    .iter()
+                    .any(|(h, _): &(String, String)| h.eq_ignore_ascii_case("accept"))
+            {
                 headers.push(("Accept".into(), "application/json".into()));
             }
         }
@@ -226,7 +269,12 @@ fn parameter_example(doc: &Value, p: &Value) -> Option<Value> {
         .or_else(|| schema.get("default"))
         .or_else(|| schema["enum"].get(0))
         .cloned()
-        .or_else(|| p["required"].as_bool().filter(|r| *r).map(|_| from_schema(doc, schema, 0)))
+        .or_else(|| {
+            p["required"]
+                .as_bool()
+                .filter(|r| *r)
+                .map(|_| from_schema(doc, schema, 0))
+        })
 }
 
 /// The value of the first entry of an `examples` map (resolving `$ref`s to components).
@@ -272,7 +320,11 @@ fn security(
         Some(s) => s,
         None => &doc["security"],
     };
-    let Some(first) = requirement.as_array().and_then(|a| a.first()).and_then(Value::as_object) else {
+    let Some(first) = requirement
+        .as_array()
+        .and_then(|a| a.first())
+        .and_then(Value::as_object)
+    else {
         return;
     };
     for name in first.keys() {
@@ -291,14 +343,19 @@ fn security(
                 }
             }
             (Some("http"), _) => {
-                let kind = scheme["scheme"].as_str().unwrap_or("bearer").to_ascii_lowercase();
+                let kind = scheme["scheme"]
+                    .as_str()
+                    .unwrap_or("bearer")
+                    .to_ascii_lowercase();
                 let word = if kind == "basic" { "Basic" } else { "Bearer" };
                 headers.push(("Authorization".into(), format!("{word} {placeholder}")));
             }
             (Some("oauth2" | "openIdConnect"), _) => {
                 headers.push(("Authorization".into(), format!("Bearer {placeholder}")));
             }
-            _ => notes.push(format!("{label}: the security scheme {name} was not imported; add its credential by hand")),
+            _ => notes.push(format!(
+                "{label}: the security scheme {name} was not imported; add its credential by hand"
+            )),
         }
     }
 }
@@ -367,7 +424,11 @@ fn from_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
     let kind = match &schema["type"] {
         Value::String(t) => t.as_str(),
         // OpenAPI 3.1 allows a list of types: the first that is not null.
-        Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null"),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
         _ if schema.get("properties").is_some() => "object",
         _ => "string",
     };

@@ -5,7 +5,7 @@
 //! Every value that stays is escaped for the scenario's own syntax (`${` becomes `$${`), so
 //! text that only looks like a variable is sent as it was recorded.
 
-use super::{BodyOut, Body, Variable};
+use super::{Body, BodyOut, Variable};
 use std::collections::BTreeMap;
 
 /// The variables made so far, and the values they stand for (in memory only).
@@ -19,7 +19,9 @@ pub struct Secrets {
 impl std::fmt::Debug for Secrets {
     // The values are the secrets themselves: a debug print shows only the names.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.variables.iter().map(|v| &v.name)).finish()
+        f.debug_list()
+            .entries(self.variables.iter().map(|v| &v.name))
+            .finish()
     }
 }
 
@@ -46,7 +48,15 @@ pub fn is_secret_name(name: &str) -> bool {
         "sessionid",
         "xauth",
     ];
-    const WHOLE: &[&str] = &["auth", "authorization", "sig", "session", "sid", "jwt", "pwd"];
+    const WHOLE: &[&str] = &[
+        "auth",
+        "authorization",
+        "sig",
+        "session",
+        "sid",
+        "jwt",
+        "pwd",
+    ];
     PARTS.iter().any(|p| n.contains(p)) || WHOLE.contains(&n.as_str())
 }
 
@@ -107,18 +117,32 @@ impl Secrets {
         if !is_secret_name(name) {
             return escape(value);
         }
-        if name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization") {
+        if name.eq_ignore_ascii_case("authorization")
+            || name.eq_ignore_ascii_case("proxy-authorization")
+        {
             // Keep the scheme ("Bearer", "Basic"): the file then says what kind of credential
             // goes in the variable.
             if let Some((scheme, credential)) = value.trim().split_once(' ') {
-                if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                if !scheme.is_empty()
+                    && scheme
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-')
+                {
                     let (base, what) = match scheme.to_ascii_lowercase().as_str() {
-                        "bearer" => ("bearer_token".to_string(), format!("the {name} header's Bearer token")),
+                        "bearer" => (
+                            "bearer_token".to_string(),
+                            format!("the {name} header's Bearer token"),
+                        ),
                         "basic" => (
                             "basic_auth".to_string(),
-                            format!("the {name} header's Basic credential: the base64 of user:password"),
+                            format!(
+                                "the {name} header's Basic credential: the base64 of user:password"
+                            ),
                         ),
-                        other => (name.to_string(), format!("the {name} header's {other} credential")),
+                        other => (
+                            name.to_string(),
+                            format!("the {name} header's {other} credential"),
+                        ),
                     };
                     let reference = self.variable(credential.trim(), &base, &what, label);
                     return format!("{scheme} {reference}");
@@ -141,7 +165,8 @@ impl Secrets {
             }
             match pair.split_once('=') {
                 Some((k, v)) if is_secret_name(&percent_decoded(k)) && !v.is_empty() => {
-                    let what = format!("the query parameter {k}, as it goes in the URL (percent-encoded)");
+                    let what =
+                        format!("the query parameter {k}, as it goes in the URL (percent-encoded)");
                     let reference = self.variable(v, k, &what, label);
                     out.push_str(&escape(k));
                     out.push('=');
@@ -174,11 +199,16 @@ impl Secrets {
         } else if ct.contains("x-www-form-urlencoded") {
             if let Ok(text) = std::str::from_utf8(&body.bytes) {
                 let fields: Vec<&str> = text.split('&').collect();
-                if fields.iter().any(|f| f.split_once('=').is_some_and(|(k, v)| is_secret_name(&percent_decoded(k)) && !v.is_empty())) {
+                if fields.iter().any(|f| {
+                    f.split_once('=')
+                        .is_some_and(|(k, v)| is_secret_name(&percent_decoded(k)) && !v.is_empty())
+                }) {
                     let mut out = Vec::new();
                     for f in fields {
                         match f.split_once('=') {
-                            Some((k, v)) if is_secret_name(&percent_decoded(k)) && !v.is_empty() => {
+                            Some((k, v))
+                                if is_secret_name(&percent_decoded(k)) && !v.is_empty() =>
+                            {
                                 let what = format!("the form field {k}, percent-encoded");
                                 let reference = self.variable(v, k, &what, label);
                                 out.push(format!("{}={reference}", escape(k)));
@@ -205,10 +235,16 @@ impl Secrets {
         let mut out: BTreeMap<String, String> = BTreeMap::new();
         let mut raw: Vec<(String, String)> = Vec::new();
         for (name, value) in headers {
-            // The same header twice is one with both values, as HTTP reads it.
+            // The same header twice is one with both values, as HTTP reads it; recorders
+            // that merge two views of a request repeat a header with its same value.
             match raw.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+                Some((_, v)) if *v == value => {}
                 Some((_, v)) => {
-                    let sep = if name.eq_ignore_ascii_case("cookie") { "; " } else { ", " };
+                    let sep = if name.eq_ignore_ascii_case("cookie") {
+                        "; "
+                    } else {
+                        ", "
+                    };
                     v.push_str(sep);
                     v.push_str(&value);
                 }
@@ -219,7 +255,14 @@ impl Secrets {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.clone());
-        if let (None, Some(Body { content_type: Some(t), .. })) = (&content_type, &body) {
+        if let (
+            None,
+            Some(Body {
+                content_type: Some(t),
+                ..
+            }),
+        ) = (&content_type, &body)
+        {
             raw.push(("Content-Type".into(), t.clone()));
             content_type = Some(t.clone());
         }
@@ -241,7 +284,9 @@ fn mark_json(value: &mut serde_json::Value, found: &mut Vec<(String, String, Str
         serde_json::Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 let secret = match v {
-                    serde_json::Value::String(s) if is_secret_name(k) && !s.is_empty() => Some(s.clone()),
+                    serde_json::Value::String(s) if is_secret_name(k) && !s.is_empty() => {
+                        Some(s.clone())
+                    }
                     serde_json::Value::Number(n) if is_secret_name(k) => Some(n.to_string()),
                     _ => None,
                 };
@@ -268,7 +313,11 @@ fn percent_decoded(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -308,34 +357,65 @@ mod tests {
                 content_type: Some("application/json".into()),
             }),
         );
-        assert_eq!(path, "/login?api_key=${HEADROOM_API_KEY}&author=bob&x=$${y}");
+        assert_eq!(
+            path,
+            "/login?api_key=${HEADROOM_API_KEY}&author=bob&x=$${y}"
+        );
         assert_eq!(headers["Authorization"], "Bearer ${HEADROOM_BEARER_TOKEN}");
         assert_eq!(headers["X-Api-Key"], "${HEADROOM_X_API_KEY}");
         assert_eq!(headers["Cookie"], "${HEADROOM_COOKIE}");
         assert_eq!(headers["Accept"], "*/*");
         assert_eq!(headers["Content-Type"], "application/json");
-        let Some(BodyOut::Inline(text)) = body else { panic!("{body:?}") };
+        let Some(BodyOut::Inline(text)) = body else {
+            panic!("{body:?}")
+        };
         assert_eq!(
             text,
             r#"{"n":{"client_secret":"${HEADROOM_CLIENT_SECRET}"},"password":"${HEADROOM_PASSWORD}","user":"u"}"#
         );
         // The same token again is the same variable.
-        let (_, again, _) = s.take_out("GET /me", "/me".into(), vec![("authorization".into(), "Bearer s3cret".into())], None);
+        let (_, again, _) = s.take_out(
+            "GET /me",
+            "/me".into(),
+            vec![("authorization".into(), "Bearer s3cret".into())],
+            None,
+        );
         assert_eq!(again["authorization"], "Bearer ${HEADROOM_BEARER_TOKEN}");
         let all = format!("{s:?} {:?}", s.variables());
         for secret in ["s3cret", "K3Y", "k3y-2", "hunter2", "a=1"] {
             assert!(!all.contains(secret), "{secret} in {all}");
         }
         assert_eq!(s.variables().len(), 6);
-        assert!(s.variables()[0].what.contains("also GET /me") || s.variables().iter().any(|v| v.what.contains("also GET /me")));
+        assert!(
+            s.variables()[0].what.contains("also GET /me")
+                || s.variables()
+                    .iter()
+                    .any(|v| v.what.contains("also GET /me"))
+        );
     }
 
     #[test]
     fn names_that_hold_credentials() {
-        for n in ["Authorization", "X-Api-Key", "access_token", "apiKey", "X-Auth-User", "password", "sig", "X-CSRF-Token"] {
+        for n in [
+            "Authorization",
+            "X-Api-Key",
+            "access_token",
+            "apiKey",
+            "X-Auth-User",
+            "password",
+            "sig",
+            "X-CSRF-Token",
+        ] {
             assert!(is_secret_name(n), "{n}");
         }
-        for n in ["author", "Accept", "limit", "key", "User-Agent", "Content-Type"] {
+        for n in [
+            "author",
+            "Accept",
+            "limit",
+            "key",
+            "User-Agent",
+            "Content-Type",
+        ] {
             assert!(!is_secret_name(n), "{n}");
         }
     }

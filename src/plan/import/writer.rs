@@ -24,12 +24,19 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
     prune(&mut value);
     let body = yaml_serde::to_string(&value).map_err(failed)?;
     let mut out = format!(
-        "# Imported by `headroom import` from {}. Edit it (names, weights, load, expectations,\n# slo), then check it: headroom run --check scenario.yaml\n",
+        "# Imported by `headroom import` from {}.\n# Edit it (names, weights, load, expectations, slo), then: headroom run --check scenario.yaml\n",
         imported.origin
     );
     if !imported.variables.is_empty() {
-        out.push_str("# Credentials were taken out: set these environment variables before the run.\n");
-        let width = imported.variables.iter().map(|v| v.name.len()).max().unwrap_or(0);
+        out.push_str(
+            "# Credentials were taken out: set these environment variables before the run.\n",
+        );
+        let width = imported
+            .variables
+            .iter()
+            .map(|v| v.name.len())
+            .max()
+            .unwrap_or(0);
         for v in &imported.variables {
             out.push_str(&format!("#   {:width$}  {}\n", v.name, v.what));
         }
@@ -39,7 +46,9 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
     }
     for line in body.lines() {
         if line.starts_with("load:") {
-            out.push_str("# A placeholder load: set the rate (or users) and duration the test needs.\n");
+            out.push_str(
+                "# A placeholder load: set the rate (or users) and duration the test needs.\n",
+            );
         }
         out.push_str(line);
         out.push('\n');
@@ -80,7 +89,10 @@ pub fn write(imported: &Imported, dir: &Path, force: bool) -> Result<Written, Im
     let bodies: Vec<PathBuf> = imported.bodies.iter().map(|(p, _)| dir.join(p)).collect();
     if !force {
         // Checked before anything is written, so a refusal leaves the directory as it was.
-        if let Some(there) = std::iter::once(&scenario).chain(&bodies).find(|p| p.exists()) {
+        if let Some(there) = std::iter::once(&scenario)
+            .chain(&bodies)
+            .find(|p| p.exists())
+        {
             return Err(ImportError::Exists(there.clone()));
         }
     }
