@@ -285,3 +285,101 @@ fn is_static(entry: &Entry, path: &str) -> bool {
     ];
     EXTENSIONS.iter().any(|e| file.ends_with(e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(method: &str, url: &str, extra: &str) -> String {
+        format!(
+            r#"{{"request": {{"method": "{method}", "url": "{url}", "headers": [{{"name": ":authority", "value": "h"}}, {{"name": "Accept", "value": "*/*"}}]{extra}}}}}"#
+        )
+    }
+
+    fn har(entries: &[String]) -> String {
+        format!(
+            r#"{{"log": {{"version": "1.2", "entries": [{}]}}}}"#,
+            entries.join(",")
+        )
+    }
+
+    #[test]
+    fn the_page_host_is_kept_and_assets_are_left_out() {
+        let text = har(&[
+            entry("GET", "https://shop.example/", ""),
+            entry("GET", "https://cdn.example/lib.js", ""),
+            entry("GET", "https://shop.example/img/a.PNG?v=2", ""),
+            entry(
+                "POST",
+                "https://shop.example/api/cart?session_id=abc",
+                r#", "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "item=4&qty=1"}"#,
+            ),
+            entry("GET", "data:image/png;base64,AAAA", ""),
+            entry("get", "https://shop.example/", ""),
+        ]);
+        let i = from_text(&text, "t.har", &Options::default()).unwrap();
+        let r = &i.scenario.requests;
+        assert_eq!(
+            i.scenario.target.url.as_deref(),
+            Some("https://shop.example")
+        );
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].name.as_str(), r[0].weight), ("GET /", 2));
+        assert_eq!(r[1].path, "/api/cart?session_id=${HEADROOM_SESSION_ID}");
+        assert_eq!(
+            i.bodies[0],
+            (
+                std::path::PathBuf::from("bodies/post-api-cart.form"),
+                b"item=4&qty=1".to_vec()
+            )
+        );
+        assert!(!i.scenario.target.headers.contains_key(":authority"));
+        let notes = i.notes.join("\n");
+        assert!(
+            notes.contains("1 static asset")
+                && notes.contains("cdn.example")
+                && notes.contains("not HTTP"),
+            "{notes}"
+        );
+
+        let other = from_text(
+            &text,
+            "t.har",
+            &Options {
+                host: Some("cdn.example".into()),
+                keep_static: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            other.scenario.target.url.as_deref(),
+            Some("https://cdn.example")
+        );
+        assert_eq!(other.scenario.requests[0].path, "/lib.js");
+        let e = from_text(
+            &text,
+            "t.har",
+            &Options {
+                host: Some("nowhere".into()),
+                keep_static: false,
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no request to nowhere"), "{e}");
+    }
+
+    #[test]
+    fn malformed_files_are_placed() {
+        let e = from_text("{\"log\": {}}", "t.har", &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.har:1:") && e.contains("missing field `entries`"),
+            "{e}"
+        );
+        let e = from_text(&har(&[]), "t.har", &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no HTTP request"), "{e}");
+    }
+}

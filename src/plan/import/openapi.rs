@@ -228,8 +228,9 @@ fn operation(
         }
     }
     Ok(Draft {
-        // Named by its operationId when it has one: the name the API's own documentation uses.
-        name: op["operationId"].as_str().map(str::to_string),
+        // Named by its operationId when it has one (the name the API's own documentation
+        // uses), else by method and path template, not by the example filled in.
+        name: Some(op["operationId"].as_str().map_or(label, str::to_string)),
         method: method.to_ascii_uppercase(),
         path,
         headers,
@@ -329,8 +330,9 @@ fn security(
     };
     for name in first.keys() {
         let scheme = resolve(doc, &doc["components"]["securitySchemes"][name], 0);
-        // A placeholder value: it becomes a ${HEADROOM_…} variable, never written as is.
-        let placeholder = "credential".to_string();
+        // A placeholder value, one per scheme (the importer makes one variable per value):
+        // it becomes a ${HEADROOM_…} variable, never written as is.
+        let placeholder = format!("openapi-security-scheme-{name}");
         match (scheme["type"].as_str(), scheme["in"].as_str()) {
             (Some("apiKey"), Some("header")) => {
                 if let Some(h) = scheme["name"].as_str() {
@@ -478,5 +480,115 @@ fn scalar_text(v: &yaml_serde::Value) -> Option<String> {
         yaml_serde::Value::String(s) => Some(s.clone()),
         yaml_serde::Value::Number(n) => Some(n.to_string()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imported(yaml: &str, server: Option<&str>) -> Result<Imported, ImportError> {
+        let doc: yaml_serde::Value = yaml_serde::from_str(yaml).unwrap();
+        from_document(&doc, "api.yaml", server)
+    }
+
+    const DOC: &str = r##"
+openapi: 3.1.0
+servers: [{url: "https://{host}:8443/api", variables: {host: {default: 127.0.0.1}}}]
+security: [{bearer: []}]
+paths:
+  /users/{id}:
+    parameters:
+      - {$ref: "#/components/parameters/Id"}
+    get:
+      parameters:
+        - {name: fields, in: query, schema: {type: string}, example: "name,email"}
+        - {name: page, in: query, schema: {type: integer}}
+        - {name: X-Tenant, in: header, required: true, schema: {type: string, enum: [acme]}}
+      responses: {"200": {description: ok}, "404": {description: no}}
+    patch:
+      operationId: renameUser
+      security: [{key: []}]
+      requestBody:
+        content:
+          application/json:
+            schema:
+              allOf:
+                - {$ref: "#/components/schemas/Named"}
+                - {type: object, properties: {tags: {type: array, items: {type: string}}}}
+      responses: {"2XX": {description: ok}}
+  /tree:
+    post:
+      operationId: plant
+      security: []
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Node"}
+components:
+  parameters:
+    Id: {name: id, in: path, required: true, schema: {type: integer, example: 42}}
+  securitySchemes:
+    bearer: {type: http, scheme: bearer}
+    key: {type: apiKey, in: header, name: X-Api-Key}
+  schemas:
+    Named: {type: object, properties: {name: {type: string, example: ann}}}
+    Node: {type: object, properties: {label: {type: string}, children: {type: array, items: {$ref: "#/components/schemas/Node"}}}}
+"##;
+
+    #[test]
+    fn operations_become_requests() {
+        let i = imported(DOC, None).unwrap();
+        assert_eq!(
+            i.scenario.target.url.as_deref(),
+            Some("https://127.0.0.1:8443/api")
+        );
+        let r = &i.scenario.requests;
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].name, "GET /users/{id}");
+        assert_eq!(r[0].path, "/users/42?fields=name%2Cemail");
+        assert_eq!(r[0].headers["X-Tenant"], "acme");
+        assert_eq!(
+            r[0].headers["Authorization"],
+            "Bearer ${HEADROOM_BEARER_TOKEN}"
+        );
+        assert!(matches!(
+            r[0].expect.status.as_deref(),
+            Some([crate::plan::scenario::file::StatusPattern::Code(200)])
+        ));
+        assert_eq!(r[1].name, "renameUser");
+        assert_eq!(r[1].headers["X-Api-Key"], "${HEADROOM_X_API_KEY}");
+        assert!(
+            r[1].expect.status.is_none(),
+            "2XX is the default expectation"
+        );
+        let body: Value = serde_json::from_slice(&i.bodies[0].1).unwrap();
+        assert_eq!(body, json!({"name": "ann", "tags": ["example"]}));
+        // A schema that holds itself is built to a bounded depth.
+        assert_eq!(r[2].name, "plant");
+        assert!(!r[2].headers.contains_key("Authorization"));
+        assert!(i.bodies[1].1.len() < 100_000);
+        let vars: Vec<&str> = i.variables.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(vars, ["HEADROOM_BEARER_TOKEN", "HEADROOM_X_API_KEY"]);
+    }
+
+    #[test]
+    fn servers_and_versions() {
+        let i = imported(DOC, Some("http://10.0.0.1:8080/v2/")).unwrap();
+        assert_eq!(
+            i.scenario.target.url.as_deref(),
+            Some("http://10.0.0.1:8080/v2")
+        );
+        let relative = DOC.replace("https://{host}:8443/api", "/api");
+        let e = imported(&relative, None).unwrap_err().to_string();
+        assert!(e.contains("--server http://host:port/api"), "{e}");
+        let e = imported("swagger: '2.0'\npaths: {}\n", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Swagger (OpenAPI 2)"), "{e}");
+        let e = imported("openapi: 2.5.0\n", None).unwrap_err().to_string();
+        assert!(e.contains("OpenAPI 2.5.0 is not supported"), "{e}");
+        let e = imported("[1, 2]\n", None).unwrap_err().to_string();
+        assert!(e.contains("not an OpenAPI document"), "{e}");
     }
 }
