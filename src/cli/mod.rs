@@ -7,6 +7,7 @@ mod compare;
 mod demo;
 pub mod exit;
 mod export;
+mod import;
 mod kube;
 mod matrix;
 mod merge;
@@ -53,6 +54,8 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Write Kubernetes manifests that run a scenario as N shards of one test.
     Kube(Box<kube::KubeArgs>),
+    /// Write a scenario from a HAR file, curl command lines or an OpenAPI 3 document.
+    Import(import::ImportArgs),
     /// Run the built-in test server.
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
@@ -75,6 +78,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Kube(args) => kube::run(*args),
+        Command::Import(args) => import::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
     }

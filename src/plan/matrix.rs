@@ -17,7 +17,7 @@
 
 use crate::plan::scenario::overrides::{display, Given, Override, OverrideError, ValuePath};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use yaml_serde::{Mapping, Value};
 
@@ -25,7 +25,7 @@ use yaml_serde::{Mapping, Value};
 pub const MAX_VARIANTS: usize = 10_000;
 
 /// The `matrix:` section of a scenario.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixSection {
     /// Column headings of the table, by label or path (default: the label or path).
@@ -40,7 +40,7 @@ pub struct MatrixSection {
 }
 
 /// Variants sharing labels and fixed overrides.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VariantSet {
     /// Cells naming the set's rows, by column, e.g. {category: "Burst Load"}.

@@ -6,6 +6,7 @@
 mod body_file;
 mod data;
 mod flow;
+pub mod import;
 mod load;
 pub mod matrix;
 pub(crate) mod regular_file;

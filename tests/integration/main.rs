@@ -14,6 +14,7 @@ mod distributed;
 mod examples;
 mod hostile;
 mod html;
+mod import;
 mod kube;
 mod matrix;
 mod merge;

@@ -1,15 +1,16 @@
 //! The scenario file as written: YAML, checked field by field as it is read, so a mistake is
 //! reported at its line and column. The doc comments here are the schema's descriptions.
+//! `headroom import` writes these same types back out (see `plan::import::writer`).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// A headroom scenario: where the traffic goes, what it is, how hard and how long, and the
 /// service-level objectives it must meet.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// Where requests go, and how to connect.
@@ -40,7 +41,7 @@ pub struct ScenarioFile {
 }
 
 /// The server, and connection settings shared by every request.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TargetSection {
     /// Base URL, e.g. "https://127.0.0.1:8443" or "http://127.0.0.1:2379/v3"; request paths
@@ -69,7 +70,7 @@ pub struct TargetSection {
 }
 
 /// TLS settings. Relative paths are relative to the scenario file.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsSection {
     /// PEM bundle of trusted CAs; when set, only these are trusted.
@@ -88,7 +89,7 @@ pub struct TlsSection {
 }
 
 /// Which HTTP version to speak.
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum HttpChoice {
     /// HTTP/2 when the server offers it over TLS, HTTP/1.1 otherwise.
@@ -101,7 +102,7 @@ pub enum HttpChoice {
 }
 
 /// One kind of request.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestSection {
     /// The name it is reported under; unique in the scenario.
@@ -138,7 +139,7 @@ pub struct RequestSection {
 }
 
 /// Where a captured value is found: give one of json, header and regex.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSection {
     /// A JSON path into the body: "id", "data.items[0].id".
@@ -150,7 +151,7 @@ pub struct CaptureSection {
 }
 
 /// The login request and when to run it again.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginSection {
     /// The login request, by name (it captures the token; it gets its own row).
@@ -162,7 +163,7 @@ pub struct LoginSection {
 }
 
 /// A flow: steps a virtual user runs in order.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSection {
     /// Its name (default "flow N").
@@ -177,7 +178,7 @@ pub struct FlowSection {
 }
 
 /// How a request picks its data row.
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PickChoice {
     /// Row k for the k-th send, wrapping around.
@@ -190,7 +191,7 @@ pub enum PickChoice {
 }
 
 /// A data set: a CSV or JSON-lines file, or generated keys and values.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataSection {
     /// CSV file whose first line names the columns (relative to the scenario file).
@@ -202,7 +203,7 @@ pub struct DataSection {
 }
 
 /// A generated key-value set, e.g. 1,000,000 keys with 256-byte values.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GenerateSection {
     /// Number of keys.
@@ -223,7 +224,7 @@ fn one() -> u32 {
 }
 
 /// What a request expects back; anything else is a failure of that request.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSection {
     /// Allowed status codes: numbers (404), classes ("2xx") or ranges ("200-204").
@@ -236,7 +237,7 @@ pub struct ExpectSection {
 }
 
 /// A status code, a class such as "2xx", or a range such as "200-204".
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StatusPattern {
     /// One status code.
@@ -246,7 +247,7 @@ pub enum StatusPattern {
 }
 
 /// How hard and how long.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSection {
     /// Open model: requests per second, whatever the server does.
@@ -263,7 +264,7 @@ pub struct LoadSection {
 }
 
 /// One stage: a rate or a number of users, constant or ramped, for a duration.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageSection {
     /// Its name in the report (default "stage N").
@@ -281,7 +282,7 @@ pub struct StageSection {
 }
 
 /// A constant level, or a linear ramp from one level to another.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Level {
     /// Constant.

@@ -5,7 +5,7 @@
 
 mod budget;
 pub mod env;
-mod file;
+pub(crate) mod file;
 mod flows;
 mod load;
 pub mod overrides;
