@@ -7,28 +7,49 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Checks the files the run reads (TLS) and prints the scenario's target, load, requests,
-/// flows, objectives and its first request as it would be sent.
-pub fn print(scenario: &Path, plan: &AttackPlan) -> anyhow::Result<()> {
+/// flows, objectives and its first request as it would be sent, each line passed through
+/// `scrub` (which puts the scenario's `${VARIABLES}` back where their values, possibly
+/// secrets, were filled in).
+pub fn print(
+    scenario: &Path,
+    plan: &AttackPlan,
+    scrub: &dyn Fn(&str) -> String,
+) -> anyhow::Result<()> {
     headroom::engine::preview::check_tls(plan)?;
     let first = first_sent(plan);
     let preview = headroom::engine::preview::request(plan, first)?;
-    println!("{}: ok", scenario.display());
+    let mut out = Vec::new();
+    lines(scenario, plan, first, &preview, &mut out);
+    for line in out {
+        println!("{}", scrub(&line));
+    }
+    Ok(())
+}
+
+fn lines(
+    scenario: &Path,
+    plan: &AttackPlan,
+    first: usize,
+    preview: &headroom::engine::preview::Preview,
+    out: &mut Vec<String>,
+) {
+    out.push(format!("{}: ok", scenario.display()));
     let more = match plan.instances.len() {
         0 => String::new(),
         n => format!(" and {}", count(n as u64, "more instance")),
     };
-    println!("  target  {}{more}", plan.target.url);
+    out.push(format!("  target  {}{more}", plan.target.url));
     for line in load(plan) {
-        println!("  load    {line}");
+        out.push(format!("  load    {line}"));
     }
     for r in &plan.requests {
-        println!(
+        out.push(format!(
             "  request {:<24} weight {:<5} {} {}",
             r.name,
             r.weight,
             r.spec.method,
             r.spec.path.as_deref().unwrap_or("")
-        );
+        ));
     }
     for f in &plan.flows {
         let steps: Vec<&str> = f
@@ -36,27 +57,26 @@ pub fn print(scenario: &Path, plan: &AttackPlan) -> anyhow::Result<()> {
             .iter()
             .map(|&i| plan.requests[usize::from(i)].name.as_str())
             .collect();
-        println!(
+        out.push(format!(
             "  flow    {:?} (weight {}): {}",
             f.name,
             f.weight,
             steps.join(" → ")
-        );
+        ));
     }
     for s in &plan.slo {
-        println!("  SLO     {s}");
+        out.push(format!("  SLO     {s}"));
     }
-    println!("  first send of {:?}:", plan.requests[first].name);
+    out.push(format!("  first send of {:?}:", plan.requests[first].name));
     for line in &preview.head {
-        println!("    {line}");
+        out.push(format!("    {line}"));
     }
     if preview.body_bytes > 0 {
-        println!(
+        out.push(format!(
             "    ({} of body, not shown)",
             count(preview.body_bytes, "byte")
-        );
+        ));
     }
-    Ok(())
 }
 
 /// The request a run sends first: a login, else the first flow's first step, else the

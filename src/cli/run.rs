@@ -67,7 +67,7 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     let generators = shard.map_or(1, |s| s.count);
     let plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
     if args.check {
-        super::check::print(&args.scenario, &plan)
+        super::check::print(&args.scenario, &plan, &|line| doc.scrub(line))
             .with_context(|| format!("scenario {}", args.scenario.display()))?;
         return Ok(ExitCode::SUCCESS);
     }

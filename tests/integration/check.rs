@@ -66,3 +66,30 @@ fn a_check_shows_the_load_and_the_first_send_without_its_secrets() {
     );
     assert!(!out.contains("Bearer"), "{out}");
 }
+
+#[test]
+fn a_check_never_prints_the_value_of_an_environment_variable() {
+    // A credential in a query string or a target URL, filled from the environment (as
+    // `headroom import` writes them): the check shows the reference, never the value.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.yaml");
+    std::fs::write(
+        &path,
+        "target: {url: 'http://127.0.0.1:9/${BASE}'}\nrequests:\n  - {name: search, path: '/search?q=x&api_key=${HEADROOM_API_KEY}'}\nload: {rate: 1, duration: 1s}\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", "--check", path.to_str().unwrap()])
+        .env("HEADROOM_API_KEY", "k3y-v4lue-never-shown")
+        .env("BASE", "tenant-9f8e7d")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !out.contains("k3y-v4lue-never-shown") && !out.contains("tenant-9f8e7d"),
+        "{out}"
+    );
+    assert!(out.contains("api_key=${HEADROOM_API_KEY}"), "{out}");
+    assert!(out.contains("${BASE}"), "{out}");
+}

@@ -121,6 +121,12 @@ impl Document {
         })
     }
 
+    /// `text` with the value of every environment variable the scenario used replaced by
+    /// its reference, for anything printed from the plan (values can be secrets).
+    pub fn scrub(&self, text: &str) -> String {
+        self.expanded.scrub(text)
+    }
+
     /// The scenario's `matrix:` section, when it has one.
     pub fn matrix(&self) -> Option<&crate::plan::matrix::MatrixSection> {
         self.matrix.as_ref()
