@@ -75,6 +75,13 @@ impl Shard {
         let users = |u: f64| self.share(u.round() as u64) as f64;
         match whole.load {
             Load::Open { rate } => {
+                if let Some(total) = open_requests(whole, rate) {
+                    if total < f64::from(n) {
+                        return Err(PlanError::Range(format!(
+                            "the test sends about {total:.0} request(s), fewer than the {n} shards: some would send nothing; give it a higher rate or a longer duration, or fewer shards"
+                        )));
+                    }
+                }
                 plan.load = Load::Open {
                     rate: Rate(rate.per_second() / f64::from(n)),
                 };
@@ -139,6 +146,28 @@ impl Shard {
             },
         })
     }
+}
+
+/// How many requests an open-model test without a count stop sends: the rate over the
+/// duration, or the area under its stages' rates; `None` when a count stops it (checked on
+/// its own) or nothing bounds it.
+fn open_requests(whole: &AttackPlan, rate: Rate) -> Option<f64> {
+    if whole.stop.requests.is_some() {
+        return None;
+    }
+    if whole.stages.is_empty() {
+        return whole
+            .stop
+            .duration
+            .map(|d| (rate.per_second() * d.as_secs_f64()).ceil());
+    }
+    Some(
+        whole
+            .stages
+            .iter()
+            .map(|s| (s.from + s.to) / 2.0 * s.duration.as_secs_f64())
+            .sum(),
+    )
 }
 
 impl std::str::FromStr for Shard {
@@ -367,5 +396,42 @@ mod tests {
             e.contains("a count of 3 requests cannot be split over 4"),
             "{e}"
         );
+        // 2 req/s for 1 s is two requests: a third shard would send nothing.
+        let brief = plan(
+            Load::Open { rate: Rate(2.0) },
+            Stop {
+                duration: Some(Duration::from_secs(1)),
+                requests: None,
+            },
+            vec![],
+        );
+        let e = Shard::new(2, 3)
+            .unwrap()
+            .split(&brief)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sends about 2 request(s), fewer than the 3 shards") && !e.contains('\n'),
+            "{e}"
+        );
+        assert!(Shard::new(1, 2).unwrap().split(&brief).is_ok());
+        let ramp = plan(
+            Load::Open { rate: Rate(4.0) },
+            Stop {
+                duration: Some(Duration::from_secs(1)),
+                requests: None,
+            },
+            vec![Stage {
+                from: 0.0,
+                to: 4.0,
+                ..Stage::constant("ramp", 0.0, Duration::from_secs(1))
+            }],
+        );
+        let e = Shard::new(0, 3)
+            .unwrap()
+            .split(&ramp)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sends about 2 request(s)"), "{e}");
     }
 }

@@ -20,10 +20,10 @@ pub fn rows(s: &Shards) -> Vec<Vec<String>> {
             format!("+{:.3}s", r.offset_secs),
             r.late_secs.map_or("-".into(), |l| format!("{l:.3}s")),
             fmt_count(r.sent),
-            if r.finished {
-                fmt_count(r.completed)
-            } else {
-                format!("{} (unfinished)", fmt_count(r.completed))
+            match (r.finished, r.interrupted || r.torn_tail) {
+                (false, _) => format!("{} (unfinished)", fmt_count(r.completed)),
+                (true, true) => format!("{} (cut short)", fmt_count(r.completed)),
+                (true, false) => fmt_count(r.completed),
             },
             format!("{:.1}%", r.generator.cpu_percent),
             fmt_us(r.generator.lag.p99_us),

@@ -125,6 +125,9 @@ pub struct MergedShard {
     /// by error and status, and the service time of its answered requests (one request
     /// entry holding all of them). Latencies by request are in the merged intervals.
     pub generator: crate::record::IntervalRecord,
+    /// Whether its log's last line was torn (a kill mid-write) and skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub torn_tail: bool,
 }
 
 /// One shard's place in a sharded test: what `headroom merge` checks and rebuilds the whole from.

@@ -207,7 +207,12 @@ impl Summary {
         // The sending rate is the generator's, warm-up included; rates of what is reported
         // are over the time after the warm-up.
         // Retries are counted apart (`retried`), never in the rate the load was asked at.
-        let rate = send_rate(run.all.sent_first(), attack_secs);
+        let lead = run
+            .meta
+            .shard
+            .as_ref()
+            .map_or(0.0, |s| shard_lead(s.index, s.count, &s.whole_load));
+        let rate = send_rate(run.all.sent_first(), attack_secs, lead);
         // What is left out is whole seconds (each interval is counted by the stage it began
         // in): a warm-up ending mid-second takes that whole second with it.
         let warmup_planned: f64 = run
@@ -372,12 +377,22 @@ impl Summary {
 }
 
 /// Requests sent per second of attack: from the first to the last sent, so a run of `n`
-/// requests spans `n - 1` gaps.
-fn send_rate(sent: u64, attack_secs: f64) -> f64 {
+/// requests spans `n - 1` gaps, and `lead` gaps more before its first (see [`shard_lead`]).
+fn send_rate(sent: u64, attack_secs: f64, lead: f64) -> f64 {
     if attack_secs > 0.0 && sent > 1 {
-        (sent - 1) as f64 / attack_secs
+        (sent as f64 - 1.0 + lead) / attack_secs
     } else {
         sent as f64
+    }
+}
+
+/// The part of one of its own gaps before shard `index` of `count` sends its first request
+/// of an open-model test: its clock starts at the common start, and its first request is
+/// the whole schedule's `index`-th, `index / count` of the shard's gap later.
+fn shard_lead(index: u32, count: u32, whole: &crate::plan::Load) -> f64 {
+    match whole {
+        crate::plan::Load::Open { .. } if count > 0 => f64::from(index) / f64::from(count),
+        _ => 0.0,
     }
 }
 

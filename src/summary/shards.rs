@@ -40,6 +40,12 @@ pub struct ShardRow {
     pub late_secs: Option<f64>,
     /// False when it did not write its end (killed or crashed).
     pub finished: bool,
+    /// True when a stop signal ended it before its stop condition.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// True when its log's last line was torn and skipped.
+    #[serde(default)]
+    pub torn_tail: bool,
     /// Requests it sent, retries left out.
     pub sent: u64,
     /// Requests it completed.
@@ -82,7 +88,10 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
         None => (shard.intervals as f64, 0.0),
     };
     let total_secs = attack_secs + wait_secs;
-    let rate = super::send_rate(own.all.sent_first(), attack_secs);
+    let lead = run.meta.merged.as_ref().map_or(0.0, |m| {
+        super::shard_lead(shard.index, m.set.count, &run.meta.load)
+    });
+    let rate = super::send_rate(own.all.sent_first(), attack_secs, lead);
     let generator = GeneratorHealth::assess(&own, &own.all, total_secs, rate);
     // Latency over time is the server's evidence, judged on the merged run: a shard's own
     // medians are left out.
@@ -94,6 +103,11 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
         offset_secs: shard.offset_secs,
         late_secs: shard.late_secs,
         finished: shard.end.is_some(),
+        interrupted: shard
+            .end
+            .as_ref()
+            .is_some_and(|e| e.status == crate::store::EndStatus::Interrupted),
+        torn_tail: shard.torn_tail,
         sent: own.all.sent_first(),
         completed: own.all.completed(),
         generator,
@@ -141,12 +155,14 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
 
 /// Why the merged numbers cover less than the whole test, when they do.
 pub(super) fn partial(shards: &Shards) -> Option<String> {
-    let unfinished: Vec<u32> = shards
-        .rows
-        .iter()
-        .filter(|r| !r.finished)
-        .map(|r| r.index)
-        .collect();
+    let which = |keep: &dyn Fn(&ShardRow) -> bool| -> Vec<u32> {
+        shards
+            .rows
+            .iter()
+            .filter(|r| keep(r))
+            .map(|r| r.index)
+            .collect()
+    };
     let mut why = Vec::new();
     if !shards.set.missing.is_empty() {
         why.push(format!(
@@ -156,11 +172,23 @@ pub(super) fn partial(shards: &Shards) -> Option<String> {
             shard_list(&shards.set.missing)
         ));
     }
-    if !unfinished.is_empty() {
-        why.push(format!(
-            "{} did not finish (killed or crashed)",
-            shard_list(&unfinished)
-        ));
+    for (rows, what) in [
+        (
+            which(&|r| !r.finished),
+            "did not finish (killed or crashed)",
+        ),
+        (
+            which(&|r| r.interrupted),
+            "was interrupted before its stop condition",
+        ),
+        (
+            which(&|r| r.torn_tail),
+            "lost its last interval (a torn line, skipped)",
+        ),
+    ] {
+        if !rows.is_empty() {
+            why.push(format!("{} {what}", shard_list(&rows)));
+        }
     }
     (!why.is_empty()).then(|| why.join("; "))
 }

@@ -138,6 +138,7 @@ fn merge_with(
     for (shard, tally) in info.shards.iter_mut().zip(merged.tallies) {
         shard.intervals = tally.intervals;
         shard.generator = tally.generator;
+        shard.torn_tail = tally.torn_tail;
     }
     super::write_json(&dir.path().join("meta.json"), &meta)?;
     let end = merged_end(&set);
@@ -231,6 +232,7 @@ fn merged_shard(s: &Shard) -> MergedShard {
         intervals: 0,
         end: s.end.clone(),
         generator: Default::default(),
+        torn_tail: false,
     }
 }
 

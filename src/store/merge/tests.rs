@@ -703,3 +703,37 @@ fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
         Some("shard 1 did not finish (killed or crashed)")
     );
 }
+
+#[test]
+fn a_shard_cut_short_is_named_in_the_merged_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 5); 3]),
+    );
+    let b = write(
+        dir.path(),
+        &spec(1, "2026-11-25T10:00:00.000Z", vec![latencies(2, 5); 3]),
+    );
+    // Shard 1 stopped by a signal; shard 0's log torn in its last line (a kill mid-write).
+    let end = b.join("end.json");
+    let mut e: serde_json::Value = crate::store::read_json(&end).unwrap();
+    e["status"] = "interrupted".into();
+    std::fs::write(&end, e.to_string()).unwrap();
+    let log = a.join("intervals.jsonl");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str("{\"record\": {\"ind");
+    std::fs::write(&log, text).unwrap();
+
+    let run = merge_into(dir.path(), &[a, b], false)
+        .unwrap()
+        .load()
+        .unwrap();
+    let s = Summary::of(&run);
+    assert_eq!(
+        s.partial.as_deref(),
+        Some("shard 1 was interrupted before its stop condition; shard 0 lost its last interval (a torn line, skipped)")
+    );
+    let table = crate::report::render_text(&s);
+    assert_eq!(table.matches("(cut short)").count(), 2, "{table}");
+}

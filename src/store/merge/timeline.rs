@@ -15,6 +15,8 @@ pub struct ShardTally {
     pub intervals: u64,
     /// Its generator's side over the whole run (see `MergedShard::generator`).
     pub generator: IntervalRecord,
+    /// Whether its log's last line was torn (a kill mid-write) and skipped.
+    pub torn_tail: bool,
 }
 
 /// What the merged log holds.
@@ -47,6 +49,7 @@ impl Source<'_> {
             return Ok(());
         };
         let Some(line) = reader.next_line()? else {
+            tally.torn_tail = reader.torn_tail;
             self.reader = None;
             return Ok(());
         };
