@@ -1,7 +1,7 @@
 //! `--shard I/N`, `--shards N` and `--start-at TIME` (`attack` and `run`): one part of a
 //! test split over several generators, begun at a common instant.
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use headroom::launch::{parse_start_at, Launch, LATE_NOTICE};
 use headroom::plan::shard::Shard;
 use headroom::plan::AttackPlan;
@@ -142,7 +142,9 @@ fn resolve(
         Ok(i) => i,
         Err(_) => bail!("{INDEX_ENV} must be a shard index from 0, got {index:?}"),
     };
-    Ok(Some(Shard::new(index, count)?))
+    Shard::new(index, count)
+        .map(Some)
+        .with_context(|| format!("{INDEX_ENV}={index} (from the environment)"))
 }
 
 #[cfg(test)]
