@@ -149,6 +149,15 @@ pub fn sentence(f: &Finding) -> String {
             "shard {shard} (on {host}) started {} after the test's common start: its share of the load began late",
             fmt_us(*late_us)
         ),
+        Finding::ShardsIncomplete { missing, cut_short } => format!(
+            "{}: their share of the load is not in this run",
+            incomplete(
+                missing,
+                cut_short,
+                "missing from the merge",
+                "stopped before their end"
+            )
+        ),
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
@@ -200,9 +209,22 @@ pub fn phrase(f: &Finding) -> String {
         Finding::ShardLate { shard, late_us, .. } => {
             format!("shard {shard} {} late", fmt_us(*late_us))
         }
+        Finding::ShardsIncomplete { missing, cut_short } => {
+            incomplete(missing, cut_short, "missing", "cut short")
+        }
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
         } => format!("slow connects {}", fmt_us(connect_p99_us + tls_p99_us)),
     }
+}
+
+/// "shards 1, 2 missing; shard 0 cut short", each part only when it has shards.
+fn incomplete(missing: &[u32], cut_short: &[u32], gone: &str, short: &str) -> String {
+    [(missing, gone), (cut_short, short)]
+        .iter()
+        .filter(|(list, _)| !list.is_empty())
+        .map(|(list, what)| format!("{} {what}", crate::units::shard_list(list)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -165,6 +165,14 @@ pub enum Finding {
         /// How long after the common start it started, µs.
         late_us: u64,
     },
+    /// A test merged from shards lacks some of them, or some were cut short (stopped by a
+    /// signal, killed, a torn log): their share of the load is not in the merged run.
+    ShardsIncomplete {
+        /// The shards not given to the merge.
+        missing: Vec<u32>,
+        /// The shards merged that did not run to their stop condition.
+        cut_short: Vec<u32>,
+    },
     /// Requests waited for connections that were slow to open (TCP connect, TLS handshake).
     SlowToConnect {
         /// Connect p99, µs.
@@ -187,7 +195,8 @@ impl Finding {
             | Finding::Descriptors { .. }
             | Finding::ConnectionCap { .. }
             | Finding::ShardLimited { .. }
-            | Finding::ShardLate { .. } => Blame::Generator,
+            | Finding::ShardLate { .. }
+            | Finding::ShardsIncomplete { .. } => Blame::Generator,
             Finding::ServerFailed { .. }
             | Finding::ServerStatus { .. }
             | Finding::LatencyRising { .. }

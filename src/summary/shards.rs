@@ -137,6 +137,18 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
             });
         }
     }
+    let cut_short: Vec<u32> = shards
+        .rows
+        .iter()
+        .filter(|r| !r.finished || r.interrupted || r.torn_tail)
+        .map(|r| r.index)
+        .collect();
+    if fell_short && (!shards.set.missing.is_empty() || !cut_short.is_empty()) {
+        findings.push(Finding::ShardsIncomplete {
+            missing: shards.set.missing.clone(),
+            cut_short,
+        });
+    }
     for r in shards.rows.iter().filter(|r| r.verdict.generator_limited()) {
         findings.push(Finding::ShardLimited {
             shard: r.index,

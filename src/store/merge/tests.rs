@@ -737,3 +737,28 @@ fn a_shard_cut_short_is_named_in_the_merged_run() {
     let table = crate::report::render_text(&s);
     assert_eq!(table.matches("(cut short)").count(), 2, "{table}");
 }
+
+#[test]
+fn a_test_short_of_a_missing_shards_load_says_why() {
+    // Shard 1 of 2 missing: the merged run sent half its rate, for a reason the merge knows.
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 50); 3]),
+    );
+    let run = merge_into(dir.path(), &[a], true).unwrap().load().unwrap();
+    let s = Summary::of(&run);
+    assert!(
+        s.verdict.findings.contains(&Finding::ShardsIncomplete {
+            missing: vec![1],
+            cut_short: vec![],
+        }),
+        "{:?}",
+        s.verdict
+    );
+    let text = crate::report::render_text(&s);
+    assert!(
+        text.contains("shard 1 missing from the merge: their share of the load is not in this run"),
+        "{text}"
+    );
+}
