@@ -185,6 +185,13 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
         .iter()
         .filter_map(|s| s.meta.open_files_limit)
         .min();
+    // The connection ceiling is shared like users: the whole test's is the shares added up
+    // (the shards' own, so a partial set says what those given could open).
+    meta.connection.max_connections = set
+        .shards
+        .iter()
+        .map(|s| s.meta.connection.max_connections)
+        .fold(0u32, u32::saturating_add);
     // A stop by count is split like the load: the whole test's is the shares added up.
     if set.missing.is_empty() {
         meta.stop.requests = set

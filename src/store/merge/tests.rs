@@ -328,6 +328,9 @@ fn the_merged_histograms_are_those_of_every_sample_recorded_in_one() {
     assert!(run.meta.shard.is_none());
     assert_eq!(run.meta.host, "gen-0, gen-1");
     assert_eq!(run.meta.threads, 2);
+    // Each shard's connection ceiling is its share: the whole test's is their sum.
+    let ceiling = crate::plan::ConnectionOptions::default().max_connections;
+    assert_eq!(run.meta.connection.max_connections, 2 * ceiling);
     let shards = s.shards.as_ref().unwrap();
     assert_eq!(shards.rows.len(), 2);
     assert_eq!(shards.rows[1].sent, 900);
