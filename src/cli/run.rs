@@ -67,6 +67,14 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     let generators = shard.map_or(1, |s| s.count);
     let plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
     if args.check {
+        // A shard checks (and shows) its own part, as it would run it.
+        let plan = match shard {
+            Some(s) => {
+                println!("shard {s} of the test: its part of the load below");
+                headroom::launch::Launch::sharded(&plan, s, false, None)?.0
+            }
+            None => plan,
+        };
         super::check::print(&args.scenario, &plan, &|line| doc.scrub(line))
             .with_context(|| format!("scenario {}", args.scenario.display()))?;
         return Ok(ExitCode::SUCCESS);

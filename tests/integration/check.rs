@@ -93,3 +93,27 @@ fn a_check_never_prints_the_value_of_an_environment_variable() {
     assert!(out.contains("api_key=${HEADROOM_API_KEY}"), "{out}");
     assert!(out.contains("${BASE}"), "{out}");
 }
+
+#[test]
+fn a_shard_checks_and_shows_its_own_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(
+        &path,
+        "target: {url: 'http://127.0.0.1:9/'}\nrequests: [{name: a, path: /}]\nload: {users: 10, duration: 10s}\n",
+    )
+    .unwrap();
+    let s = path.to_str().unwrap();
+    let o = headroom(&["run", "--check", s, "--shard", "1/4"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("shard 1/4 of the test"), "{out}");
+    assert!(out.contains("closed model, 3 users"), "{out}");
+    // A part no shard could run is refused by the check as by the run.
+    let o = headroom(&["run", "--check", s, "--shard", "0/11"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("10 user(s) cannot be split over 11 shards"),
+        "{err}"
+    );
+}
