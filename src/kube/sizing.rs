@@ -240,8 +240,9 @@ mod tests {
         let s = size(&light, 4, 0, None);
         assert_eq!(s.cpu_milli, MIN_CPU_MILLI);
         assert!(
-            s.cpu_note
-                .contains("100 req/s / 4 shards × 21.8 µs/req × 2 = 2m, raised to the 100m minimum"),
+            s.cpu_note.contains(
+                "100 req/s / 4 shards × 21.8 µs/req × 2 = 2m, raised to the 100m minimum"
+            ),
             "{}",
             s.cpu_note
         );
