@@ -50,16 +50,20 @@ impl Steps<'_> {
         }
         // The shards' Job does not complete before the runs are copied out (each pod's
         // `collect` container waits for /runs/collected), so each shard's own end is awaited:
-        // its end.json, written when its run ends.
+        // its headroom container's, which ends once its run is written (end.json), or early
+        // (then its run is partial or missing, and the merge names it) — not end.json alone,
+        // which a shard killed or out of memory never writes.
         let shard = naming.shard_dir("$i");
         let last = self.shards.saturating_sub(1);
         lines.extend([
             format!("mkdir -p runs/{name}"),
             format!("for i in $(seq 0 {last}); do"),
-            "  # Shard i's run is done when its end.json is written (its headroom container has exited).".into(),
+            "  # Shard i is done when its headroom container has ended (its run has its end.json,".into(),
+            "  # or it stopped early: its run is then partial or missing, and the merge says so).".into(),
             format!("  until pod=$(kubectl get pods{ns} -o name \\"),
             format!("          -l app.kubernetes.io/instance={name},batch.kubernetes.io/job-completion-index=$i | head -1) \\"),
-            format!("      && [ -n \"$pod\" ] && kubectl exec{ns} -c collect ${{pod#pod/}} -- test -e {shard}/end.json; do"),
+            format!("      && [ -n \"$pod\" ] && [ -n \"$(kubectl get{ns} $pod \\"),
+            "          -o jsonpath='{.status.containerStatuses[?(@.name==\"headroom\")].state.terminated}')\" ]; do".into(),
             "    sleep 10".into(),
             "  done".into(),
             format!("  kubectl cp{ns} -c collect ${{pod#pod/}}:{shard} runs/{name}/shard-$i"),

@@ -768,7 +768,7 @@ fn kube_cli(args: &[&str]) -> std::process::Output {
 }
 
 /// In copy mode the printed steps never wait for the Job to complete (its pods hold until
-/// their runs are copied out): they await each shard's end.json, copy, then mark it
+/// their runs are copied out): they await each shard's headroom container, copy, then mark it
 /// collected; docs/distributed.md shows the same text for its example; both scripts parse.
 #[test]
 fn the_printed_steps_are_the_documented_ones() {
@@ -799,7 +799,7 @@ fn the_printed_steps_are_the_documented_ones() {
             assert!(!steps.contains("kubectl wait"), "{steps}");
             let order = [
                 "for i in $(seq 0 3)",
-                "test -e /runs/checkout/shard-$i/end.json",
+                "state.terminated",
                 "kubectl cp -n load -c collect ${pod#pod/}:/runs/checkout/shard-$i runs/checkout/shard-$i",
                 "touch /runs/collected",
                 "headroom merge runs/checkout/shard-* --out runs/checkout/merged",
