@@ -1,6 +1,5 @@
 //! `headroom kube`: Kubernetes manifests that run a scenario as N shards of one test.
 
-use anyhow::Context;
 use headroom::kube::{self, Collect, KubeSpec, Start};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,15 +91,8 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
         cpu_milli: args.cpu,
     };
     let bundle = kube::build(&spec, &|name| std::env::var(name).ok())?;
-    bundle
-        .write(&args.out)
-        .with_context(|| format!("writing the manifests to {}", args.out.display()))?;
-    let out = args.out.display();
-    let ns = args
-        .namespace
-        .map(|n| format!(" -n {n}"))
-        .unwrap_or_default();
-    let name = &bundle.name;
+    let removed = bundle.write(&args.out)?;
+    let out = args.out.display().to_string();
     println!(
         "{} shards of {}, starting at {} (apply before then)",
         args.shards,
@@ -116,20 +108,27 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
     );
     if !bundle.secret_keys.is_empty() {
         println!(
-            "the Secret {name}-secret holds: {}",
+            "the Secret {}-secret holds: {}",
+            bundle.name,
             bundle.secret_keys.join(", ")
         );
     }
-    println!("\n  kubectl apply --server-side{ns} -f {out}");
-    println!("  kubectl wait{ns} --for=condition=complete --timeout=1h job/{name}");
-    match spec.collect {
-        Collect::Volume { .. } => {
-            println!("  kubectl apply --server-side{ns} -f {out}/merge");
-            println!("  kubectl logs{ns} -f job/{name}-merge -c report");
-        }
-        Collect::Copy => println!(
-            "  then copy each shard's run out: docs/distributed.md, \"Without shared storage\""
-        ),
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        println!(
+            "removed from {out}, which this write does not make: {}",
+            names.join(", ")
+        );
+    }
+    if let Some(at) = bundle.give_up {
+        println!(
+            "each pod keeps its run until it is copied out, or until {} (two hours after the test's scheduled end)",
+            humantime::format_rfc3339_seconds(at)
+        );
+    }
+    println!();
+    for line in bundle.steps(&out).lines() {
+        println!("  {line}");
     }
     Ok(ExitCode::SUCCESS)
 }

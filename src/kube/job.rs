@@ -2,6 +2,7 @@
 //! container that keeps a pod's runs for `kubectl cp`.
 
 use super::files::{self, Materials};
+use super::hold::{holder, GiveUp};
 use super::naming::Naming;
 use super::objects::*;
 use super::sizing::Sizing;
@@ -16,6 +17,8 @@ pub(super) struct ShardJob<'a> {
     pub naming: &'a Naming,
     /// The common start, RFC 3339, as every shard reads it.
     pub start_at: &'a str,
+    /// When a pod's `collect` container stops waiting for the runs to be copied out.
+    pub give_up: std::time::SystemTime,
     /// What a shard asks for.
     pub sizing: &'a Sizing,
     /// The files and variables the pods read.
@@ -63,7 +66,11 @@ impl ShardJob<'_> {
         .into();
         let mut containers = vec![self.headroom()];
         if self.spec.collect == Collect::Copy {
-            containers.push(holder(&self.spec.tools_image, "collect"));
+            containers.push(holder(
+                &self.spec.tools_image,
+                "collect",
+                GiveUp::At(self.give_up),
+            ));
         }
         Job {
             api_version: "batch/v1".into(),
@@ -189,29 +196,5 @@ impl ShardJob<'_> {
             });
         }
         volumes
-    }
-}
-
-/// A container that keeps the pod (and its `/runs`) until `/runs/collected` exists or two
-/// hours pass, so that `kubectl cp` can read the runs; it needs a shell and tar.
-pub(super) fn holder(image: &str, name: &str) -> Container {
-    Container {
-        name: name.into(),
-        image: image.into(),
-        command: vec!["sh".into(), "-c".into()],
-        // `$$(` is a literal `$(` for Kubernetes, which would otherwise read a variable.
-        args: vec![format!(
-            "for i in $$(seq 3600); do [ -e {RUNS_DIR}/collected ] && exit 0; sleep 2; done"
-        )],
-        env: Vec::new(),
-        resources: Some(Resources {
-            requests: [
-                ("cpu".to_string(), "10m".to_string()),
-                ("memory".to_string(), "16Mi".to_string()),
-            ]
-            .into(),
-            limits: [("memory".to_string(), "64Mi".to_string())].into(),
-        }),
-        volume_mounts: vec![mount("runs", RUNS_DIR, false)],
     }
 }

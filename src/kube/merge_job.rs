@@ -1,7 +1,7 @@
 //! The merge Job (with a shared volume): applied once the shards are done, it merges their
 //! runs, prints the whole test's report, and keeps a pod to copy the merged run out from.
 
-use super::job::holder;
+use super::hold::{holder, GiveUp, MARGIN};
 use super::naming::Naming;
 use super::objects::*;
 use super::volume::mount;
@@ -45,7 +45,7 @@ pub(super) fn merge_job(spec: &KubeSpec, naming: &Naming, runs: &Volume) -> Job 
                     init_containers: vec![headroom("merge", merge_args)],
                     containers: vec![
                         headroom("report", vec!["report".into(), merged]),
-                        holder(&spec.tools_image, "fetch"),
+                        holder(&spec.tools_image, "fetch", GiveUp::After(MARGIN)),
                     ],
                     volumes: vec![runs.clone()],
                     topology_spread_constraints: Vec::new(),

@@ -9,15 +9,20 @@
 //! Layout: [`build`] reads the scenario and assembles the objects, each made in a file of its
 //! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers), `volume` (where
 //! the runs go), `job` (the shards' Indexed Job), `merge_job` (the merge Job); `naming` gives
-//! them their names and labels, [`sizing`] their CPU and memory, `yaml` writes them.
+//! them their names and labels, [`sizing`] their CPU and memory, [`hold`] how long a pod
+//! keeps its runs for `kubectl cp`, `yaml` writes them, [`output`] writes the files over an
+//! earlier write, and [`steps`] says what to run next.
 
 mod config;
 pub mod files;
+pub mod hold;
 mod job;
 mod merge_job;
 mod naming;
 pub mod objects;
+pub mod output;
 pub mod sizing;
+pub mod steps;
 mod volume;
 mod yaml;
 
@@ -115,6 +120,20 @@ pub enum KubeError {
     /// No image.
     #[error("--image is empty: give an image with headroom on its PATH")]
     Image,
+    /// A file of headroom's naming in the output directory that headroom did not write.
+    #[error("{} is not a manifest headroom kube wrote, and would be applied with the new ones: move it away, or give another --out", path.display())]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The output directory cannot be written.
+    #[error("cannot write {}: {reason}", path.display())]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// How the shard runs are brought together.
@@ -179,19 +198,36 @@ pub struct Bundle {
     pub sizing: sizing::Sizing,
     /// Names of the Secret's keys (never their values).
     pub secret_keys: Vec<String>,
+    /// The objects' namespace; none for kubectl's current one.
+    pub namespace: Option<String>,
+    /// How many shards.
+    pub shards: u32,
+    /// When each pod's `collect` container gives up waiting for its run to be copied out
+    /// (`--collect copy`); none with a shared volume.
+    pub give_up: Option<SystemTime>,
+    /// From now to the latest the shards may end: the test's scheduled end, a shard starting
+    /// up to an hour late.
+    pub wait: Duration,
 }
 
 impl Bundle {
-    /// Writes every file under `dir` (created when missing).
-    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        for (path, text) in &self.files {
-            let path = dir.join(path);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(path, text)?;
+    /// What to run next, for the manifests written to `out`.
+    pub fn steps(&self, out: &str) -> String {
+        steps::Steps {
+            name: &self.name,
+            namespace: self.namespace.as_deref(),
+            out,
+            shards: self.shards,
+            copy: self.give_up.is_some(),
+            wait: self.wait,
         }
-        Ok(())
+        .commands()
+    }
+
+    /// Writes every file under `dir` (created when missing), removing what an earlier write
+    /// left there that this one does not make ([`output::write`]); returns the files removed.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, KubeError> {
+        output::write(dir, &self.files)
     }
 }
 
@@ -206,7 +242,7 @@ pub fn build(
     if spec.image.trim().is_empty() {
         return Err(KubeError::Image);
     }
-    let start_at = start_time(&spec.start, spec.now)?;
+    let (start, start_at) = start_time(&spec.start, spec.now)?;
     let naming = Naming {
         name: match &spec.name {
             Some(n) => naming::checked_name("--name", n, MAX_NAME)?,
@@ -230,32 +266,39 @@ pub fn build(
 
     let mut out: Vec<(PathBuf, String)> = Vec::new();
     out.push((
-        "10-files.yaml".into(),
+        output::FILES.into(),
         config::config_map(&naming, &materials)?.to_yaml()?,
     ));
     let secret = config::secret(&naming, &materials)?;
     if let Some(secret) = &secret {
-        out.push(("20-secret.yaml".into(), secret.to_yaml()?));
+        out.push((output::SECRET.into(), secret.to_yaml()?));
     }
     let runs = volume::runs(&naming, &spec.collect);
     if let Some(claim) = &runs.claim {
-        out.push(("30-runs.yaml".into(), claim.to_yaml()?));
+        out.push((output::RUNS.into(), claim.to_yaml()?));
     }
+    let end = hold::scheduled_end(&plan, start);
+    let give_up = end + hold::MARGIN;
     let shards = job::ShardJob {
         spec,
         naming: &naming,
         start_at: &start_at,
+        give_up,
         sizing: &sizing,
         materials: &materials,
         runs: &runs.volume,
     };
-    out.push(("40-job.yaml".into(), shards.yaml()?));
+    out.push((output::JOB.into(), shards.yaml()?));
     if let Collect::Volume { .. } = spec.collect {
         let merge = merge_job::merge_job(spec, &naming, &runs.volume);
-        out.push(("merge/50-merge.yaml".into(), merge.to_yaml()?));
+        out.push((output::MERGE.into(), merge.to_yaml()?));
     }
 
     Ok(Bundle {
+        namespace: naming.namespace.clone(),
+        shards: spec.shards,
+        give_up: (spec.collect == Collect::Copy).then_some(give_up),
+        wait: end.duration_since(spec.now).unwrap_or_default() + crate::launch::MOST_LATE,
         name: naming.name,
         files: out,
         start_at,
@@ -303,7 +346,7 @@ fn read_scenario(
 
 /// The common start as every shard is given it (RFC 3339), checked as the shards will
 /// check it and refused when it is already past.
-fn start_time(start: &Start, now: SystemTime) -> Result<String, KubeError> {
+fn start_time(start: &Start, now: SystemTime) -> Result<(SystemTime, String), KubeError> {
     let at = match start {
         Start::In(delay) => {
             let at = start_after(now, *delay);
@@ -331,7 +374,7 @@ fn start_time(start: &Start, now: SystemTime) -> Result<String, KubeError> {
     if at <= now {
         return Err(KubeError::StartInPast(text));
     }
-    Ok(text)
+    Ok((at, text))
 }
 
 /// The start `delay` after `now`, rounded up to a whole second.

@@ -48,6 +48,10 @@ pub const BASE_MEMORY_MIB: u64 = 64;
 /// A CSV data set of 257 MiB took 291 MiB of RSS to load (bench/RESULTS.md, "Loading a data
 /// set"): 1.14 × its size, reserved as 1.25 ×.
 pub const DATA_MEMORY_FACTOR: f64 = 1.25;
+/// Least CPU a shard asks for, in millicores: a tenth of a core, so that a shard of a light
+/// test still gets the time to start, check its target and write its run without waiting on
+/// its neighbours on the node.
+pub const MIN_CPU_MILLI: u64 = 100;
 /// A closed-model shard has no rate to size from (its throughput is the server's answer).
 pub const CLOSED_MODEL_CPU_MILLI: u64 = 1000;
 
@@ -124,8 +128,13 @@ pub fn size(plan: &AttackPlan, shards: u32, data_bytes: u64, cpu_milli: Option<u
         (Some(m), _) => (m, format!("{m}m as given with --cpu")),
         (None, Some(rate)) => {
             let per_shard = rate / f64::from(shards) * steps;
-            let milli = (per_shard * figure.micros * HEADROOM_FACTOR / 1000.0).ceil() as u64;
-            let milli = milli.max(100);
+            let product = (per_shard * figure.micros * HEADROOM_FACTOR / 1000.0).ceil() as u64;
+            let milli = product.max(MIN_CPU_MILLI);
+            // The minimum is said, not applied silently: the product is what the bench gives.
+            let result = match milli == product {
+                true => format!("{milli}m"),
+                false => format!("{product}m, raised to the {MIN_CPU_MILLI}m minimum"),
+            };
             let flows = if steps > 1.0 {
                 format!(" × {steps} requests per flow iteration")
             } else {
@@ -134,7 +143,7 @@ pub fn size(plan: &AttackPlan, shards: u32, data_bytes: u64, cpu_milli: Option<u
             (
                 milli,
                 format!(
-                    "{rate} req/s / {shards} shards{flows} × {} µs/req × {HEADROOM_FACTOR} = {milli}m ({}){}",
+                    "{rate} req/s / {shards} shards{flows} × {} µs/req × {HEADROOM_FACTOR} = {result} ({}){}",
                     figure.micros,
                     figure.source,
                     caveat.map(|c| format!("; {c}")).unwrap_or_default()
@@ -222,6 +231,20 @@ mod tests {
         assert_eq!(
             size(&closed, 2, 0, Some(1_024_000)).threads,
             crate::plan::MAX_THREADS as u64
+        );
+        // A light test: the product is said, and the minimum it is raised to.
+        let light = plan(
+            "{url: 'https://a/', tls: {cert: c.pem, key: k.pem}}",
+            "{rate: 100, duration: 60s}",
+        );
+        let s = size(&light, 4, 0, None);
+        assert_eq!(s.cpu_milli, MIN_CPU_MILLI);
+        assert!(
+            s.cpu_note.contains(
+                "100 req/s / 4 shards × 21.8 µs/req × 2 = 2m, raised to the 100m minimum"
+            ),
+            "{}",
+            s.cpu_note
         );
         // Data files: 1.25 × their size on top.
         assert_eq!(size(&closed, 2, 8 * 1024 * 1024, None).memory_mib, 74);
