@@ -6,6 +6,7 @@ use crate::store::{DropReason, OutputKind, OutputRecord};
 pub fn line(o: &OutputRecord) -> String {
     let (name, unit) = match o.kind {
         OutputKind::Prometheus => ("Prometheus remote write", "samples"),
+        OutputKind::Influxdb => ("InfluxDB line protocol", "points"),
     };
     let mut text = format!("{name} to {}: {} {unit} sent", o.url, o.sent);
     let dropped = o.dropped_total();
