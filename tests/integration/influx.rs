@@ -423,3 +423,70 @@ fn a_wrong_influxdb_push_is_one_line_saying_what_to_do_and_never_shows_a_credent
         assert!(!stderr.contains("s3cret"), "{stderr}");
     }
 }
+
+#[test]
+fn a_sweep_writes_a_point_per_second_per_stage_its_requests_were_sent_for() {
+    let influx = Influxdb::start(false);
+    influx.query_post("CREATE DATABASE sweeps");
+    let target = support::start_target(Duration::from_millis(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sweep-run");
+    let result = support::headroom(&[
+        "sweep",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "50,100",
+        "--step-duration",
+        "2s",
+        "-q",
+        "--push",
+        &format!("influxdb=http://127.0.0.1:{}/write?db=sweeps", influx.port),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let stored = RunDir::at(&out).load().unwrap();
+    // Each second's points, from the stored log: (second's end, stage) → completed.
+    let start = started_ms(&stored.meta.started_at);
+    let mut expected = std::collections::BTreeMap::new();
+    let log = std::fs::read_to_string(out.join("intervals.jsonl")).unwrap();
+    for line in log.lines() {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        let record = &line["record"];
+        let at = start + (record["index"].as_i64().unwrap() + 1) * 1000;
+        for (stage, step) in record["steps"].as_object().into_iter().flatten() {
+            let count = step["requests"][0]["count"].as_u64().unwrap();
+            expected.insert((at, stage.clone()), count);
+        }
+    }
+    assert!(
+        expected.keys().any(|(_, s)| s == "0") && expected.keys().any(|(_, s)| s == "1"),
+        "{expected:?}"
+    );
+    assert_eq!(
+        stored.outputs[0].sent,
+        expected.len() as u64,
+        "{:?}",
+        stored.outputs
+    );
+
+    let series = influx.select(
+        "sweeps",
+        "SELECT \"count\" FROM http_client_requests WHERE run_id = 'sweep-run' GROUP BY stage",
+    );
+    let mut written = std::collections::BTreeMap::new();
+    for s in series.as_array().unwrap() {
+        let stage = s["tags"]["stage"].as_str().unwrap().to_string();
+        for row in s["values"].as_array().unwrap() {
+            let at = row[0].as_i64().unwrap();
+            written.insert((at, stage.clone()), row[1].as_u64().unwrap());
+        }
+    }
+    assert_eq!(written, expected);
+    assert_eq!(written.values().sum::<u64>(), stored.all.completed());
+}
