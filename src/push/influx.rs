@@ -40,6 +40,8 @@ pub struct LineProtocol {
     /// `run_id=…` and, in a sharded run, `,shard=N`.
     run_tags: String,
     started_ms: i64,
+    /// What a request without completions in a second met.
+    empty: RequestStats,
 }
 
 impl LineProtocol {
@@ -64,26 +66,33 @@ impl LineProtocol {
             request_tags,
             run_tags,
             started_ms: labels.started_ms,
+            empty: RequestStats::default(),
         }
     }
 
     /// The write of one second: a point per request (per stage the second's answers were
-    /// sent for, in a staged run), as one body.
+    /// sent for, in a staged run), as one body. A request without completions that second
+    /// gets its zeros (the record leaves it out).
     pub fn batch(&self, line: &IntervalLine) -> Batch {
         let record = &line.record;
-        let index = i64::try_from(record.index).unwrap_or(i64::MAX / 2_000);
-        let at_ms = self.started_ms.saturating_add((index + 1) * 1000);
-        let mut body = String::with_capacity(512 * self.request_tags.len().max(1));
-        let mut points = 0;
-        if record.steps.is_empty() {
-            for (i, stats) in record.requests.iter().enumerate() {
-                points += self.point(&mut body, i, None, stats, at_ms);
-            }
+        let seconds = i64::try_from(record.index.saturating_add(1)).unwrap_or(i64::MAX);
+        let at_ms = self.started_ms.saturating_add(seconds.saturating_mul(1000));
+        let parts: Vec<(Option<u16>, &[RequestStats])> = if record.steps.is_empty() {
+            vec![(None, &record.requests)]
         } else {
-            for (stage, step) in &record.steps {
-                for (i, stats) in step.requests.iter().enumerate() {
-                    points += self.point(&mut body, i, Some(*stage), stats, at_ms);
-                }
+            record
+                .steps
+                .iter()
+                .map(|(stage, step)| (Some(*stage), step.requests.as_slice()))
+                .collect()
+        };
+        let mut body = String::with_capacity(512 * parts.len() * self.request_tags.len());
+        let mut points = 0;
+        for (stage, requests) in parts {
+            for (i, tags) in self.request_tags.iter().enumerate() {
+                let stats = requests.get(i).unwrap_or(&self.empty);
+                self.point(&mut body, tags, stage, stats, at_ms);
+                points += 1;
             }
         }
         Batch {
@@ -92,18 +101,15 @@ impl LineProtocol {
         }
     }
 
-    /// Appends the point of request `i`; returns 1, or 0 for a request the labels lack.
+    /// Appends the point of the request tagged `request_tags`.
     fn point(
         &self,
         out: &mut String,
-        i: usize,
+        request_tags: &str,
         stage: Option<u16>,
         stats: &RequestStats,
         at_ms: i64,
-    ) -> u64 {
-        let Some(request_tags) = self.request_tags.get(i) else {
-            return 0;
-        };
+    ) {
         out.push_str(MEASUREMENT);
         out.push_str(request_tags);
         out.push_str(&self.run_tags);
@@ -130,7 +136,6 @@ impl LineProtocol {
         );
         latency_fields(out, &stats.latency);
         let _ = writeln!(out, " {at_ms}");
-        1
     }
 }
 
@@ -272,6 +277,20 @@ mod tests {
             lines[1],
             "http_client_requests,method=POST,request=post,run_id=run\\ 1,shard=2 count=0i,ok=0i,failed=0i,status_1xx=0i,status_2xx=0i,status_3xx=0i,status_4xx=0i,status_5xx=0i,errors=0i 1700000005000"
         );
+    }
+
+    #[test]
+    fn a_second_without_completions_has_a_zero_point_per_request() {
+        let lp = LineProtocol::new(&labels(None, 0));
+        let text = String::from_utf8(lp.batch(&line(IntervalRecord::new(2))).body).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[1].starts_with(
+            "http_client_requests,method=POST,request=post,run_id=run\\ 1 count=0i,ok=0i,failed=0i,"
+        ));
+        assert!(lines
+            .iter()
+            .all(|l| !l.contains("p99_us") && l.ends_with(" 3000")));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! teams already watch, from the same interval records the run log and reports read.
 //!
 //! The run's interval callback turns the second into a batch (cumulative series for
-//! Prometheus) and hands it to the output's own network thread through a bounded queue
-//! ([`deliver`]); it never waits on the network. The thread sends with bounded retries; at
+//! Prometheus, the second's own points for InfluxDB) and hands it to the output's own
+//! network thread through a bounded queue ([`deliver`]); it never waits on the network. The thread sends with bounded retries; at
 //! the end of the run what is left gets a flush with a deadline. What was sent and what was
 //! dropped, and why, is kept in the run directory (`outputs.json`) and said in the report.
 //!
@@ -161,7 +161,8 @@ impl RunLabels {
 
 enum Format {
     Prometheus(prometheus::RemoteWrite),
-    Influx(influx::LineProtocol),
+    // Boxed: its empty request record is larger than the Prometheus state's handles.
+    Influx(Box<influx::LineProtocol>),
 }
 
 struct Output {
@@ -185,7 +186,7 @@ impl Pushers {
                     prometheus::headers(),
                 ),
                 OutputKind::Influxdb => (
-                    Format::Influx(influx::LineProtocol::new(labels)),
+                    Format::Influx(Box::new(influx::LineProtocol::new(labels))),
                     influx::headers(t.authorization.as_ref().map(|a| a.value())),
                 ),
             };
@@ -221,7 +222,7 @@ impl Pushers {
                 }
                 Format::Influx(lp) => {
                     let batch = lp.batch(line);
-                    // A staged run's second in which nothing was answered has no point.
+                    // A staged run's second in which nothing completed has no stage, so no point.
                     if batch.samples > 0 {
                         o.delivery.offer(batch);
                     }

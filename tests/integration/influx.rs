@@ -460,7 +460,8 @@ fn a_sweep_writes_a_point_per_second_per_stage_its_requests_were_sent_for() {
         let record = &line["record"];
         let at = start + (record["index"].as_i64().unwrap() + 1) * 1000;
         for (stage, step) in record["steps"].as_object().into_iter().flatten() {
-            let count = step["requests"][0]["count"].as_u64().unwrap();
+            // A request that completed nothing in a stage's second is left out of the record.
+            let count = step["requests"][0]["count"].as_u64().unwrap_or(0);
             expected.insert((at, stage.clone()), count);
         }
     }
