@@ -70,4 +70,21 @@ mod tests {
         o.last_status = Some(500);
         assert!(line(&o).ends_with("15 dropped (12 connection refused, 3 server error: HTTP 500)"));
     }
+
+    #[test]
+    fn an_influxdb_output_counts_points() {
+        let mut o = OutputRecord {
+            kind: OutputKind::Influxdb,
+            url: "http://127.0.0.1:8086/write?db=load".into(),
+            sent: 4,
+            dropped: Default::default(),
+            last_status: None,
+        };
+        o.dropped.insert(DropReason::Rejected, 2);
+        o.last_status = Some(401);
+        assert_eq!(
+            line(&o),
+            "InfluxDB line protocol to http://127.0.0.1:8086/write?db=load: 4 points sent, 2 dropped (refused by the backend: HTTP 401)"
+        );
+    }
 }
