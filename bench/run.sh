@@ -10,8 +10,9 @@
 #   --only ROWS       only these rows, e.g. --only ef (skips the headroom-only sections)
 #   --raw-overhead    only row (a) with and without --raw, interleaved: CPU µs/req of each and
 #                     the ratio (no peers installed or run)
-#   --push-overhead   only row (a) with and without --push prometheus=… to a real Prometheus on
-#                     loopback, interleaved: CPU µs/req of each and the ratio (no peers)
+#   --push-overhead   only row (a) without --push, with --push prometheus=… to a real Prometheus
+#                     and with --push influxdb=… to a real InfluxDB on loopback, interleaved:
+#                     CPU µs/req of each and the ratios (no peers)
 # BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
@@ -22,7 +23,7 @@ mkdir -p "$PEERS"
 
 export DEBIAN_FRONTEND=noninteractive
 need_apt=()
-for pkg in nginx wrk time openssl nghttp2-client prometheus; do
+for pkg in nginx wrk time openssl nghttp2-client prometheus influxdb; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

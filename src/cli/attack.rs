@@ -76,8 +76,13 @@ pub struct Output {
     pub raw: bool,
     /// Write each second live to a metrics backend as the run goes (repeatable):
     /// prometheus=URL for Prometheus remote write (native histograms), e.g.
-    /// prometheus=http://127.0.0.1:9090/api/v1/write. What was sent and dropped is in the
-    /// report and in outputs.json.
+    /// prometheus=http://127.0.0.1:9090/api/v1/write; influxdb=URL for InfluxDB line
+    /// protocol, one point per second per request, e.g.
+    /// influxdb=http://127.0.0.1:8086/write?db=DB (1.x; credentials from
+    /// HEADROOM_INFLUXDB_USER and HEADROOM_INFLUXDB_PASSWORD) or
+    /// influxdb=http://127.0.0.1:8086/api/v2/write?org=ORG&bucket=BUCKET (2; token from
+    /// HEADROOM_INFLUXDB_TOKEN). What was sent and dropped is in the report and in
+    /// outputs.json.
     // Parsed by `push_targets`, not by clap: clap's error would echo the value, and a URL
     // may hold credentials.
     #[arg(long, value_name = "KIND=URL")]

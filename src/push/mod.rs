@@ -2,17 +2,20 @@
 //! teams already watch, from the same interval records the run log and reports read.
 //!
 //! The run's interval callback turns the second into a batch (cumulative series for
-//! Prometheus) and hands it to the output's own network thread through a bounded queue
-//! ([`deliver`]); it never waits on the network. The thread sends with bounded retries; at
+//! Prometheus, the second's own points for InfluxDB) and hands it to the output's own
+//! network thread through a bounded queue ([`deliver`]); it never waits on the network. The thread sends with bounded retries; at
 //! the end of the run what is left gets a flush with a deadline. What was sent and what was
 //! dropped, and why, is kept in the run directory (`outputs.json`) and said in the report.
 //!
 //! Layout: `deliver` (queue, thread, retries, flush) · `http` (the small POST client) ·
 //! `prometheus` (series and remote-write encoding) · `native` (HDR → native histogram) ·
-//! `prompb` (the protobuf messages).
+//! `prompb` (the protobuf messages) · `influx` (line protocol points) · `influx_endpoint`
+//! (the InfluxDB API a URL names, credentials from the environment).
 
 pub mod deliver;
 pub mod http;
+pub mod influx;
+pub mod influx_endpoint;
 pub mod native;
 pub mod prometheus;
 pub mod prompb;
@@ -51,34 +54,63 @@ pub enum PushError {
 pub struct PushTarget {
     /// The backend.
     pub kind: OutputKind,
-    /// Its write URL.
+    /// Its write URL (for InfluxDB, with `precision=ms`).
     pub endpoint: Endpoint,
+    /// The URL as given, for `outputs.json` and the report (credentials are refused in it).
+    pub shown_url: String,
+    /// The `Authorization` header, from the environment (InfluxDB); never shown.
+    pub authorization: Option<influx_endpoint::Authorization>,
 }
 
-const USAGE: &str = "give KIND=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write";
+const USAGE: &str = "give KIND=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write or influxdb=http://127.0.0.1:8086/write?db=DB";
 
-impl std::str::FromStr for PushTarget {
-    type Err = PushError;
-
-    fn from_str(s: &str) -> Result<PushTarget, PushError> {
+impl PushTarget {
+    /// Parses `KIND=URL`, reading an output's credentials with `env` (the process
+    /// environment for [`str::parse`]).
+    pub fn parse_with(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, PushError> {
         let invalid = |reason: String| PushError::Invalid {
-            given: crate::plan::without_user_info(s),
+            given: influx_endpoint::without_secret_params(&crate::plan::without_user_info(s)),
             reason,
         };
         let (kind, url) = s
             .split_once('=')
             .ok_or_else(|| invalid(USAGE.to_string()))?;
-        let kind = match kind.trim() {
-            "prometheus" => OutputKind::Prometheus,
-            other => {
-                return Err(invalid(format!(
-                    "unknown output {other:?}: the outputs are prometheus (remote write); {USAGE}"
-                )))
+        let url = url.trim();
+        match kind.trim() {
+            "prometheus" => Ok(PushTarget {
+                kind: OutputKind::Prometheus,
+                endpoint: Endpoint::parse(url).map_err(invalid)?,
+                shown_url: url.to_string(),
+                authorization: None,
+            }),
+            "influxdb" => {
+                // Checked before the URL is parsed: a parse error would show a `p=`.
+                let write = influx_endpoint::check(url, env).map_err(invalid)?;
+                Ok(PushTarget {
+                    kind: OutputKind::Influxdb,
+                    endpoint: Endpoint::parse(&write.write_url).map_err(invalid)?,
+                    shown_url: url.to_string(),
+                    authorization: write.authorization,
+                })
             }
-        };
-        let endpoint = Endpoint::parse(url.trim()).map_err(invalid)?;
-        Ok(PushTarget { kind, endpoint })
+            other => Err(invalid(format!(
+                "unknown output {other:?}: the outputs are prometheus (remote write) and influxdb (line protocol); {USAGE}"
+            ))),
+        }
     }
+}
+
+impl std::str::FromStr for PushTarget {
+    type Err = PushError;
+
+    fn from_str(s: &str) -> Result<PushTarget, PushError> {
+        PushTarget::parse_with(s, &|name| std::env::var(name).ok())
+    }
+}
+
+fn unix_ms(t: SystemTime) -> i64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// What every series of a run is labelled with.
@@ -90,6 +122,9 @@ pub struct RunLabels {
     pub shard: Option<u32>,
     /// Each request's name and method, in plan order.
     pub requests: Vec<(String, String)>,
+    /// The run's start on the wall clock (ms since the Unix epoch), as `meta.json` has it:
+    /// InfluxDB points are stamped with it plus their second's index.
+    pub started_ms: i64,
 }
 
 impl RunLabels {
@@ -107,8 +142,13 @@ impl RunLabels {
             }
             None => dir_name.to_string(),
         };
+        // `started_at` is written by headroom in RFC 3339; were it unreadable, now is within
+        // milliseconds of it (the labels are made as the run starts).
+        let started =
+            humantime::parse_rfc3339(&meta.started_at).unwrap_or_else(|_| SystemTime::now());
         RunLabels {
             run_id,
+            started_ms: unix_ms(started),
             shard: meta.shard.as_ref().map(|s| s.index),
             requests: meta
                 .requests
@@ -121,6 +161,8 @@ impl RunLabels {
 
 enum Format {
     Prometheus(prometheus::RemoteWrite),
+    // Boxed: its empty request record is larger than the Prometheus state's handles.
+    Influx(Box<influx::LineProtocol>),
 }
 
 struct Output {
@@ -143,17 +185,18 @@ impl Pushers {
                     Format::Prometheus(prometheus::RemoteWrite::new(labels.clone())),
                     prometheus::headers(),
                 ),
+                OutputKind::Influxdb => (
+                    Format::Influx(Box::new(influx::LineProtocol::new(labels))),
+                    influx::headers(t.authorization.as_ref().map(|a| a.value())),
+                ),
             };
-            let delivery = Delivery::start(
-                t.kind,
-                t.endpoint.clone(),
-                t.endpoint.url().to_string(),
-                headers,
-            )
-            .map_err(|reason| PushError::Thread {
-                kind: t.kind,
-                reason,
-            })?;
+            let delivery =
+                Delivery::start(t.kind, t.endpoint.clone(), t.shown_url.clone(), headers).map_err(
+                    |reason| PushError::Thread {
+                        kind: t.kind,
+                        reason,
+                    },
+                )?;
             outputs.push(Output { format, delivery });
         }
         Ok(Pushers { outputs })
@@ -169,15 +212,20 @@ impl Pushers {
         if self.outputs.is_empty() {
             return;
         }
-        let at_ms = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let at_ms = unix_ms(SystemTime::now());
         for o in &mut self.outputs {
             match &mut o.format {
                 Format::Prometheus(rw) => {
                     let (batch, refused) = rw.batch(line, at_ms);
                     o.delivery.count_dropped(DropReason::SeriesLimit, refused);
                     o.delivery.offer(batch);
+                }
+                Format::Influx(lp) => {
+                    let batch = lp.batch(line);
+                    // A staged run's second in which nothing completed has no stage, so no point.
+                    if batch.samples > 0 {
+                        o.delivery.offer(batch);
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@ use crate::store::{DropReason, OutputKind, OutputRecord};
 pub fn line(o: &OutputRecord) -> String {
     let (name, unit) = match o.kind {
         OutputKind::Prometheus => ("Prometheus remote write", "samples"),
+        OutputKind::Influxdb => ("InfluxDB line protocol", "points"),
     };
     let mut text = format!("{name} to {}: {} {unit} sent", o.url, o.sent);
     let dropped = o.dropped_total();
@@ -68,5 +69,22 @@ mod tests {
         o.dropped.insert(DropReason::ServerError, 3);
         o.last_status = Some(500);
         assert!(line(&o).ends_with("15 dropped (12 connection refused, 3 server error: HTTP 500)"));
+    }
+
+    #[test]
+    fn an_influxdb_output_counts_points() {
+        let mut o = OutputRecord {
+            kind: OutputKind::Influxdb,
+            url: "http://127.0.0.1:8086/write?db=load".into(),
+            sent: 4,
+            dropped: Default::default(),
+            last_status: None,
+        };
+        o.dropped.insert(DropReason::Rejected, 2);
+        o.last_status = Some(401);
+        assert_eq!(
+            line(&o),
+            "InfluxDB line protocol to http://127.0.0.1:8086/write?db=load: 4 points sent, 2 dropped (refused by the backend: HTTP 401)"
+        );
     }
 }

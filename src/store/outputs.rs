@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 pub enum OutputKind {
     /// Prometheus remote write 1.0 (protobuf + snappy, native histograms).
     Prometheus,
+    /// InfluxDB line protocol (the 1.x `/write` or the 2 `/api/v2/write` API).
+    Influxdb,
 }
 
 /// Why samples did not reach the backend.

@@ -15,6 +15,7 @@ mod examples;
 mod hostile;
 mod html;
 mod import;
+mod influx;
 mod kube;
 mod matrix;
 mod merge;

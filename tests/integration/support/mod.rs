@@ -4,6 +4,7 @@ pub mod certs;
 pub mod chromium;
 pub mod etcd;
 pub mod held;
+pub mod influxdb;
 pub mod netns;
 pub mod nginx;
 pub mod prometheus;

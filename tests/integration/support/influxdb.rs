@@ -1,0 +1,156 @@
+//! A real InfluxDB 1.x on loopback (Debian's `influxdb` package, its `influxd`, not its
+//! service), started by a test on free ports with a configuration of its own in a temporary
+//! directory, and stopped (by its PID) when dropped.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running InfluxDB.
+pub struct Influxdb {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// Its HTTP port.
+    pub port: u16,
+}
+
+/// The admin user of an InfluxDB started with authentication on.
+pub const ADMIN: (&str, &str) = ("admin", "adm1n-pw");
+
+impl Influxdb {
+    /// Starts InfluxDB (with HTTP authentication when `auth`) and waits until it answers.
+    pub fn start(auth: bool) -> Influxdb {
+        let dir = tempfile::tempdir().unwrap();
+        let port = super::free_port();
+        let rpc = super::free_port();
+        let d = dir.path().display();
+        let config = format!(
+            r#"reporting-disabled = true
+bind-address = "127.0.0.1:{rpc}"
+
+[meta]
+  dir = "{d}/meta"
+
+[data]
+  dir = "{d}/data"
+  wal-dir = "{d}/wal"
+  query-log-enabled = false
+
+[monitor]
+  store-enabled = false
+
+[continuous_queries]
+  enabled = false
+
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:{port}"
+  auth-enabled = {auth}
+  log-enabled = false
+"#
+        );
+        let path = dir.path().join("influxdb.conf");
+        std::fs::write(&path, config).unwrap();
+        let child = Command::new("influxd")
+            .arg("-config")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("influxd.log")).unwrap())
+            .spawn()
+            .expect("influxd starts (apt-get install -y influxdb; tests/run installs it)");
+        let mut db = Influxdb { child, dir, port };
+        db.wait_ready();
+        if auth {
+            // The first user may be made without credentials, and must be an admin.
+            db.query_post(&format!(
+                "CREATE USER {} WITH PASSWORD '{}' WITH ALL PRIVILEGES",
+                ADMIN.0, ADMIN.1
+            ));
+        }
+        db
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("influxd exited with {status}; its log:\n{}", self.log());
+            }
+            if request(self.port, "GET", "/ping").is_some_and(|(code, _)| code == 204) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("influxd was not ready on port {} within 30 s", self.port);
+    }
+
+    /// The tail of its log, for a failing assertion.
+    pub fn log(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.path().join("influxd.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Runs a statement that changes something (`CREATE DATABASE …`), as the admin when
+    /// authentication is on; panics when InfluxDB reports an error.
+    pub fn query_post(&self, q: &str) {
+        let path = format!("/query?u={}&p={}&q={}", ADMIN.0, ADMIN.1, percent_encode(q));
+        let (code, body) = request(self.port, "POST", &path).expect("influxd answers a query");
+        assert!(
+            code == 200 && !body.contains("\"error\""),
+            "{q}: {code} {body}"
+        );
+    }
+
+    /// The series of the InfluxQL `q` on database `db`, with times in ms since the epoch.
+    pub fn select(&self, db: &str, q: &str) -> serde_json::Value {
+        let path = format!(
+            "/query?u={}&p={}&db={db}&epoch=ms&q={}",
+            ADMIN.0,
+            ADMIN.1,
+            percent_encode(q)
+        );
+        let (code, body) = request(self.port, "GET", &path).expect("influxd answers");
+        assert_eq!(code, 200, "{q}: {body}");
+        let json: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{q}: {e}: {body}"));
+        assert!(json["results"][0]["error"].is_null(), "{q}: {body}");
+        json["results"][0]["series"].clone()
+    }
+}
+
+impl Drop for Influxdb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// One HTTP/1.0 request without a body (the answer ends with the connection): status and body.
+fn request(port: u16, method: &str, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    let code = answer.get(9..12)?.parse().ok()?;
+    let body = answer.split_once("\r\n\r\n")?.1.to_string();
+    Some((code, body))
+}
