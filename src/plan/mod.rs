@@ -12,6 +12,7 @@ pub mod matrix;
 pub(crate) mod regular_file;
 pub(crate) mod request;
 pub mod scenario;
+pub mod secret_names;
 pub mod shard;
 mod slo;
 mod target;

@@ -82,6 +82,8 @@ impl NamedRequest {
     /// The only request of a one-line attack, named after its method and path.
     pub fn single(spec: RequestSpec, target: &super::Target) -> NamedRequest {
         let path = spec.path.as_deref().unwrap_or(&target.path_and_query);
+        // The name is shown and stored: a token in the query stays out of it.
+        let path = super::secret_names::redact_query(path);
         NamedRequest {
             name: format!("{} {path}", spec.method),
             weight: 1,

@@ -84,7 +84,8 @@ impl Target {
             Some(p) => format!("/{p}"),
         };
         Ok(Target {
-            url: url.to_string(),
+            // What is shown of the URL; the request sends `path_and_query` as given.
+            url: crate::plan::secret_names::redact_query(url),
             scheme,
             host: host.to_string(),
             port,
@@ -94,9 +95,14 @@ impl Target {
     }
 }
 
-/// `url` with any `user:password@` before its host left out, for error messages: a password
-/// typed into a URL must not reach a terminal or a CI log.
+/// `url` with any `user:password@` before its host left out, and the values of query
+/// parameters named like credentials, for error messages: a password or token typed into a
+/// URL must not reach a terminal or a CI log.
 pub fn without_user_info(url: &str) -> String {
+    crate::plan::secret_names::redact_query(&without_user(url))
+}
+
+fn without_user(url: &str) -> String {
     let Some(start) = url.find("://").map(|i| i + 3) else {
         return url.to_string();
     };

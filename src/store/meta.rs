@@ -1,6 +1,7 @@
 //! What a run was asked to do (`meta.json`) and how it ended (`end.json`).
 
 use crate::monitor::CpuTime;
+use crate::plan::secret_names::redact_query;
 use crate::plan::{AttackPlan, ConnectionOptions, Expect, Load, Stage, Stop, Target, TlsOptions};
 use serde::{Deserialize, Serialize};
 
@@ -171,7 +172,10 @@ impl RunMeta {
                 .to_string_lossy()
                 .into_owned(),
             started_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-            target: plan.target.clone(),
+            target: crate::plan::Target {
+                path_and_query: redact_query(&plan.target.path_and_query),
+                ..plan.target.clone()
+            },
             requests: plan
                 .requests
                 .iter()
@@ -184,11 +188,12 @@ impl RunMeta {
                     name: r.name.clone(),
                     weight: r.weight,
                     method: r.spec.method.to_string(),
-                    path: r
-                        .spec
-                        .path
-                        .clone()
-                        .unwrap_or_else(|| plan.target.path_and_query.clone()),
+                    path: redact_query(
+                        r.spec
+                            .path
+                            .as_deref()
+                            .unwrap_or(&plan.target.path_and_query),
+                    ),
                     headers: r.spec.redacted_headers(),
                     body_bytes: r.spec.body.len(),
                     expect: r.expect.clone(),

@@ -32,7 +32,8 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
                 redact_setting(flagged(flag).unwrap_or(""))
             ));
         } else {
-            out.push(arg.clone());
+            // A URL (or a `--set` of a path) may carry a token in its query.
+            out.push(crate::plan::secret_names::redact_query(arg));
         }
     }
     out
@@ -42,7 +43,7 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
 fn redact_setting(setting: &str) -> String {
     match setting.split_once('=') {
         Some((path, _)) if is_sensitive_path(path) => format!("{path}=<redacted>"),
-        _ => setting.to_string(),
+        _ => crate::plan::secret_names::redact_query(setting),
     }
 }
 

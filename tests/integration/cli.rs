@@ -201,6 +201,61 @@ fn secrets_never_reach_the_run_or_the_report() {
 }
 
 #[test]
+fn a_token_in_a_query_string_never_reaches_the_run_or_the_report() {
+    // Sent as asked (the server sees it); shown and stored as `<redacted>`: the URL on the
+    // command line, the target and request paths in meta.json, every report.
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = format!(
+        "http://{}/items?limit=10&access_token=QUERY-TOKEN-789",
+        server.addr()
+    );
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "50",
+        "-n",
+        "10",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = headroom(&["report", out.to_str().unwrap(), "--format", "html"]);
+    let md = headroom(&["report", out.to_str().unwrap(), "--format", "markdown"]);
+    let stored = crate::support::all_text_under(&out);
+    for (what, text) in [
+        ("stored", stored.clone()),
+        ("printed", String::from_utf8_lossy(&o.stdout).into_owned()),
+        ("errors", stderr(&o)),
+        ("html", String::from_utf8_lossy(&html.stdout).into_owned()),
+        ("markdown", String::from_utf8_lossy(&md.stdout).into_owned()),
+    ] {
+        assert!(!text.contains("QUERY-TOKEN-789"), "{what}: {text}");
+    }
+    assert!(
+        stored.contains("limit=10&access_token=<redacted>"),
+        "{stored}"
+    );
+    // A server that is not there: the error names the URL without its token.
+    let o = headroom(&[
+        "attack",
+        "http://127.0.0.1:9/x?api_key=KEY-IN-ERROR",
+        "--rate",
+        "1",
+        "-n",
+        "1",
+    ]);
+    let err = stderr(&o);
+    assert!(
+        !o.status.success() && !err.contains("KEY-IN-ERROR"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_killed_attack_leaves_a_run_that_report_renders() {
     let server = crate::support::start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@
 //! text that only looks like a variable is sent as it was recorded.
 
 use super::{Body, BodyOut, Variable};
+use crate::plan::secret_names::{is_secret_name, percent_decoded};
 use std::collections::BTreeMap;
 
 /// The variables made so far, and the values they stand for (in memory only).
@@ -23,41 +24,6 @@ impl std::fmt::Debug for Secrets {
             .entries(self.variables.iter().map(|v| &v.name))
             .finish()
     }
-}
-
-/// True for a header, query parameter or body field whose value is a credential by its
-/// name: `Authorization`, `Cookie`, `X-Api-Key`, `access_token`, `password`, `client_secret`….
-pub fn is_secret_name(name: &str) -> bool {
-    if crate::plan::request::is_sensitive(name) {
-        return true;
-    }
-    let n: String = name
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    const PARTS: &[&str] = &[
-        "token",
-        "secret",
-        "passw",
-        "apikey",
-        "accesskey",
-        "privatekey",
-        "signature",
-        "credential",
-        "sessionid",
-        "xauth",
-    ];
-    const WHOLE: &[&str] = &[
-        "auth",
-        "authorization",
-        "sig",
-        "session",
-        "sid",
-        "jwt",
-        "pwd",
-    ];
-    PARTS.iter().any(|p| n.contains(p)) || WHOLE.contains(&n.as_str())
 }
 
 /// `$` escaped where the scenario would read a variable.
@@ -306,35 +272,6 @@ fn mark_json(value: &mut serde_json::Value, found: &mut Vec<(String, String, Str
     }
 }
 
-/// `%5F` → `_`, for matching a parameter's name (invalid escapes are left as written).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,31 +329,5 @@ mod tests {
                     .iter()
                     .any(|v| v.what.contains("also GET /me"))
         );
-    }
-
-    #[test]
-    fn names_that_hold_credentials() {
-        for n in [
-            "Authorization",
-            "X-Api-Key",
-            "access_token",
-            "apiKey",
-            "X-Auth-User",
-            "password",
-            "sig",
-            "X-CSRF-Token",
-        ] {
-            assert!(is_secret_name(n), "{n}");
-        }
-        for n in [
-            "author",
-            "Accept",
-            "limit",
-            "key",
-            "User-Agent",
-            "Content-Type",
-        ] {
-            assert!(!is_secret_name(n), "{n}");
-        }
     }
 }
