@@ -33,8 +33,9 @@ pub struct AttackArgs {
     pub requests: Option<i64>,
     #[command(flatten)]
     pub request: super::request::RequestArgs,
-    /// An objective the run must meet, e.g. "p99 < 10ms" or "error_rate < 0.1%" (repeatable);
-    /// the exit status is 3 when one is not met (see `headroom --help`).
+    /// An objective the run must meet, e.g. "p99 < 10ms" or "error_rate < 0.1%" (repeatable,
+    /// or a comma list as capacity takes); the exit status is 3 when one is not met (see
+    /// `headroom --help`).
     #[arg(long = "slo", value_name = "OBJECTIVE")]
     pub slo: Vec<String>,
     #[command(flatten)]
@@ -186,9 +187,12 @@ impl AttackArgs {
             requests,
         };
         let plan = AttackPlan {
+            // Each --slo may be a comma list, as capacity's is.
             slo: self
                 .slo
                 .iter()
+                .flat_map(|s| s.split(','))
+                .filter(|s| !s.trim().is_empty())
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
             ..self.request.plan(&self.url, load, stop)?

@@ -387,3 +387,36 @@ fn a_watched_server_process_shows_in_the_run_and_its_reports() {
         stderr(&o)
     );
 }
+
+#[test]
+fn an_attacks_objectives_may_be_a_comma_list_as_capacitys_are() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", server.addr());
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "50",
+        "-n",
+        "10",
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+        "--slo",
+        "p99 < 10s, errors < 50%",
+        "--slo",
+        "rps > 1000000",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let slo = v["slo"].as_array().unwrap();
+    assert_eq!(slo.len(), 3, "{slo:?}");
+    assert_eq!(
+        slo.iter().filter(|s| s["met"] == true).count(),
+        2,
+        "{slo:?}"
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+}
