@@ -22,8 +22,8 @@ pub const SIGNAL_BASE: u8 = 128;
 /// The table shown after `headroom --help`.
 pub const TABLE: &str = "Exit status:
   0        success: every objective and rule held
-  1        error (bad input, a run that could not start, an unreadable run)
-  2        the command line cannot be read
+  1        error (bad input or a refused value, a run that could not start, an unreadable run)
+  2        the command line cannot be parsed (an unknown flag, a missing argument)
   3        a run completed but missed an objective (--slo, a scenario's slo)
   4        compare --fail-on: the candidate regressed against the baseline
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
