@@ -375,3 +375,83 @@ fn a_bad_rule_is_one_line_naming_it_and_the_grammar() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("the runs sent different requests"), "{err}");
 }
+
+#[test]
+fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
+    // Loose rules that the two runs hold; the candidate then loses its end record, as a run
+    // killed mid-way does: the gate must fail on it, not pass on its partial figures.
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    let cand = dir.path().join("cand");
+    stored_run(&format!("http://{}/", server.addr()), &base);
+    stored_run(&format!("http://{}/", server.addr()), &cand);
+    let (b, c) = (base.to_str().unwrap(), cand.to_str().unwrap());
+    let rules = "p50 +10s, errors +100pp";
+    let whole = headroom(&["compare", "--baseline", b, c, "--fail-on", rules]);
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+
+    std::fs::remove_file(cand.join("end.json")).unwrap();
+    let out = headroom(&["compare", "--baseline", b, c, "--fail-on", rules]);
+    assert_eq!(out.status.code(), Some(4), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAILED: the candidate run is partial (the run did not finish"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not passed: the candidate run is partial; all 2 rules held"),
+        "{text}"
+    );
+    assert!(!text.contains("no regression"), "{text}");
+    assert!(
+        stderr(&out).contains("regression: the candidate run is partial"),
+        "{}",
+        stderr(&out)
+    );
+
+    // As the baseline, in JUnit: a failed case for it, valid against the schema.
+    let junit = headroom(&[
+        "compare",
+        "--baseline",
+        c,
+        b,
+        "--fail-on",
+        rules,
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(junit.status.code(), Some(4));
+    let xml = stdout(&junit);
+    assert_valid_junit(&xml, dir.path());
+    assert!(xml.contains(r#" tests="3" failures="1" "#), "{xml}");
+    assert!(testcase(&xml, "the baseline run is complete").contains("<failure"));
+    let json = headroom(&[
+        "compare",
+        "--baseline",
+        b,
+        c,
+        "--fail-on",
+        rules,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["incomplete"][0]["side"], "candidate");
+}
+
+#[test]
+fn a_baseline_without_rules_warns_that_nothing_is_gated() {
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    stored_run(&format!("http://{}/", server.addr()), &base);
+    let b = base.to_str().unwrap();
+    let out = headroom(&["compare", "--baseline", b, b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("gates nothing"), "{err}");
+    assert!(err.contains("add --fail-on RULES"), "{err}");
+}

@@ -189,6 +189,12 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
     assert_eq!(failing_out.sent + failing_out.dropped_total(), per_output);
     assert!(failing_out.dropped[&DropReason::ServerError] > 0);
     assert_eq!(failing_out.last_status, Some(500));
+    // The answer's body is kept, and said in the report.
+    assert_eq!(failing_out.last_answer.as_deref(), Some("busy"));
+    assert!(
+        stdout.contains("server error: HTTP 500: \"busy\""),
+        "{stdout}"
+    );
     // Each failed batch was tried three times.
     let failed_batches = failing_out.dropped[&DropReason::ServerError] / 2;
     assert_eq!(
@@ -213,6 +219,42 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
         stdout.contains(&format!(
             "0 samples sent, {per_output} dropped (connection refused)"
         )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
+    // The most likely setup mistake: Prometheus started without the feature flag answers
+    // each write with a 500 whose body says why; the report must carry that reason.
+    let prometheus = Prometheus::start_without_native_histograms();
+    let target = support::start_target(Duration::ZERO);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let result = support::headroom(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "20",
+        "-n",
+        "20",
+        "--push",
+        &format!("prometheus={}", prometheus.write_url()),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(result.status.success(), "{stdout}\n{}", prometheus.log());
+    let stored = RunDir::at(&out).load().unwrap();
+    let [o] = stored.outputs.as_slice() else {
+        panic!("{:?}", stored.outputs)
+    };
+    assert_eq!(o.sent, 0, "{o:?}");
+    assert_eq!(o.last_status, Some(500), "{o:?}");
+    let answer = o.last_answer.as_deref().unwrap_or_default();
+    assert!(answer.contains("native histograms are disabled"), "{o:?}");
+    assert!(
+        stdout.contains("HTTP 500: \"native histograms are disabled"),
         "{stdout}"
     );
 }
