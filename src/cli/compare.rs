@@ -50,6 +50,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut paths = args.runs.clone();
     if let Some(base) = &args.baseline {
+        // A CI step that forgot its rules would otherwise pass for ever in silence.
+        eprintln!("warning: --baseline without --fail-on shows the runs side by side and gates nothing (exit 0); add --fail-on RULES to fail on a regression");
         paths.insert(0, base.clone());
     }
     if paths.len() < 2 {
@@ -114,18 +116,20 @@ fn judge(args: &CompareArgs, rules: &[regression::Rule]) -> anyhow::Result<ExitC
         eprintln!("warning: {line}");
     }
     let verdicts = regression::judge(rules, &baseline, &candidate);
+    let incomplete = regression::incomplete(&baseline, &candidate);
     let judged = Judged {
         baseline_label: &label(base_path),
         baseline: &baseline,
         candidate_label: &label(candidate_path),
         candidate: &candidate,
         verdicts: &verdicts,
+        incomplete: &incomplete,
     };
     let r = &args.rendering;
     let text = headroom::report::regression::render(&judged, r.format)?;
     super::report::emit(&text, r.output.as_deref())?;
     super::step_summary::append(|| headroom::report::regression::markdown(&judged));
-    let failed = headroom::report::regression::failure_lines(&verdicts);
+    let failed = headroom::report::regression::failure_lines(&judged);
     if failed.is_empty() {
         return Ok(super::exit::code(super::exit::SUCCESS));
     }
@@ -133,7 +137,7 @@ fn judge(args: &CompareArgs, rules: &[regression::Rule]) -> anyhow::Result<ExitC
         eprintln!("regression: {line}");
     }
     eprintln!(
-        "the candidate regressed against the baseline (exit status {})",
+        "the regression check did not pass (exit status {})",
         super::exit::REGRESSION
     );
     Ok(super::exit::code(super::exit::REGRESSION))

@@ -25,7 +25,7 @@ pub const TABLE: &str = "Exit status:
   1        error (bad input or a refused value, a run that could not start, an unreadable run)
   2        the command line cannot be parsed (an unknown flag, a missing argument)
   3        a run completed but missed an objective (--slo, a scenario's slo)
-  4        compare --fail-on: the candidate regressed against the baseline
+  4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
 
 /// `code` as the process's exit status.

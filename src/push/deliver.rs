@@ -33,6 +33,9 @@ struct State {
     flush_by: Option<Instant>,
     done: bool,
     record: OutputRecord,
+    /// The last attempt timed out: a batch still in flight at the deadline is counted as
+    /// timed out, which says more than "not sent by the deadline".
+    timing_out: bool,
 }
 
 struct Shared {
@@ -72,7 +75,9 @@ impl Delivery {
                     sent: 0,
                     dropped: Default::default(),
                     last_status: None,
+                    last_answer: None,
                 },
+                timing_out: false,
             }),
             wake: Condvar::new(),
         });
@@ -130,9 +135,19 @@ impl Delivery {
         if !state.done {
             // The thread is past its deadline mid-send (its socket timeouts end it soon);
             // what it holds is not waited for.
-            let left: u64 = state.batches.iter().map(|b| b.samples).sum::<u64>() + state.in_flight;
-            if left > 0 {
-                *record.dropped.entry(DropReason::FlushDeadline).or_default() += left;
+            let queued: u64 = state.batches.iter().map(|b| b.samples).sum();
+            let in_flight_reason = if state.timing_out {
+                DropReason::Timeout
+            } else {
+                DropReason::FlushDeadline
+            };
+            for (reason, n) in [
+                (in_flight_reason, state.in_flight),
+                (DropReason::FlushDeadline, queued),
+            ] {
+                if n > 0 {
+                    *record.dropped.entry(reason).or_default() += n;
+                }
             }
             state.batches.clear();
             state.done = true;
@@ -168,6 +183,16 @@ fn send_loop(shared: &Shared, endpoint: &Endpoint, headers: &[(&str, String)]) {
             }
             state = shared.wake.wait(state).unwrap_or_else(|p| p.into_inner());
         };
+        if state.flush_by.is_some_and(|f| Instant::now() >= f) {
+            // Past the deadline a batch is not tried: it was not sent by the deadline, which
+            // is not the backend's failure.
+            *state
+                .record
+                .dropped
+                .entry(DropReason::FlushDeadline)
+                .or_default() += batch.samples;
+            continue;
+        }
         state.in_flight = batch.samples;
         let flush_by = state.flush_by;
         drop(state);
@@ -184,6 +209,7 @@ fn send_loop(shared: &Shared, endpoint: &Endpoint, headers: &[(&str, String)]) {
                 *state.record.dropped.entry(f.reason).or_default() += batch.samples;
                 if f.status.is_some() {
                     state.record.last_status = f.status;
+                    state.record.last_answer = f.answer;
                 }
             }
         }
@@ -204,9 +230,13 @@ fn send_with_retries(
     loop {
         let deadline = flush_by.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let failure = match post(endpoint, headers, body, deadline) {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                shared.lock().timing_out = false;
+                return Ok(());
+            }
             Err(f) => f,
         };
+        shared.lock().timing_out = failure.reason == DropReason::Timeout;
         if !failure.retryable() || attempt >= ATTEMPTS {
             return Err(failure);
         }
@@ -278,6 +308,33 @@ mod tests {
             record.dropped[&DropReason::FlushDeadline],
             1 + QUEUE as u64 * 10
         );
+        drop(listener);
+    }
+
+    #[test]
+    fn a_hung_backend_is_reported_as_timed_out_not_only_late() {
+        // Accepts and never answers: the first send times out (after the send timeout),
+        // the retry hangs in its turn when the run ends.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/write", listener.local_addr().unwrap());
+        let d = Delivery::start(
+            OutputKind::Prometheus,
+            Endpoint::parse(&url).unwrap(),
+            url,
+            Vec::new(),
+        )
+        .unwrap();
+        d.offer(batch(4));
+        let until = Instant::now() + Duration::from_secs(30);
+        while !d.shared.lock().timing_out && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(d.shared.lock().timing_out, "no send timed out in 30 s");
+        d.offer(batch(10));
+        let record = d.finish(Duration::from_millis(100));
+        assert_eq!(record.sent, 0);
+        assert_eq!(record.dropped.get(&DropReason::Timeout), Some(&4));
+        assert_eq!(record.dropped.get(&DropReason::FlushDeadline), Some(&10));
         drop(listener);
     }
 

@@ -47,13 +47,22 @@ impl Endpoint {
     }
 }
 
+/// Longest excerpt of a failed answer's body kept for the report.
+const ANSWER_EXCERPT: usize = 200;
+/// Body bytes read from a failed answer to find its first line.
+const ANSWER_BODY: usize = 1024;
+/// A run of this many bytes of what was sent, found in the answer, is an echo: cut there.
+const ECHO: usize = 12;
+
 /// Why a send failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendFailure {
     /// The reason recorded.
     pub reason: DropReason,
     /// The status, when the backend answered.
     pub status: Option<u16>,
+    /// The first line of the answer's body, cleaned (see [`answer_excerpt`]).
+    pub answer: Option<String>,
 }
 
 impl SendFailure {
@@ -67,6 +76,7 @@ impl SendFailure {
         SendFailure {
             reason,
             status: None,
+            answer: None,
         }
     }
 
@@ -90,6 +100,7 @@ pub fn post(
             Err(SendFailure {
                 reason: DropReason::Timeout,
                 status: None,
+                answer: None,
             })
         } else {
             Ok(left)
@@ -103,6 +114,7 @@ pub fn post(
         .ok_or(SendFailure {
             reason: DropReason::Unreachable,
             status: None,
+            answer: None,
         })?;
     let mut stream = TcpStream::connect_timeout(&addr, left(CONNECT_TIMEOUT)?)
         .map_err(|e| SendFailure::io(&e))?;
@@ -132,31 +144,148 @@ pub fn post(
     let mut raw = Vec::new();
     let mut reader = (&mut stream).take(MAX_ANSWER);
     let mut buf = [0u8; 4096];
-    let status = loop {
+    let (status, head_len, chunked) = loop {
         let n = reader.read(&mut buf).map_err(|e| SendFailure::io(&e))?;
         raw.extend_from_slice(&buf[..n]);
         let mut headers = [httparse::EMPTY_HEADER; 32];
         let mut response = httparse::Response::new(&mut headers);
         match response.parse(&raw) {
-            Ok(httparse::Status::Complete(_)) => break response.code.unwrap_or(0),
+            Ok(httparse::Status::Complete(len)) => {
+                let chunked = response.headers.iter().any(|h| {
+                    h.name.eq_ignore_ascii_case("transfer-encoding")
+                        && String::from_utf8_lossy(h.value)
+                            .to_ascii_lowercase()
+                            .contains("chunked")
+                });
+                break (response.code.unwrap_or(0), len, chunked);
+            }
             Ok(httparse::Status::Partial) if n > 0 => continue,
             _ => {
                 return Err(SendFailure {
                     reason: DropReason::Unreachable,
                     status: None,
+                    answer: None,
                 })
             }
         }
     };
-    match status {
-        200..=299 => Ok(()),
-        400..=499 => Err(SendFailure {
-            reason: DropReason::Rejected,
-            status: Some(status),
-        }),
-        _ => Err(SendFailure {
-            reason: DropReason::ServerError,
-            status: Some(status),
-        }),
+    let reason = match status {
+        200..=299 => return Ok(()),
+        400..=499 => DropReason::Rejected,
+        _ => DropReason::ServerError,
+    };
+    // The body says why (Prometheus: "native histograms are disabled"); read a little of it,
+    // until the backend closes or the excerpt's worth has come. A read error keeps what came.
+    while raw.len() - head_len < ANSWER_BODY {
+        match reader.read(&mut buf) {
+            Ok(n) if n > 0 => raw.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let mut answer = &raw[head_len..];
+    if chunked {
+        // Skip the first chunk's size line.
+        let at = answer
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(answer.len(), |i| i + 1);
+        answer = &answer[at..];
+    }
+    // What could carry a secret or the user's data: the path and query (InfluxDB 1.x takes
+    // `u`/`p` there), each header's value (a token) and the body; not the header names,
+    // which a backend's message may well use ("authorization failed").
+    let sent: Vec<&[u8]> = std::iter::once(t.path_and_query.as_bytes())
+        .chain(headers.iter().map(|(_, v)| v.as_bytes()))
+        .chain(std::iter::once(body))
+        .collect();
+    Err(SendFailure {
+        reason,
+        status: Some(status),
+        answer: answer_excerpt(answer, &sent),
+    })
+}
+
+/// The first line of `answer`, control characters removed, at most [`ANSWER_EXCERPT`] bytes,
+/// and cut where it starts repeating any of `sent` (a backend quoting back a header, a token
+/// or the points it could not parse): the report and `outputs.json` never echo what headroom
+/// sent. `None` when nothing is left.
+pub fn answer_excerpt(answer: &[u8], sent: &[&[u8]]) -> Option<String> {
+    let first = answer.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = &first[..first.len().min(ANSWER_BODY)];
+    let echoed = |at: usize| {
+        first.get(at..at + ECHO).is_some_and(|needle| {
+            sent.iter()
+                .any(|s| s.windows(ECHO).any(|window| window == needle))
+        })
+    };
+    let end = (0..first.len())
+        .find(|&at| echoed(at))
+        .unwrap_or(first.len());
+    let cut = end < first.len();
+    let mut text: String = String::from_utf8_lossy(&first[..end])
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    let mut limit = ANSWER_EXCERPT.min(text.len());
+    while !text.is_char_boundary(limit) {
+        limit -= 1;
+    }
+    let cut = cut || limit < text.len();
+    text.truncate(limit);
+    let text = text.trim();
+    match (text.is_empty(), cut) {
+        (true, _) => None,
+        (false, true) => Some(format!("{text}…")),
+        (false, false) => Some(text.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_its_first_line_cleaned_and_bounded() {
+        assert_eq!(
+            answer_excerpt(b"native histograms are disabled\nmore\n", &[]).as_deref(),
+            Some("native histograms are disabled")
+        );
+        assert_eq!(
+            answer_excerpt(b"bad\x1b[31m thing\r\n", &[]).as_deref(),
+            Some("bad[31m thing")
+        );
+        let long = "x".repeat(500);
+        let got = answer_excerpt(long.as_bytes(), &[]).unwrap();
+        assert_eq!(got, format!("{}…", "x".repeat(ANSWER_EXCERPT)));
+        assert_eq!(answer_excerpt(b"\n", &[]), None);
+        assert_eq!(answer_excerpt(b"", &[]), None);
+    }
+
+    #[test]
+    fn an_answer_never_echoes_what_was_sent() {
+        let head = b"Token s3cr3t-t0ken-value";
+        let got = answer_excerpt(
+            b"invalid token: Token s3cr3t-t0ken-value was not accepted",
+            &[head, b"points"],
+        )
+        .unwrap();
+        assert!(!got.contains("s3cr3t"), "{got}");
+        assert_eq!(got, "invalid token:…");
+        // Words a header's name shares with the message are kept.
+        assert_eq!(
+            answer_excerpt(
+                b"{\"error\":\"authorization failed\"}",
+                &[b"Token abcdefghijklmnop"]
+            )
+            .as_deref(),
+            Some("{\"error\":\"authorization failed\"}")
+        );
+        let points = b"http_req,name=get count=3i 1700000000000000000\n";
+        let got = answer_excerpt(
+            b"{\"error\":\"unable to parse 'http_req,name=get count=3i 17': bad\"}",
+            &[b"head", points],
+        )
+        .unwrap();
+        assert!(!got.contains("count=3i"), "{got}");
     }
 }

@@ -7,7 +7,7 @@
 //! throw away.
 //!
 //! A point (measurement [`MEASUREMENT`], tags sorted by key as InfluxDB prefers):
-//! `http_client_requests,method=GET,request=GET\ /,run_id=R[,shard=N][,stage=N] count=250i,
+//! `http_client_requests,method=GET,request=GET\ /,run_id=R[,shard=N][,stage_name=NAME,stage=N] count=250i,
 //! ok=250i,failed=0i,status_1xx=0i,status_2xx=250i,…,errors=0i,p50_us=…i,…,max_us=…i,
 //! mean_us=… TIMESTAMP`, stamped in milliseconds at the end of the second it covers (the
 //! run's start plus the interval's index and one), as the Prometheus samples are. The
@@ -40,6 +40,8 @@ pub struct LineProtocol {
     /// `run_id=…` and, in a sharded run, `,shard=N`.
     run_tags: String,
     started_ms: i64,
+    /// Each stage's name by index, for the `stage_name` tag.
+    stage_names: Vec<String>,
     /// What a request without completions in a second met.
     empty: RequestStats,
 }
@@ -66,6 +68,7 @@ impl LineProtocol {
             request_tags,
             run_tags,
             started_ms: labels.started_ms,
+            stage_names: labels.stages.clone(),
             empty: RequestStats::default(),
         }
     }
@@ -114,6 +117,10 @@ impl LineProtocol {
         out.push_str(request_tags);
         out.push_str(&self.run_tags);
         if let Some(stage) = stage {
+            // The name first: the index stays the last tag, as before the name was added.
+            if let Some(name) = self.stage_names.get(usize::from(stage)) {
+                tag(out, "stage_name", name);
+            }
             let _ = write!(out, ",stage={stage}");
         }
         let mut classes = [0u64; 6];
@@ -219,6 +226,7 @@ mod tests {
                 ("GET /a,b=c".into(), "GET".into()),
                 ("post".into(), "POST".into()),
             ],
+            stages: vec!["ramp".into(), "hold 1".into()],
             started_ms,
         }
     }
@@ -317,6 +325,8 @@ mod tests {
             })
             .collect();
         assert_eq!(stages, ["stage=0", "stage=0", "stage=1", "stage=1"]);
+        assert!(text.contains(",stage_name=ramp,stage=0 "), "{text}");
+        assert!(text.contains(",stage_name=hold\\ 1,stage=1 "), "{text}");
         assert!(text.lines().all(|l| l.ends_with(" 1000")), "{text}");
     }
 

@@ -122,6 +122,9 @@ pub struct RunLabels {
     pub shard: Option<u32>,
     /// Each request's name and method, in plan order.
     pub requests: Vec<(String, String)>,
+    /// Each stage's name by its index (warm-ups included): the `stage_name` label beside the
+    /// `stage` index, so a dashboard shows "200 req/s warm-up", not only `2`.
+    pub stages: Vec<String>,
     /// The run's start on the wall clock (ms since the Unix epoch), as `meta.json` has it:
     /// InfluxDB points are stamped with it plus their second's index.
     pub started_ms: i64,
@@ -155,6 +158,7 @@ impl RunLabels {
                 .iter()
                 .map(|r| (r.name.clone(), r.method.clone()))
                 .collect(),
+            stages: meta.stages.iter().map(|s| s.name.clone()).collect(),
         }
     }
 }

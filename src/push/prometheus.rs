@@ -5,9 +5,9 @@
 //! - `http_client_request_duration_seconds` — a native histogram (`http.client.request.duration`)
 //!   of latency from the intended send, per request, method, `outcome` (`expected`: the
 //!   answer the request expects, the latency headroom's own percentiles report;
-//!   `unexpected`: the others), stage and shard.
+//!   `unexpected`: the others), stage (index and `stage_name`) and shard.
 //! - `headroom_requests_total` — a counter of completed requests per request, method,
-//!   `status_class` (`2xx`…`5xx`, `error`), stage and shard. OpenTelemetry defines no
+//!   `status_class` (`2xx`…`5xx`, `error`), stage (index and `stage_name`) and shard. OpenTelemetry defines no
 //!   request counter for HTTP clients (the count is the histogram's); this one carries the
 //!   status class, which the histogram's labels do not (the interval record keeps latency
 //!   per request by expected answer, not by status), so it is named in headroom's namespace.
@@ -194,6 +194,9 @@ impl RemoteWrite {
         ];
         if let Some(stage) = key.stage {
             labels.push(label("stage", &stage.to_string()));
+            if let Some(name) = self.labels.stages.get(usize::from(stage)) {
+                labels.push(label("stage_name", name));
+            }
         }
         if let Some(shard) = self.labels.shard {
             labels.push(label("shard", &shard.to_string()));
@@ -218,5 +221,43 @@ fn class_label(class: StatusClass) -> &'static str {
         StatusClass::ClientError => "4xx",
         StatusClass::ServerError => "5xx",
         StatusClass::Failed => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_staged_series_has_the_stage_index_and_name() {
+        let rw = RemoteWrite::new(RunLabels {
+            run_id: "r".into(),
+            shard: None,
+            requests: vec![("GET /".into(), "GET".into())],
+            stages: vec!["200 req/s warm-up".into(), "200 req/s".into()],
+            started_ms: 0,
+        });
+        let key = Key {
+            request: 0,
+            stage: Some(1),
+        };
+        let labels = rw.labels_of("x", key, ("outcome", "expected"));
+        let get = |n: &str| {
+            labels
+                .iter()
+                .find(|l| l.name == n)
+                .map(|l| l.value.as_str())
+        };
+        assert_eq!(get("stage"), Some("1"));
+        assert_eq!(get("stage_name"), Some("200 req/s"));
+        let plain = rw.labels_of(
+            "x",
+            Key {
+                request: 0,
+                stage: None,
+            },
+            ("outcome", "expected"),
+        );
+        assert!(plain.iter().all(|l| !l.name.starts_with("stage")));
     }
 }

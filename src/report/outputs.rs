@@ -18,7 +18,7 @@ pub fn line(o: &OutputRecord) -> String {
         .dropped
         .iter()
         .map(|(reason, n)| {
-            let words = reason_words(*reason, o.last_status);
+            let words = reason_words(*reason, o.last_status, o.last_answer.as_deref());
             if o.dropped.len() == 1 {
                 words
             } else {
@@ -30,10 +30,11 @@ pub fn line(o: &OutputRecord) -> String {
     text
 }
 
-fn reason_words(reason: DropReason, status: Option<u16>) -> String {
-    let status = |what: &str| match status {
-        Some(code) => format!("{what}: HTTP {code}"),
-        None => what.to_string(),
+fn reason_words(reason: DropReason, status: Option<u16>, answer: Option<&str>) -> String {
+    let status = |what: &str| match (status, answer) {
+        (Some(code), Some(said)) => format!("{what}: HTTP {code}: {said:?}"),
+        (Some(code), None) => format!("{what}: HTTP {code}"),
+        (None, _) => what.to_string(),
     };
     match reason {
         DropReason::Refused => "connection refused".into(),
@@ -59,6 +60,7 @@ mod tests {
             sent: 61,
             dropped: Default::default(),
             last_status: None,
+            last_answer: None,
         };
         assert_eq!(
             line(&o),
@@ -69,6 +71,8 @@ mod tests {
         o.dropped.insert(DropReason::ServerError, 3);
         o.last_status = Some(500);
         assert!(line(&o).ends_with("15 dropped (12 connection refused, 3 server error: HTTP 500)"));
+        o.last_answer = Some("native histograms are disabled".into());
+        assert!(line(&o).ends_with("3 server error: HTTP 500: \"native histograms are disabled\")"));
     }
 
     #[test]
@@ -79,6 +83,7 @@ mod tests {
             sent: 4,
             dropped: Default::default(),
             last_status: None,
+            last_answer: None,
         };
         o.dropped.insert(DropReason::Rejected, 2);
         o.last_status = Some(401);

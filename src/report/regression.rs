@@ -4,7 +4,9 @@
 use super::junit::{Case, Failure, Suite};
 use super::table::{aligned_left, markdown_left};
 use super::Format;
-use crate::summary::regression::{Allowance, Mismatch, Outcome, RuleVerdict, Unit};
+use crate::summary::regression::{
+    Allowance, Incomplete, Mismatch, Outcome, RuleVerdict, Side, Unit,
+};
 use crate::summary::Summary;
 use crate::units::{fmt_num, fmt_us_f};
 use std::fmt::Write as _;
@@ -21,6 +23,35 @@ pub struct Judged<'a> {
     pub candidate: &'a Summary,
     /// Each rule, judged.
     pub verdicts: &'a [RuleVerdict],
+    /// The runs that are partial: each a failed check whatever the rules say.
+    pub incomplete: &'a [Incomplete],
+}
+
+impl Judged<'_> {
+    /// True when both runs are whole and every rule held.
+    pub fn passed(&self) -> bool {
+        self.incomplete.is_empty() && self.verdicts.iter().all(RuleVerdict::passed)
+    }
+}
+
+/// The name of the check that a run is whole (a test case in JUnit).
+fn complete_check(side: Side) -> &'static str {
+    match side {
+        Side::Baseline => "the baseline run is complete",
+        Side::Candidate => "the candidate run is complete",
+    }
+}
+
+/// One line on a partial run: which, and why.
+fn incomplete_line(i: &Incomplete) -> String {
+    let which = match i.side {
+        Side::Baseline => "the baseline run",
+        Side::Candidate => "the candidate run",
+    };
+    format!(
+        "{which} is partial ({}): its figures are not the whole test's, so the gate cannot pass; rerun it to completion",
+        i.why
+    )
 }
 
 /// A mismatch between the runs as one line.
@@ -141,14 +172,38 @@ fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
     rows
 }
 
-/// The closing line: how many rules failed.
-fn tally(verdicts: &[RuleVerdict]) -> String {
+/// The closing line: how many rules failed, and which runs are partial.
+fn tally(j: &Judged<'_>) -> String {
+    let verdicts = j.verdicts;
     let failed = verdicts.iter().filter(|v| !v.passed()).count();
-    if failed == 0 {
-        format!("no regression: all {} rules held", verdicts.len())
+    let rules = if failed == 0 && j.incomplete.is_empty() {
+        return format!("no regression: all {} rules held", verdicts.len());
+    } else if failed == 0 {
+        format!("all {} rules held", verdicts.len())
     } else {
-        format!("regression: {failed} of {} rules failed", verdicts.len())
+        format!("{failed} of {} rules failed", verdicts.len())
+    };
+    let partial: Vec<&str> = j
+        .incomplete
+        .iter()
+        .map(|i| match i.side {
+            Side::Baseline => "the baseline run is partial",
+            Side::Candidate => "the candidate run is partial",
+        })
+        .collect();
+    if partial.is_empty() {
+        format!("regression: {rules}")
+    } else {
+        format!("not passed: {}; {rules}", partial.join(", "))
     }
+}
+
+/// The partial runs, a line each, under the table.
+fn incomplete_block(j: &Judged<'_>) -> String {
+    j.incomplete
+        .iter()
+        .map(|i| format!("FAILED: {}\n", incomplete_line(i)))
+        .collect()
 }
 
 /// The verdict in `format`.
@@ -160,7 +215,9 @@ pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderErr
                 j.candidate_label, j.baseline_label
             );
             out.push_str(&aligned_left(&rows(j.verdicts), 1));
-            let _ = writeln!(out, "\n{}", tally(j.verdicts));
+            out.push('\n');
+            out.push_str(&incomplete_block(j));
+            let _ = writeln!(out, "{}", tally(j));
             out
         }
         Format::Markdown => markdown(j),
@@ -168,7 +225,8 @@ pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderErr
             serde_json::to_string_pretty(&serde_json::json!({
                 "baseline": j.baseline_label,
                 "candidate": j.candidate_label,
-                "passed": j.verdicts.iter().all(RuleVerdict::passed),
+                "passed": j.passed(),
+                "incomplete": j.incomplete,
                 "rules": j.verdicts,
             }))
             .expect("verdicts serialize")
@@ -201,12 +259,29 @@ pub fn markdown(j: &Judged<'_>) -> String {
         })
         .collect();
     out.push_str(&markdown_left(&escaped, 1));
-    let _ = writeln!(out, "\n**{}**\n", tally(j.verdicts));
+    out.push('\n');
+    for i in j.incomplete {
+        let _ = writeln!(
+            out,
+            "- **FAILED**: {}",
+            super::step_summary::cell_text(&incomplete_line(i))
+        );
+    }
+    let _ = writeln!(out, "\n**{}**\n", tally(j));
     out
 }
 
-/// One test case per rule.
+/// One test case per rule, and one per partial run.
 fn junit(j: &Judged<'_>) -> String {
+    let partial = j.incomplete.iter().map(|i| Case {
+        classname: "headroom.regression".into(),
+        name: complete_check(i.side).into(),
+        failure: Some(Failure {
+            message: incomplete_line(i),
+            kind: "partial",
+            detail: incomplete_line(i),
+        }),
+    });
     let cases = j
         .verdicts
         .iter()
@@ -219,6 +294,7 @@ fn junit(j: &Judged<'_>) -> String {
                 detail: failure_line(v),
             }),
         })
+        .chain(partial)
         .collect();
     Suite {
         name: format!(
@@ -239,11 +315,11 @@ fn junit(j: &Judged<'_>) -> String {
     .to_xml()
 }
 
-/// The failed rules, a line each (for standard error).
-pub fn failure_lines(verdicts: &[RuleVerdict]) -> Vec<String> {
-    verdicts
+/// The partial runs and the failed rules, a line each (for standard error).
+pub fn failure_lines(j: &Judged<'_>) -> Vec<String> {
+    j.incomplete
         .iter()
-        .filter(|v| !v.passed())
-        .map(failure_line)
+        .map(incomplete_line)
+        .chain(j.verdicts.iter().filter(|v| !v.passed()).map(failure_line))
         .collect()
 }

@@ -52,6 +52,10 @@ pub struct OutputRecord {
     /// The last HTTP status a refused or failed batch got, when one answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_status: Option<u16>,
+    /// The first line of that answer's body (at most 200 bytes, control characters removed,
+    /// nothing headroom sent echoed back): Prometheus says there why it refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_answer: Option<String>,
 }
 
 impl OutputRecord {

@@ -118,8 +118,20 @@ impl std::str::FromStr for Rule {
             .parse()
             .ok()
             .filter(|n: &f64| n.is_finite())
-            .ok_or_else(|| err(&format!("cannot read the number {number:?}")))?;
+            .ok_or_else(|| {
+                // The number as written is what follows the sign up to the unit; when that is
+                // empty (`+abc%`, `+-10%`) the whole change is what the user must fix.
+                let shown = if number.is_empty() {
+                    change.trim()
+                } else {
+                    number
+                };
+                err(&format!("cannot read the number in {shown:?}"))
+            })?;
         let unit = unit.trim();
+        if unit.contains(';') {
+            return Err(err("rules are separated by a comma, not a semicolon"));
+        }
         let latency = match metric.as_str() {
             "p50" => Some(Latency::P50),
             "p90" => Some(Latency::P90),
@@ -294,6 +306,39 @@ fn judge_one(rule: &Rule, baseline: &Summary, candidate: &Summary) -> RuleVerdic
     }
 }
 
+/// Which of the two runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The run judged against.
+    Baseline,
+    /// The run judged.
+    Candidate,
+}
+
+/// A run whose numbers cover less than the whole run (interrupted, killed, missing shards):
+/// its figures are not the test's, so a gate fails on it whatever the rules say.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Incomplete {
+    /// Which run.
+    pub side: Side,
+    /// Why it is partial, as the summary says.
+    pub why: String,
+}
+
+/// The runs of the two that are partial, baseline first.
+pub fn incomplete(baseline: &Summary, candidate: &Summary) -> Vec<Incomplete> {
+    [(Side::Baseline, baseline), (Side::Candidate, candidate)]
+        .into_iter()
+        .filter_map(|(side, s)| {
+            s.partial.as_ref().map(|why| Incomplete {
+                side,
+                why: why.clone(),
+            })
+        })
+        .collect()
+}
+
 /// A way two runs differ that makes their comparison one of unlike things.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -416,11 +461,28 @@ mod tests {
             ("p99 +ten%", "p99 +ten%"),
             ("latency +1ms", "latency +1ms"),
             (" , ", ","),
+            ("p99 +10%; rps -5%", "p99 +10%; rps -5%"),
         ] {
             let e = parse_rules(bad).unwrap_err();
             assert_eq!(e.rule, named, "{bad}");
             let line = e.to_string();
             assert!(line.contains(GRAMMAR) && !line.contains('\n'), "{line}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_number_is_shown_as_written() {
+        for (bad, shown) in [
+            ("p99 +abc%", "cannot read the number in \"+abc%\""),
+            ("p99 +-10%", "cannot read the number in \"+-10%\""),
+            ("p99 +1.2.3ms", "cannot read the number in \"1.2.3\""),
+        ] {
+            let e = parse_rules(bad).unwrap_err();
+            assert!(e.reason.contains(shown), "{bad}: {}", e.reason);
+        }
+        for bad in ["p99 +10%; rps -5%", "errors +1pp; p99 +5ms"] {
+            let e = parse_rules(bad).unwrap_err();
+            assert!(e.reason.contains("separated by a comma"), "{}", e.reason);
         }
     }
 }

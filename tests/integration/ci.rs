@@ -375,3 +375,159 @@ fn a_bad_rule_is_one_line_naming_it_and_the_grammar() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("the runs sent different requests"), "{err}");
 }
+
+#[test]
+fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
+    // Loose rules that the two runs hold; the candidate then loses its end record, as a run
+    // killed mid-way does: the gate must fail on it, not pass on its partial figures.
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    let cand = dir.path().join("cand");
+    stored_run(&format!("http://{}/", server.addr()), &base);
+    stored_run(&format!("http://{}/", server.addr()), &cand);
+    let (b, c) = (base.to_str().unwrap(), cand.to_str().unwrap());
+    let rules = "p50 +10s, errors +100pp";
+    let whole = headroom(&["compare", "--baseline", b, c, "--fail-on", rules]);
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+
+    std::fs::remove_file(cand.join("end.json")).unwrap();
+    let out = headroom(&["compare", "--baseline", b, c, "--fail-on", rules]);
+    assert_eq!(out.status.code(), Some(4), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAILED: the candidate run is partial (the run did not finish"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not passed: the candidate run is partial; all 2 rules held"),
+        "{text}"
+    );
+    assert!(!text.contains("no regression"), "{text}");
+    assert!(
+        stderr(&out).contains("regression: the candidate run is partial"),
+        "{}",
+        stderr(&out)
+    );
+
+    // As the baseline, in JUnit: a failed case for it, valid against the schema.
+    let junit = headroom(&[
+        "compare",
+        "--baseline",
+        c,
+        b,
+        "--fail-on",
+        rules,
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(junit.status.code(), Some(4));
+    let xml = stdout(&junit);
+    assert_valid_junit(&xml, dir.path());
+    assert!(xml.contains(r#" tests="3" failures="1" "#), "{xml}");
+    assert!(testcase(&xml, "the baseline run is complete").contains("<failure"));
+    let json = headroom(&[
+        "compare",
+        "--baseline",
+        b,
+        c,
+        "--fail-on",
+        rules,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["incomplete"][0]["side"], "candidate");
+}
+
+#[test]
+fn a_baseline_without_rules_warns_that_nothing_is_gated() {
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    stored_run(&format!("http://{}/", server.addr()), &base);
+    let b = base.to_str().unwrap();
+    let out = headroom(&["compare", "--baseline", b, b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("gates nothing"), "{err}");
+    assert!(err.contains("add --fail-on RULES"), "{err}");
+}
+
+/// The steps of the first workflow in docs/ci.md, as YAML values.
+fn sample_workflow_steps() -> Vec<serde_json::Value> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap();
+    let start = doc
+        .find("```yaml\nname: load test\n")
+        .expect("the sample workflow")
+        + 8;
+    let len = doc[start..].find("```").unwrap();
+    let workflow: serde_json::Value = yaml_serde::from_str(&doc[start..start + len])
+        .unwrap_or_else(|e| panic!("docs/ci.md's workflow is not YAML: {e}"));
+    workflow["jobs"]["load-test"]["steps"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn step<'a>(steps: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
+    steps
+        .iter()
+        .find(|s| s["name"].as_str().is_some_and(|n| n.starts_with(name)))
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+#[test]
+fn the_sample_workflow_reports_both_verdicts_waits_for_the_service_and_copes_without_a_baseline() {
+    let steps = sample_workflow_steps();
+    // A plain `if:` implies success(): after an objective failed (exit 3) the gate would be
+    // skipped and its verdict never shown.
+    let gate = step(&steps, "Regression gate");
+    let condition = gate["if"].as_str().unwrap();
+    assert!(
+        condition.contains("!cancelled()") || condition.contains("always()"),
+        "{condition}"
+    );
+    // The service answers before the load starts.
+    let start = step(&steps, "Start the service")["run"].as_str().unwrap();
+    assert!(start.contains("until curl"), "{start}");
+    // The first pull request has no baseline: an empty id skips the gate with a notice,
+    // before any download is tried.
+    let script = gate["run"].as_str().unwrap();
+    let skip = script
+        .find("if [ -z \"$id\" ]")
+        .expect("an empty id is handled");
+    assert!(skip < script.find("gh run download").unwrap(), "{script}");
+    assert!(script[skip..].contains("::notice"), "{script}");
+    // The id query yields nothing (not "null") when main has no run, and the id when it has.
+    let jq = script
+        .split("--jq '")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("the id is picked with --jq");
+    for (runs, want) in [("[]", ""), (r#"[{"databaseId": 42}]"#, "42")] {
+        let mut child = std::process::Command::new("jq")
+            .args(["-r", jq])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("jq runs (tests/run installs jq)");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(runs.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want, "{runs}");
+    }
+    // A fork's read-only token cannot post a check run: the publishing step skips forks.
+    let publish = step(&steps, "Publish the test report")["if"]
+        .as_str()
+        .unwrap();
+    assert!(publish.contains("head.repo.full_name"), "{publish}");
+}

@@ -177,13 +177,18 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
     assert_eq!(stored.outputs[0].sent, 0);
     assert_eq!(stored.outputs[0].dropped[&DropReason::Rejected], seconds);
     assert_eq!(stored.outputs[0].last_status, Some(401));
+    // InfluxDB's own reason is kept and shown; the password never is.
+    let answer = stored.outputs[0].last_answer.clone().unwrap_or_default();
+    assert!(answer.contains("authorization failed"), "{answer}");
     assert!(
         stdout.contains(&format!(
-            "0 points sent, {seconds} dropped (refused by the backend: HTTP 401)"
-        )),
+            "0 points sent, {seconds} dropped (refused by the backend: HTTP 401: "
+        )) && stdout.contains("authorization failed"),
         "{stdout}"
     );
     assert!(!stdout.contains("wrong-pw"), "{stdout}");
+    let outputs = std::fs::read_to_string(out.join("outputs.json")).unwrap();
+    assert!(!outputs.contains("wrong-pw"), "{outputs}");
 }
 
 #[test]

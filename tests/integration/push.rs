@@ -88,6 +88,23 @@ fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series
     );
     // And the latency is the target's: 5 ms and up.
     assert!(p99 >= 0.005 / factor, "{p99}");
+
+    // The README's queries, which keep answering after the 5-minute look-back, give the same.
+    let readme_count =
+        prometheus.scalar(r#"sum(last_over_time(headroom_requests_total{run_id="push-run"}[1h]))"#);
+    assert_eq!(readme_count, summary.requests.total as f64);
+    // Prometheus 2.42's last_over_time gives nothing for native histograms: the README
+    // evaluates the histogram at the run's end (a minute after it, within the look-back).
+    let ended = humantime::parse_rfc3339(&stored.end.as_ref().unwrap().ended_at).unwrap();
+    let end = ended
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 60;
+    let readme_p99 = prometheus.scalar(&format!(
+        r#"histogram_quantile(0.99, sum(http_client_request_duration_seconds{{run_id="push-run", outcome="expected"}} @ {end}))"#
+    ));
+    assert_eq!(readme_p99, p99);
 }
 
 /// A backend that answers its first `good` writes with 204 and every later one with 500.
@@ -189,6 +206,8 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
     assert_eq!(failing_out.sent + failing_out.dropped_total(), per_output);
     assert!(failing_out.dropped[&DropReason::ServerError] > 0);
     assert_eq!(failing_out.last_status, Some(500));
+    // The answer's body is kept (and said in the report, below).
+    assert_eq!(failing_out.last_answer.as_deref(), Some("busy"));
     // Each failed batch was tried three times.
     let failed_batches = failing_out.dropped[&DropReason::ServerError] / 2;
     assert_eq!(
@@ -204,7 +223,7 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
 
     assert!(
         stdout.contains(&format!(
-            "4 samples sent, {} dropped (server error: HTTP 500)",
+            "4 samples sent, {} dropped (server error: HTTP 500: \"busy\")",
             per_output - 4
         )),
         "{stdout}"
@@ -213,6 +232,42 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
         stdout.contains(&format!(
             "0 samples sent, {per_output} dropped (connection refused)"
         )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
+    // The most likely setup mistake: Prometheus started without the feature flag answers
+    // each write with a 500 whose body says why; the report must carry that reason.
+    let prometheus = Prometheus::start_without_native_histograms();
+    let target = support::start_target(Duration::ZERO);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let result = support::headroom(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "20",
+        "-n",
+        "20",
+        "--push",
+        &format!("prometheus={}", prometheus.write_url()),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(result.status.success(), "{stdout}\n{}", prometheus.log());
+    let stored = RunDir::at(&out).load().unwrap();
+    let [o] = stored.outputs.as_slice() else {
+        panic!("{:?}", stored.outputs)
+    };
+    assert_eq!(o.sent, 0, "{o:?}");
+    assert_eq!(o.last_status, Some(500), "{o:?}");
+    let answer = o.last_answer.as_deref().unwrap_or_default();
+    assert!(answer.contains("native histograms are disabled"), "{o:?}");
+    assert!(
+        stdout.contains("HTTP 500: \"native histograms are disabled"),
         "{stdout}"
     );
 }

@@ -137,6 +137,12 @@ fn parse(name: &str, line: &str) -> Result<(Origin, Draft, Vec<String>), ImportE
         at: None,
         message,
     };
+    if has_ansi_c_quote(line) {
+        return Err(refuse(
+            "bash's $'…' quoting is not read: write the value in plain single or double quotes"
+                .into(),
+        ));
+    }
     let words = shlex::split(line).ok_or_else(|| {
         refuse("unbalanced quotes or a trailing backslash: quote it as a shell would".into())
     })?;
@@ -238,6 +244,9 @@ fn parse(name: &str, line: &str) -> Result<(Origin, Draft, Vec<String>), ImportE
                 if matches!(o, "-m" | "--max-time" | "--connect-timeout") {
                     notes.push("curl's timeouts (-m, --connect-timeout) were not carried over: set target.timeout and target.connect_timeout".into());
                 }
+                if o.starts_with("--retry") {
+                    notes.push("curl's retries (--retry, --retry-delay, --retry-max-time) were not carried over: a load test counts a failed request instead of retrying it".into());
+                }
             }
             o => {
                 return Err(refuse(format!(
@@ -247,6 +256,27 @@ fn parse(name: &str, line: &str) -> Result<(Origin, Draft, Vec<String>), ImportE
         }
     }
     c.into_draft(name, notes)
+}
+
+/// Whether `line` uses bash's ANSI-C quoting (`$'…'`) outside other quotes: POSIX splitting
+/// would keep the `$` and read the escapes literally (a header named `$X-A`).
+fn has_ansi_c_quote(line: &str) -> bool {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '$' if !single && !double && chars.peek() == Some(&'\'') => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `--name=value` → (`--name`, value); `-Xvalue` → (`-X`, `value`); `-sSk` → (`-s`, `Sk`);
@@ -473,6 +503,10 @@ mod tests {
             ("curl http://h/a http://h/b", "more than one URL"),
             ("curl -X", "-X needs a value"),
             ("curl ftp://u:s3cret@h/", "only http and https"),
+            (
+                "curl -H $'X-A: s3cret' http://h/",
+                "$'…' quoting is not read",
+            ),
         ];
         for (line, want) in cases {
             let e = import(&[("curl line 4".into(), line.into())])
@@ -490,5 +524,29 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.to_string().contains("one target"), "{e}");
+    }
+
+    #[test]
+    fn ansi_c_quoting_is_refused_only_outside_other_quotes() {
+        assert!(has_ansi_c_quote("curl -H $'X-A: 1' http://h/"));
+        assert!(!has_ansi_c_quote("curl -d '$'\"'\"' http://h/"));
+        assert!(!has_ansi_c_quote("curl -d \"price: $'\" http://h/"));
+        assert!(!has_ansi_c_quote("curl -d \\$'a' http://h/"));
+        let got = one("curl -d \"cost=$'5\" http://h/");
+        assert!(
+            !got.notes.iter().any(|n| n.contains("$'")),
+            "{:?}",
+            got.notes
+        );
+    }
+
+    #[test]
+    fn retries_are_ignored_with_a_note() {
+        let got = one("curl --retry 3 --retry-delay 1 http://h/");
+        assert!(
+            got.notes.iter().any(|n| n.contains("--retry")),
+            "{:?}",
+            got.notes
+        );
     }
 }

@@ -82,6 +82,20 @@ pub fn is_dropped_header(name: &str) -> bool {
     name.starts_with(':') || DROPPED.iter().any(|d| d.eq_ignore_ascii_case(name))
 }
 
+/// Cache validators a browser adds from its cache (`If-None-Match`, `If-Modified-Since`, …):
+/// recorded, they make identical requests differ and ask the server for a 304 instead of the
+/// response a load test means to measure.
+pub fn is_conditional_header(name: &str) -> bool {
+    const CONDITIONAL: &[&str] = &[
+        "if-none-match",
+        "if-modified-since",
+        "if-match",
+        "if-unmodified-since",
+        "if-range",
+    ];
+    CONDITIONAL.iter().any(|c| c.eq_ignore_ascii_case(name))
+}
+
 /// A URL split into the origin's parts and its path and query. `user:password@` is split
 /// off and returned apart (the caller makes it a credential); no part of the URL is put in
 /// an error, as its query may hold a key.
@@ -144,5 +158,9 @@ mod tests {
         assert!(split_url("no-scheme", "t").is_err());
         assert!(is_dropped_header(":authority") && is_dropped_header("Content-Length"));
         assert!(!is_dropped_header("Accept"));
+        assert!(
+            is_conditional_header("If-None-Match") && is_conditional_header("if-modified-since")
+        );
+        assert!(!is_conditional_header("If-Then"));
     }
 }

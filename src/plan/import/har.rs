@@ -4,7 +4,7 @@
 //! (`data:`, `blob:`, WebSockets). Each request keeps its method, path, query, headers (less
 //! hop-by-hop and pseudo headers) and body (`postData`, kept as a file).
 
-use super::draft::{is_dropped_header, split_url, Body, Draft, Origin};
+use super::draft::{is_conditional_header, is_dropped_header, split_url, Body, Draft, Origin};
 use super::{assemble, read_input, ImportError, Imported};
 use crate::plan::scenario::file::HttpChoice;
 use serde::Deserialize;
@@ -133,6 +133,7 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
     let mut main: Option<(String, String)> = None;
     let mut drafts = Vec::new();
     let (mut assets, mut other_hosts, mut not_http) = (0usize, 0usize, 0usize);
+    let mut validated = 0usize;
     let mut hosts_left = std::collections::BTreeSet::new();
     for (i, entry) in har.log.entries.iter().enumerate() {
         let url = &entry.request.url;
@@ -172,11 +173,19 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
             assets += 1;
             continue;
         }
+        if entry
+            .request
+            .headers
+            .iter()
+            .any(|h| is_conditional_header(&h.name))
+        {
+            validated += 1;
+        }
         let headers = entry
             .request
             .headers
             .iter()
-            .filter(|h| !is_dropped_header(&h.name))
+            .filter(|h| !is_dropped_header(&h.name) && !is_conditional_header(&h.name))
             .map(|h| (h.name.clone(), h.value.clone()))
             .collect();
         let body = entry.request.post_data.as_ref().and_then(|p| {
@@ -213,6 +222,12 @@ pub fn from_text(text: &str, source: &str, options: &Options) -> Result<Imported
             "left out {other_hosts} request{} to other hosts ({}); --host HOST imports another host's",
             if other_hosts == 1 { "" } else { "s" },
             hosts.join(", ")
+        ));
+    }
+    if validated > 0 {
+        notes.push(format!(
+            "left out the browser's cache validators (If-None-Match, If-Modified-Since, …) of {validated} request{}: a load test asks for the whole response, not a 304",
+            if validated == 1 { "" } else { "s" }
         ));
     }
     if not_http > 0 {
@@ -366,6 +381,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("no request to nowhere"), "{e}");
+    }
+
+    #[test]
+    fn cache_validators_are_left_out_so_a_revisit_is_the_same_request() {
+        let revisit = r#"{"request": {"method": "GET", "url": "https://shop.example/", "headers": [{"name": "Accept", "value": "*/*"}, {"name": "If-None-Match", "value": "\"abc\""}, {"name": "if-modified-since", "value": "Wed, 25 Nov 2026 10:00:00 GMT"}]}}"#;
+        let text = har(&[entry("GET", "https://shop.example/", ""), revisit.into()]);
+        let i = from_text(&text, "t.har", &Options::default()).unwrap();
+        let r = &i.scenario.requests;
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].weight, 2);
+        let all = format!("{:?}", i.scenario);
+        assert!(!all.to_ascii_lowercase().contains("if-none-match"), "{all}");
+        assert!(
+            !all.to_ascii_lowercase().contains("if-modified-since"),
+            "{all}"
+        );
+        assert!(
+            i.notes.join("\n").contains("cache validators"),
+            "{:?}",
+            i.notes
+        );
     }
 
     #[test]

@@ -18,12 +18,26 @@ pub struct Prometheus {
 impl Prometheus {
     /// Starts Prometheus on a free loopback port and waits until it is ready.
     pub fn start() -> Prometheus {
+        Prometheus::start_with(true)
+    }
+
+    /// Starts Prometheus as [`start`](Self::start) does, but without native histograms: the
+    /// setup mistake a new user makes, whose remote writes Prometheus answers with a 500.
+    pub fn start_without_native_histograms() -> Prometheus {
+        Prometheus::start_with(false)
+    }
+
+    fn start_with(native_histograms: bool) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         // Nothing to scrape: the test writes to it.
         std::fs::write(&config, "global:\n  scrape_interval: 1m\n").unwrap();
         let port = super::free_port();
-        let child = Command::new("prometheus")
+        let mut command = Command::new("prometheus");
+        if native_histograms {
+            command.arg("--enable-feature=native-histograms");
+        }
+        let child = command
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
@@ -31,7 +45,6 @@ impl Prometheus {
             ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .arg("--web.enable-remote-write-receiver")
-            .arg("--enable-feature=native-histograms")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.path().join("prometheus.log")).unwrap())
             .spawn()
