@@ -2,8 +2,7 @@
 //! service), started by a test on free ports with a configuration of its own in a temporary
 //! directory, and stopped (by its PID) when dropped.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use super::loopback_http::{percent_encode, request};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -125,32 +124,4 @@ impl Drop for Influxdb {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-/// One HTTP/1.0 request without a body (the answer ends with the connection): status and body.
-fn request(port: u16, method: &str, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(
-        s,
-        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
-    )
-    .ok()?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).ok()?;
-    let code = answer.get(9..12)?.parse().ok()?;
-    let body = answer.split_once("\r\n\r\n")?.1.to_string();
-    Some((code, body))
 }

@@ -5,6 +5,7 @@ pub mod chromium;
 pub mod etcd;
 pub mod held;
 pub mod influxdb;
+pub mod loopback_http;
 pub mod netns;
 pub mod nginx;
 pub mod prometheus;

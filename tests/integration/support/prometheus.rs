@@ -2,8 +2,7 @@
 //! by a test with the remote-write receiver and native histograms on, in its own temporary
 //! directory, and stopped (by its PID) when dropped.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use super::loopback_http::{percent_encode, request};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -60,7 +59,7 @@ impl Prometheus {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("prometheus exited with {status}; its log:\n{}", self.log());
             }
-            if get(self.port, "/-/ready").is_some_and(|(code, _)| code == 200) {
+            if request(self.port, "GET", "/-/ready").is_some_and(|(code, _)| code == 200) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -84,7 +83,7 @@ impl Prometheus {
     /// The result vector of the instant query `expr` (evaluated now), as JSON.
     pub fn query(&self, expr: &str) -> serde_json::Value {
         let path = format!("/api/v1/query?query={}", percent_encode(expr));
-        let (code, body) = get(self.port, &path).expect("prometheus answers a query");
+        let (code, body) = request(self.port, "GET", &path).expect("prometheus answers a query");
         let json: serde_json::Value =
             serde_json::from_str(&body).unwrap_or_else(|e| panic!("query {expr}: {e}: {body}"));
         assert_eq!(code, 200, "query {expr}: {body}");
@@ -106,28 +105,4 @@ impl Drop for Prometheus {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-/// GET `path` over HTTP/1.0 (the body ends with the connection): status and body.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).ok()?;
-    let code = answer.get(9..12)?.parse().ok()?;
-    let body = answer.split_once("\r\n\r\n")?.1.to_string();
-    Some((code, body))
 }
