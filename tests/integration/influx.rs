@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The `headroom` binary run with `args` and the environment variables `env` added.
 fn headroom_with(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -194,35 +194,15 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
 #[test]
 fn influxdb_down_costs_the_run_nothing_and_the_report_says_what_was_dropped() {
     let target = support::start_target(Duration::from_millis(2));
-    // Nothing listens on a port just freed.
-    let down = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let down = support::pushing::port_with_nothing_listening();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let url = format!("http://127.0.0.1:{down}/write?db=loadtest");
-    let started = Instant::now();
-    let result = support::headroom(&[
-        "attack",
+    let stdout = support::pushing::attack_pushing(
         &format!("http://{}/", target.addr()),
-        "--rate",
-        "100",
-        "-d",
-        "3s",
-        "-q",
-        "--push",
-        &format!("influxdb={url}"),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let took = started.elapsed();
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stdout}\n{stderr}");
-    // On time: the 3 s attack plus at most the 5 s flush, with room for a busy machine's
-    // start-up; a run waiting on its output's retries without a bound would exceed it.
-    assert!(took < Duration::from_secs(20), "{took:?}");
+        &[format!("influxdb={url}")],
+        &out,
+    );
     let stored = RunDir::at(&out).load().unwrap();
     let seconds = stored.intervals.len() as u64;
     assert!(stored.total.completed() > 0);

@@ -9,6 +9,7 @@ pub mod loopback_http;
 pub mod netns;
 pub mod nginx;
 pub mod prometheus;
+pub mod pushing;
 
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
