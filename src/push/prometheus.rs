@@ -3,14 +3,15 @@
 //!
 //! Series (metric names after the OpenTelemetry HTTP client conventions):
 //! - `http_client_request_duration_seconds` — a native histogram (`http.client.request.duration`)
-//!   of latency from the intended send, per request, method, `outcome` (`expected`: the
-//!   answer the request expects, the latency headroom's own percentiles report;
-//!   `unexpected`: the others), stage (index and `stage_name`) and shard.
+//!   of latency from the intended send, per request, method, `status_class` (`1xx`…`5xx`,
+//!   `error`), `outcome` (`expected`: the answer the request expects, the latency headroom's
+//!   own percentiles report; `unexpected`: the others), stage (index and `stage_name`) and
+//!   shard.
 //! - `headroom_requests_total` — a counter of completed requests per request, method,
-//!   `status_class` (`2xx`…`5xx`, `error`), stage (index and `stage_name`) and shard. OpenTelemetry defines no
-//!   request counter for HTTP clients (the count is the histogram's); this one carries the
-//!   status class, which the histogram's labels do not (the interval record keeps latency
-//!   per request by expected answer, not by status), so it is named in headroom's namespace.
+//!   `status_class`, stage and shard. OpenTelemetry defines no request counter for HTTP
+//!   clients (the count is the histogram's); this one is exact where a histogram's count is
+//!   too (both are), and is what `rate()` dashboards expect, so it is kept in headroom's
+//!   namespace.
 //!
 //! Every series also has `job="headroom"` and `run_id`. Series are cumulative since the
 //! run's start, so `sum(headroom_requests_total{run_id="…"})` at the end is the run's count
@@ -50,7 +51,7 @@ struct Key {
 pub struct RemoteWrite {
     labels: RunLabels,
     counters: BTreeMap<(Key, StatusClass), u64>,
-    histograms: BTreeMap<(Key, bool), Native>,
+    histograms: BTreeMap<(Key, StatusClass, bool), Native>,
     last_ms: i64,
 }
 
@@ -130,15 +131,22 @@ impl RemoteWrite {
                 }
             }
         }
-        for (expected, h) in [(true, &stats.latency), (false, &stats.failed_latency)] {
-            if h.is_empty() {
-                continue;
-            }
-            let full = self.series() >= MAX_SERIES;
-            match self.histograms.get_mut(&(key, expected)) {
-                Some(native) => native.add(h),
-                None if full => refused += 1,
-                None => self.histograms.entry((key, expected)).or_default().add(h),
+        // A live line always has its latency per class (only a stored one can lack it).
+        let Some(by_class) = stats.by_class() else {
+            return refused;
+        };
+        for (class, latency) in by_class.iter() {
+            for (expected, h) in [(true, &latency.expected), (false, &latency.unexpected)] {
+                if h.is_empty() {
+                    continue;
+                }
+                let full = self.series() >= MAX_SERIES;
+                let id = (key, *class, expected);
+                match self.histograms.get_mut(&id) {
+                    Some(native) => native.add(h),
+                    None if full => refused += 1,
+                    None => self.histograms.entry(id).or_default().add(h),
+                }
             }
         }
         refused
@@ -151,7 +159,7 @@ impl RemoteWrite {
                 labels: self.labels_of(
                     "headroom_requests_total",
                     key,
-                    ("status_class", class_label(class)),
+                    &[("status_class", class_label(class))],
                 ),
                 samples: vec![Sample {
                     value: total as f64,
@@ -160,13 +168,13 @@ impl RemoteWrite {
                 histograms: Vec::new(),
             });
         }
-        for (&(key, expected), native) in &self.histograms {
+        for (&(key, class, expected), native) in &self.histograms {
             let outcome = if expected { "expected" } else { "unexpected" };
             timeseries.push(TimeSeries {
                 labels: self.labels_of(
                     "http_client_request_duration_seconds",
                     key,
-                    ("outcome", outcome),
+                    &[("status_class", class_label(class)), ("outcome", outcome)],
                 ),
                 samples: Vec::new(),
                 histograms: vec![native.to_wire(at_ms)],
@@ -182,16 +190,16 @@ impl RemoteWrite {
     }
 
     /// The labels of one series, sorted by name as remote write requires.
-    fn labels_of(&self, name: &str, key: Key, by: (&str, &str)) -> Vec<Label> {
+    fn labels_of(&self, name: &str, key: Key, by: &[(&str, &str)]) -> Vec<Label> {
         let request = self.labels.requests.get(usize::from(key.request));
         let mut labels = vec![
             label("__name__", name),
             label("job", "headroom"),
             label("run_id", &self.labels.run_id),
-            label(by.0, by.1),
             label("request", request.map_or("", |r| r.0.as_str())),
             label("method", request.map_or("", |r| r.1.as_str())),
         ];
+        labels.extend(by.iter().map(|(name, value)| label(name, value)));
         if let Some(stage) = key.stage {
             labels.push(label("stage", &stage.to_string()));
             if let Some(name) = self.labels.stages.get(usize::from(stage)) {
@@ -241,7 +249,7 @@ mod tests {
             request: 0,
             stage: Some(1),
         };
-        let labels = rw.labels_of("x", key, ("outcome", "expected"));
+        let labels = rw.labels_of("x", key, &[("outcome", "expected")]);
         let get = |n: &str| {
             labels
                 .iter()
@@ -256,8 +264,126 @@ mod tests {
                 request: 0,
                 stage: None,
             },
-            ("outcome", "expected"),
+            &[("outcome", "expected")],
         );
         assert!(plain.iter().all(|l| !l.name.starts_with("stage")));
+    }
+
+    /// The series of one written batch: each one's labels (name first) and its count.
+    fn written(batch: &Batch) -> Vec<(Vec<(String, String)>, u64)> {
+        let proto = snap::raw::Decoder::new()
+            .decompress_vec(&batch.body)
+            .unwrap();
+        let request = WriteRequest::decode(proto.as_slice()).unwrap();
+        request
+            .timeseries
+            .iter()
+            .map(|ts| {
+                let labels = ts
+                    .labels
+                    .iter()
+                    .map(|l| (l.name.clone(), l.value.clone()))
+                    .collect();
+                let count = match (ts.samples.first(), ts.histograms.first()) {
+                    (Some(s), _) => s.value as u64,
+                    (None, Some(h)) => h.count_int.expect("an integer count"),
+                    (None, None) => panic!("an empty series"),
+                };
+                (labels, count)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn latency_is_written_per_status_class_and_outcome() {
+        use crate::sample::{ErrorKind, Outcome, Sample as Done};
+        let mut rw = RemoteWrite::new(RunLabels {
+            run_id: "r".into(),
+            shard: None,
+            requests: vec![("read".into(), "GET".into())],
+            stages: Vec::new(),
+            started_ms: 0,
+        });
+        let mut record = crate::record::IntervalRecord::new(0);
+        let done = |outcome: Outcome, expected: bool, ms: u64| Done {
+            outcome,
+            latency: std::time::Duration::from_millis(ms),
+            service: std::time::Duration::from_millis(ms),
+            lag: std::time::Duration::ZERO,
+            connect: None,
+            tls_handshake: None,
+            first_byte: None,
+            bytes_in: 0,
+            bytes_out: 0,
+            retried: false,
+            request: 0,
+            stage: None,
+            expected,
+            iteration: None,
+        };
+        // Three 200s (one with a body the request did not expect), a 404 it expects, two
+        // 503s and a timeout.
+        for s in [
+            done(Outcome::Status(200), true, 5),
+            done(Outcome::Status(200), true, 6),
+            done(Outcome::Status(200), false, 7),
+            done(Outcome::Status(404), true, 2),
+            done(Outcome::Status(503), false, 40),
+            done(Outcome::Status(503), false, 41),
+            done(Outcome::Error(ErrorKind::Timeout), false, 1000),
+        ] {
+            record.record(&s);
+        }
+        // Through the log line, as a stored run would carry it.
+        let text = serde_json::to_string(&record).unwrap();
+        let record: crate::record::IntervalRecord = serde_json::from_str(&text).unwrap();
+        let line = IntervalLine {
+            record,
+            health: Default::default(),
+            stage: None,
+            server: None,
+            shards: Vec::new(),
+        };
+        let (batch, refused) = rw.batch(&line, 1_000);
+        assert_eq!(refused, 0);
+        let mut histograms: Vec<(String, String, u64)> = Vec::new();
+        let mut counters: Vec<(String, u64)> = Vec::new();
+        for (labels, count) in written(&batch) {
+            let get = |n: &str| {
+                labels
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            match get("__name__").as_str() {
+                "http_client_request_duration_seconds" => {
+                    histograms.push((get("status_class"), get("outcome"), count))
+                }
+                "headroom_requests_total" => counters.push((get("status_class"), count)),
+                other => panic!("unknown series {other}"),
+            }
+        }
+        histograms.sort();
+        assert_eq!(
+            histograms,
+            [
+                ("2xx".into(), "expected".into(), 2),
+                ("2xx".into(), "unexpected".into(), 1),
+                ("4xx".into(), "expected".into(), 1),
+                ("5xx".into(), "unexpected".into(), 2),
+                ("error".into(), "unexpected".into(), 1),
+            ]
+        );
+        counters.sort();
+        assert_eq!(
+            counters,
+            [
+                ("2xx".into(), 3),
+                ("4xx".into(), 1),
+                ("5xx".into(), 2),
+                ("error".into(), 1)
+            ]
+        );
     }
 }

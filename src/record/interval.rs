@@ -1,7 +1,9 @@
 //! One interval's worth of results: histograms per status class, counts, bytes and errors.
 
+use super::by_class::{self, ByClass};
 use super::Histogram;
 use crate::sample::{ErrorKind, Iteration, Outcome, Sample};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A coarse grouping of outcomes, each with its own latency histograms.
@@ -81,6 +83,11 @@ pub struct RequestStats {
     /// which).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unmet: BTreeMap<u16, u64>,
+    /// Latency per status class. Kept whole in memory; stored only when the interval met
+    /// more than one class (else it is `latency` and `failed_latency`): read it through
+    /// [`RequestStats::by_class`].
+    #[serde(default, skip_serializing_if = "by_class::derivable")]
+    pub classes: ByClass,
 }
 
 impl RequestStats {
@@ -88,12 +95,15 @@ impl RequestStats {
     #[inline]
     pub fn record(&mut self, s: &Sample) {
         self.count += 1;
+        let class = self.classes.entry(StatusClass::of(s.outcome)).or_default();
         if s.expected {
             self.latency.record(s.latency);
             self.service.record(s.service);
+            class.expected.record(s.latency);
         } else {
             self.failures += 1;
             self.failed_latency.record(s.latency);
+            class.unexpected.record(s.latency);
         }
         match s.outcome {
             Outcome::Status(code) => {
@@ -109,6 +119,8 @@ impl RequestStats {
 
     /// Adds everything in `other`.
     pub fn add(&mut self, other: &RequestStats) {
+        // Before the counts: a stored one-class map is read from them.
+        self.add_classes(other);
         self.count += other.count;
         self.failures += other.failures;
         self.latency.add(&other.latency);
@@ -118,6 +130,55 @@ impl RequestStats {
         add_counts(&mut self.status, &other.status);
         add_counts(&mut self.errors, &other.errors);
         add_counts(&mut self.unmet, &other.unmet);
+    }
+
+    /// Latency per status class, or `None` for an interval stored before it was kept that
+    /// met more than one class (then it cannot be split).
+    pub fn by_class(&self) -> Option<Cow<'_, ByClass>> {
+        if !self.classes.is_empty() {
+            return Some(Cow::Borrowed(&self.classes));
+        }
+        let mut derived = ByClass::new();
+        self.add_classes_to(&mut derived)
+            .then_some(Cow::Owned(derived))
+    }
+
+    /// Adds this request's latency per class to `into`; false (and nothing added) when it
+    /// cannot be told.
+    fn add_classes_to(&self, into: &mut ByClass) -> bool {
+        if !self.classes.is_empty() {
+            for (class, latency) in &self.classes {
+                into.entry(*class).or_default().add(latency);
+            }
+            return true;
+        }
+        let met = by_class::classes_met(self.status.keys(), !self.errors.is_empty());
+        let mut met = met.into_iter();
+        match (met.next(), met.next()) {
+            (None, _) => true,
+            (Some(class), None) => {
+                let mine = into.entry(class).or_default();
+                mine.expected.add(&self.latency);
+                mine.unexpected.add(&self.failed_latency);
+                true
+            }
+            (Some(_), Some(_)) => false,
+        }
+    }
+
+    /// Adds `other`'s latency per class; when either side's cannot be told, neither is kept
+    /// (the counts then say more than one class, so [`RequestStats::by_class`] answers None).
+    fn add_classes(&mut self, other: &RequestStats) {
+        if self.classes.is_empty() && self.count > 0 {
+            let mut mine = ByClass::new();
+            if !self.add_classes_to(&mut mine) {
+                return;
+            }
+            self.classes = mine;
+        }
+        if !other.add_classes_to(&mut self.classes) {
+            self.classes.clear();
+        }
     }
 }
 
@@ -487,5 +548,78 @@ mod tests {
             a.latency_failed().quantile(1.0)
         );
         assert_eq!(back.latency_ok().len(), 1);
+    }
+
+    #[test]
+    fn latency_per_class_survives_the_log_whether_stored_or_derived() {
+        let mut one = RequestStats::default();
+        one.record(&sample(Outcome::Status(200), 5));
+        one.record(&sample(Outcome::Status(204), 6));
+        let mut mixed = RequestStats::default();
+        mixed.record(&sample(Outcome::Status(200), 7));
+        mixed.record(&sample(Outcome::Status(503), 50));
+        mixed.record(&sample(Outcome::Error(ErrorKind::Reset), 1));
+        let one_line = serde_json::to_string(&one).unwrap();
+        // One class is the request's own histograms: not written twice.
+        assert!(!one_line.contains("classes"), "{one_line}");
+        let one_back: RequestStats = serde_json::from_str(&one_line).unwrap();
+        let mixed_back: RequestStats =
+            serde_json::from_str(&serde_json::to_string(&mixed).unwrap()).unwrap();
+        let by = one_back.by_class().unwrap();
+        assert_eq!(by.len(), 1);
+        assert_eq!(by[&StatusClass::Success].expected.len(), 2);
+        let by = mixed_back.by_class().unwrap();
+        assert_eq!(by[&StatusClass::Success].expected.len(), 1);
+        assert_eq!(by[&StatusClass::ServerError].unexpected.len(), 1);
+        assert_eq!(
+            by[&StatusClass::ServerError].unexpected.quantile(1.0),
+            mixed.failed_latency.quantile(1.0)
+        );
+        assert_eq!(by[&StatusClass::Failed].unexpected.len(), 1);
+
+        // Adding stored lines of different single classes keeps both apart.
+        let mut errors_only = RequestStats::default();
+        errors_only.record(&sample(Outcome::Error(ErrorKind::Timeout), 30));
+        let errors_back: RequestStats =
+            serde_json::from_str(&serde_json::to_string(&errors_only).unwrap()).unwrap();
+        let mut total = RequestStats::default();
+        for part in [&one_back, &errors_back, &mixed_back] {
+            total.add(part);
+        }
+        let by = total.by_class().unwrap();
+        assert_eq!(by[&StatusClass::Success].expected.len(), 3);
+        assert_eq!(by[&StatusClass::Failed].unexpected.len(), 2);
+        assert_eq!(by[&StatusClass::ServerError].unexpected.len(), 1);
+        // What is in memory adds up to the same.
+        let mut live = RequestStats::default();
+        for part in [&one, &errors_only, &mixed] {
+            live.add(part);
+        }
+        for (class, latency) in live.by_class().unwrap().iter() {
+            assert_eq!(
+                latency.expected.len(),
+                by[class].expected.len(),
+                "{class:?}"
+            );
+            assert_eq!(
+                latency.unexpected.len(),
+                by[class].unexpected.len(),
+                "{class:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mixed_interval_stored_before_classes_were_kept_cannot_be_split() {
+        let mut mixed = RequestStats::default();
+        mixed.record(&sample(Outcome::Status(200), 7));
+        mixed.record(&sample(Outcome::Status(503), 50));
+        mixed.classes.clear();
+        assert!(mixed.by_class().is_none());
+        let mut total = RequestStats::default();
+        total.record(&sample(Outcome::Status(200), 3));
+        total.add(&mixed);
+        assert!(total.by_class().is_none());
+        assert_eq!(total.count, 3);
     }
 }

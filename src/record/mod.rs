@@ -6,11 +6,13 @@
 //! bounded hand-over to a writer ([`RawSink`]).
 
 mod aggregate;
+mod by_class;
 mod histogram;
 mod interval;
 mod raw;
 
 pub use aggregate::{Aggregator, Part};
+pub use by_class::{ByClass, ClassLatency};
 pub use histogram::Histogram;
 pub use interval::{
     ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,

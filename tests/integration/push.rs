@@ -5,6 +5,7 @@ use crate::support::{self, prometheus::Prometheus};
 use headroom::engine::CancellationToken;
 use headroom::launch::Launch;
 use headroom::push::native::SCHEMA;
+use headroom::record::StatusClass;
 use headroom::store::{DropReason, RunDir};
 use headroom::summary::Summary;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -60,6 +61,7 @@ fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series
     assert_eq!(series[0]["metric"]["request"], "GET /");
     assert_eq!(series[0]["metric"]["method"], "GET");
     assert_eq!(series[0]["metric"]["outcome"], "expected");
+    assert_eq!(series[0]["metric"]["status_class"], "2xx");
     assert_eq!(series[0]["metric"]["job"], "headroom");
 
     // The series are cumulative since the run's start, so the latest sample of each (an
@@ -105,6 +107,70 @@ fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series
         r#"histogram_quantile(0.99, sum(http_client_request_duration_seconds{{run_id="push-run", outcome="expected"}} @ {end}))"#
     ));
     assert_eq!(readme_p99, p99);
+}
+
+#[test]
+fn prometheus_has_one_request_s_latency_per_status_class_as_the_stored_run_has_it() {
+    let prometheus = Prometheus::start();
+    let target = support::start_target(Duration::from_millis(2));
+    let dir = tempfile::tempdir().unwrap();
+    // One request whose answers mix classes: rows 200, 200, 200, 503 in turn, so a quarter
+    // of its answers are 503s (unexpected) in the same seconds as its 200s.
+    std::fs::write(dir.path().join("codes.csv"), "code\n200\n200\n200\n503\n").unwrap();
+    let scenario = dir.path().join("mixed.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "target: {{url: \"http://{}\"}}\ndata:\n  codes: {{csv: codes.csv}}\nrequests:\n  - {{name: read, path: '/status/{{{{ code }}}}', data: codes}}\nload: {{rate: 200, duration: 2s}}\n",
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let run = dir.path().join("mixed-run");
+    let out = support::headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "-q",
+        "--push",
+        &format!("prometheus={}", prometheus.write_url()),
+    ]);
+    let stored = RunDir::at(&run).load().unwrap();
+    assert!(
+        stored.outputs[0].dropped.is_empty() && stored.outputs[0].sent > 0,
+        "{:?}\n{}",
+        stored.outputs,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let by_class = stored.all.requests[0].by_class().unwrap();
+    let ok = &by_class[&StatusClass::Success].expected;
+    let failed = &by_class[&StatusClass::ServerError].unexpected;
+    assert_eq!(ok.len() + failed.len(), stored.all.completed());
+    assert_eq!(failed.len(), stored.all.status[&503]);
+    assert!(!failed.is_empty() && ok.len() > failed.len(), "{by_class:?}");
+
+    let count = |class: &str, outcome: &str| {
+        prometheus.scalar(&format!(
+            r#"histogram_count(sum(http_client_request_duration_seconds{{run_id="mixed-run",request="read",status_class="{class}",outcome="{outcome}"}}))"#
+        ))
+    };
+    assert_eq!(count("2xx", "expected"), ok.len() as f64);
+    assert_eq!(count("5xx", "unexpected"), failed.len() as f64);
+    let series = prometheus.query(r#"http_client_request_duration_seconds{run_id="mixed-run"}"#);
+    assert_eq!(series.as_array().unwrap().len(), 2, "{series}");
+    // Each class's p99 within the bucket factor of the stored run's.
+    let factor = (-f64::from(SCHEMA)).exp2().exp2();
+    for (class, outcome, ours) in [("2xx", "expected", ok), ("5xx", "unexpected", failed)] {
+        let p99 = prometheus.scalar(&format!(
+            r#"histogram_quantile(0.99, sum(http_client_request_duration_seconds{{run_id="mixed-run",status_class="{class}",outcome="{outcome}"}}))"#
+        ));
+        let ours = ours.quantile(0.99).as_secs_f64();
+        assert!(
+            p99 <= ours * factor && p99 >= ours / factor,
+            "{class}: PromQL p99 {p99} s, the stored run's {ours} s"
+        );
+    }
 }
 
 /// A backend that answers its first `good` writes with 204 and every later one with 500.
