@@ -148,7 +148,10 @@ fn prometheus_has_one_request_s_latency_per_status_class_as_the_stored_run_has_i
     let failed = &by_class[&StatusClass::ServerError].unexpected;
     assert_eq!(ok.len() + failed.len(), stored.all.completed());
     assert_eq!(failed.len(), stored.all.status[&503]);
-    assert!(!failed.is_empty() && ok.len() > failed.len(), "{by_class:?}");
+    assert!(
+        !failed.is_empty() && ok.len() > failed.len(),
+        "{by_class:?}"
+    );
 
     let count = |class: &str, outcome: &str| {
         prometheus.scalar(&format!(
