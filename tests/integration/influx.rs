@@ -1,15 +1,12 @@
-//! `--push influxdb=URL` against a real InfluxDB 1.6 (Debian's), what a run does when
-//! InfluxDB is down, and the InfluxDB 2 write's shape (recorded by a small server here:
-//! Debian has no InfluxDB 2).
+//! `--push influxdb=URL` against real InfluxDBs: the 1.x write API against InfluxDB 1.6
+//! (Debian's), the InfluxDB 2 write API against InfluxDB 1.8's implementation of it (built by
+//! `tests/run`: Debian has no InfluxDB 2, nor 1.8); what a run does when InfluxDB is down, and
+//! wrong URLs.
 
 use crate::support::{self, influxdb::Influxdb};
 use headroom::store::{DropReason, OutputKind, RunDir};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The `headroom` binary run with `args` and the environment variables `env` added.
@@ -45,41 +42,63 @@ fn started_ms(started_at: &str) -> i64 {
         .as_millis() as i64
 }
 
-#[test]
-fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
-    let influx = Influxdb::start(true);
+/// The password of the user `writer` that [`with_a_writer`] makes.
+const WRITER_PW: &str = "wr1ter-s3cret";
+
+/// `influx` (started with authentication) with the database `loadtest` and the user `writer`,
+/// which may only write to it, for the runs: its password comes from the environment.
+fn with_a_writer(influx: Influxdb) -> Influxdb {
     influx.query_post("CREATE DATABASE loadtest");
-    // A user that may only write, for the run: its password comes from the environment.
-    influx.query_post("CREATE USER writer WITH PASSWORD 'wr1ter-s3cret'");
+    influx.query_post(&format!("CREATE USER writer WITH PASSWORD '{WRITER_PW}'"));
     influx.query_post("GRANT WRITE ON loadtest TO writer");
-    let target = support::start_target(Duration::from_millis(5));
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("influx-run");
-    let write_url = format!("http://127.0.0.1:{}/write?db=loadtest", influx.port);
+    influx
+}
+
+/// A `headroom attack` on `target` at `rate` req/s for `duration`, pushing to `write_url`
+/// with the credentials `env`, stored in `out`; asserts it succeeded and returns its stdout
+/// and stderr.
+fn attack_pushing_to(
+    target: &str,
+    rate: &str,
+    duration: &str,
+    write_url: &str,
+    env: &[(&str, &str)],
+    out: &Path,
+) -> (String, String) {
     let result = headroom_with(
         &[
             "attack",
-            &format!("http://{}/", target.addr()),
+            target,
             "--rate",
-            "200",
+            rate,
             "-d",
-            "4s",
+            duration,
             "-q",
             "--push",
             &format!("influxdb={write_url}"),
             "--out",
             out.to_str().unwrap(),
         ],
-        &[
-            ("HEADROOM_INFLUXDB_USER", "writer"),
-            ("HEADROOM_INFLUXDB_PASSWORD", "wr1ter-s3cret"),
-        ],
+        env,
     );
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    let stderr = String::from_utf8_lossy(&result.stderr);
+    let stdout = String::from_utf8_lossy(&result.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
     assert!(result.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
 
-    let stored = RunDir::at(&out).load().unwrap();
+/// Asserts that the run stored in `out` (a 200 req/s attack on a target answering 200 after
+/// 5 ms, `stdout` its output), pushed to `write_url`, had every point accepted, and that
+/// `influx` gives back, from the database `loadtest`, one point a second whose count and p99
+/// are the stored interval's, at the end of that second.
+fn assert_given_back_second_for_second(
+    influx: &Influxdb,
+    write_url: &str,
+    out: &Path,
+    stdout: &str,
+) {
+    let stored = RunDir::at(out).load().unwrap();
+    let run_id = out.file_name().unwrap().to_str().unwrap();
     let seconds = stored.intervals.len();
     assert!(seconds >= 4, "{seconds}");
     let [output] = stored.outputs.as_slice() else {
@@ -100,7 +119,9 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
     // One point per second per request name.
     let per_request = influx.select(
         "loadtest",
-        r#"SELECT count("count") FROM http_client_requests WHERE run_id = 'influx-run' GROUP BY request, method"#,
+        &format!(
+            r#"SELECT count("count") FROM http_client_requests WHERE run_id = '{run_id}' GROUP BY request, method"#
+        ),
     );
     assert_eq!(per_request.as_array().unwrap().len(), 1, "{per_request}");
     assert_eq!(per_request[0]["tags"]["request"], "GET /");
@@ -111,7 +132,9 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
     // end of that second on the wall clock. Columns: time, then the fields as selected.
     let points = influx.select(
         "loadtest",
-        "SELECT \"count\", ok, status_2xx, errors, p99_us, max_us FROM http_client_requests WHERE run_id = 'influx-run'",
+        &format!(
+            "SELECT \"count\", ok, status_2xx, errors, p99_us, max_us FROM http_client_requests WHERE run_id = '{run_id}'"
+        ),
     );
     let rows = points[0]["values"].as_array().unwrap();
     assert_eq!(rows.len(), seconds, "{points}");
@@ -140,44 +163,17 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
         total += interval.completed;
     }
     assert_eq!(total, stored.total.completed());
+}
 
-    // The password went as Basic auth only: not in the output, nor in the stored run.
-    for text in [&stdout, &stderr] {
-        assert!(!text.contains("wr1ter-s3cret"), "{text}");
-    }
-    assert_eq!(stored_anywhere(&out, "wr1ter-s3cret"), None);
-    assert_eq!(stored_anywhere(&out, "d3IxdGVyLXMzY3JldA"), None); // its base64
-
-    // A wrong password: InfluxDB refuses each write (401), which is not retried, and the
-    // report says so.
-    let out = tmp.path().join("refused-run");
-    let result = headroom_with(
-        &[
-            "attack",
-            &format!("http://{}/", target.addr()),
-            "--rate",
-            "50",
-            "-d",
-            "2s",
-            "-q",
-            "--push",
-            &format!("influxdb={write_url}"),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[
-            ("HEADROOM_INFLUXDB_USER", "writer"),
-            ("HEADROOM_INFLUXDB_PASSWORD", "wrong-pw"),
-        ],
-    );
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(result.status.success(), "{stdout}");
-    let stored = RunDir::at(&out).load().unwrap();
+/// Asserts that InfluxDB refused every write of the run stored in `out` (`stdout` its output)
+/// as unauthorized (401, which is not retried), and that the report says so with InfluxDB's
+/// own reason.
+fn assert_refused_as_unauthorized(out: &Path, stdout: &str) {
+    let stored = RunDir::at(out).load().unwrap();
     let seconds = stored.intervals.len() as u64;
     assert_eq!(stored.outputs[0].sent, 0);
     assert_eq!(stored.outputs[0].dropped[&DropReason::Rejected], seconds);
     assert_eq!(stored.outputs[0].last_status, Some(401));
-    // InfluxDB's own reason is kept and shown; the password never is.
     let answer = stored.outputs[0].last_answer.clone().unwrap_or_default();
     assert!(answer.contains("authorization failed"), "{answer}");
     assert!(
@@ -186,9 +182,108 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
         )) && stdout.contains("authorization failed"),
         "{stdout}"
     );
-    assert!(!stdout.contains("wrong-pw"), "{stdout}");
-    let outputs = std::fs::read_to_string(out.join("outputs.json")).unwrap();
-    assert!(!outputs.contains("wrong-pw"), "{outputs}");
+}
+
+/// Asserts that none of `secrets` is in `texts` (a run's output) nor in any file of the run
+/// stored in `out`.
+fn assert_never_shown(secrets: &[&str], texts: &[&str], out: &Path) {
+    for secret in secrets {
+        for text in texts {
+            assert!(!text.contains(secret), "{secret}: {text}");
+        }
+        assert_eq!(stored_anywhere(out, secret), None, "{secret}");
+    }
+}
+
+#[test]
+fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
+    let influx = with_a_writer(Influxdb::start(true));
+    let running = support::start_target(Duration::from_millis(5));
+    let target = format!("http://{}/", running.addr());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("influx-run");
+    let write_url = format!("http://127.0.0.1:{}/write?db=loadtest", influx.port);
+    let (stdout, stderr) = attack_pushing_to(
+        &target,
+        "200",
+        "4s",
+        &write_url,
+        &[
+            ("HEADROOM_INFLUXDB_USER", "writer"),
+            ("HEADROOM_INFLUXDB_PASSWORD", WRITER_PW),
+        ],
+        &out,
+    );
+    assert_given_back_second_for_second(&influx, &write_url, &out, &stdout);
+    // The password went as Basic auth only: not in the output, nor in the stored run, nor
+    // its base64, nor the header's (base64 of `writer:PASSWORD`).
+    assert_never_shown(
+        &[
+            WRITER_PW,
+            "d3IxdGVyLXMzY3JldA",
+            "d3JpdGVyOndyMXRlci1zM2NyZXQ",
+        ],
+        &[&stdout, &stderr],
+        &out,
+    );
+
+    // A wrong password: InfluxDB refuses each write, and the report says so; the password
+    // is never shown.
+    let out = tmp.path().join("refused-run");
+    let (stdout, stderr) = attack_pushing_to(
+        &target,
+        "50",
+        "2s",
+        &write_url,
+        &[
+            ("HEADROOM_INFLUXDB_USER", "writer"),
+            ("HEADROOM_INFLUXDB_PASSWORD", "wrong-pw"),
+        ],
+        &out,
+    );
+    assert_refused_as_unauthorized(&out, &stdout);
+    assert_never_shown(&["wrong-pw"], &[&stdout, &stderr], &out);
+}
+
+/// The InfluxDB 2 write API (`/api/v2/write?org=…&bucket=…`, `Authorization: Token …`)
+/// against InfluxDB 1.8's implementation of it, the nearest to a real InfluxDB 2 these tests
+/// can start (Debian has no InfluxDB 2): the bucket is `DB/RETENTION_POLICY` (or `DB`), the
+/// org is ignored, and the token is `USER:PASSWORD`.
+#[test]
+fn an_influxdb_2_write_is_given_back_second_for_second_by_influxdb_1_8() {
+    let influx = with_a_writer(Influxdb::start_1_8(true));
+    let running = support::start_target(Duration::from_millis(5));
+    let target = format!("http://{}/", running.addr());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("v2-run");
+    let write_url = format!(
+        "http://127.0.0.1:{}/api/v2/write?org=acme&bucket=loadtest/autogen",
+        influx.port
+    );
+    let token = format!("writer:{WRITER_PW}");
+    let (stdout, stderr) = attack_pushing_to(
+        &target,
+        "200",
+        "4s",
+        &write_url,
+        &[("HEADROOM_INFLUXDB_TOKEN", &token)],
+        &out,
+    );
+    assert_given_back_second_for_second(&influx, &write_url, &out, &stdout);
+    assert_never_shown(&[&token, WRITER_PW], &[&stdout, &stderr], &out);
+
+    // A wrong token: refused like a wrong password, and never shown.
+    let out = tmp.path().join("refused-v2-run");
+    let (stdout, stderr) = attack_pushing_to(
+        &target,
+        "50",
+        "2s",
+        &write_url,
+        &[("HEADROOM_INFLUXDB_TOKEN", "writer:wr0ng-t0ken")],
+        &out,
+    );
+    assert_refused_as_unauthorized(&out, &stdout);
+    assert_never_shown(&["wr0ng-t0ken"], &[&stdout, &stderr], &out);
 }
 
 #[test]
@@ -215,147 +310,6 @@ fn influxdb_down_costs_the_run_nothing_and_the_report_says_what_was_dropped() {
         )),
         "{stdout}"
     );
-}
-
-/// What the recording server saw of one write.
-#[derive(Debug, Clone)]
-struct Write2 {
-    request_line: String,
-    authorization: Option<String>,
-    content_type: Option<String>,
-    body: String,
-}
-
-/// An HTTP server that records each request and answers 204, as InfluxDB 2 answers a write.
-struct Recorder {
-    port: u16,
-    writes: Arc<Mutex<Vec<Write2>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Recorder {
-    fn start() -> Recorder {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        listener.set_nonblocking(true).unwrap();
-        let writes = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (w, s) = (writes.clone(), stop.clone());
-        std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                let Ok((conn, _)) = listener.accept() else {
-                    std::thread::sleep(Duration::from_millis(5));
-                    continue;
-                };
-                conn.set_nonblocking(false).unwrap();
-                conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                let mut reader = BufReader::new(conn);
-                let mut request_line = String::new();
-                let _ = reader.read_line(&mut request_line);
-                let (mut length, mut authorization, mut content_type) = (0usize, None, None);
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-                    if let Some((name, value)) = line.split_once(':') {
-                        let value = value.trim().to_string();
-                        match name.to_ascii_lowercase().as_str() {
-                            "content-length" => length = value.parse().unwrap_or(0),
-                            "authorization" => authorization = Some(value),
-                            "content-type" => content_type = Some(value),
-                            _ => {}
-                        }
-                    }
-                    line.clear();
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                w.lock().unwrap().push(Write2 {
-                    request_line: request_line.trim_end().to_string(),
-                    authorization,
-                    content_type,
-                    body: String::from_utf8_lossy(&body).into_owned(),
-                });
-                let _ = reader
-                    .get_mut()
-                    .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
-            }
-        });
-        Recorder { port, writes, stop }
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-#[test]
-fn an_influxdb_2_write_has_the_token_from_the_environment_and_one_point_a_second() {
-    let target = support::start_target(Duration::from_millis(2));
-    let recorder = Recorder::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("v2-run");
-    let url = format!(
-        "http://127.0.0.1:{}/api/v2/write?org=acme&bucket=load",
-        recorder.port
-    );
-    let result = headroom_with(
-        &[
-            "attack",
-            &format!("http://{}/", target.addr()),
-            "--rate",
-            "100",
-            "-d",
-            "3s",
-            "-q",
-            "--push",
-            &format!("influxdb={url}"),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[("HEADROOM_INFLUXDB_TOKEN", "t0ken-s3cret")],
-    );
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stdout}\n{stderr}");
-    let stored = RunDir::at(&out).load().unwrap();
-    let writes = recorder.writes.lock().unwrap().clone();
-    // One write a second, each with one point (one request).
-    assert_eq!(writes.len(), stored.intervals.len(), "{writes:?}");
-    assert_eq!(stored.outputs[0].sent, writes.len() as u64);
-    let start = started_ms(&stored.meta.started_at);
-    for (w, interval) in writes.iter().zip(&stored.intervals) {
-        assert_eq!(
-            w.request_line,
-            "POST /api/v2/write?org=acme&bucket=load&precision=ms HTTP/1.1"
-        );
-        assert_eq!(w.authorization.as_deref(), Some("Token t0ken-s3cret"));
-        assert_eq!(w.content_type.as_deref(), Some("text/plain; charset=utf-8"));
-        let lines: Vec<&str> = w.body.lines().collect();
-        assert_eq!(lines.len(), 1, "{}", w.body);
-        let expected_head = format!(
-            "http_client_requests,method=GET,request=GET\\ /,run_id=v2-run count={}i,ok={}i,failed=0i,",
-            interval.completed, interval.completed
-        );
-        assert!(lines[0].starts_with(&expected_head), "{}", lines[0]);
-        assert!(
-            lines[0].ends_with(&format!(" {}", start + (interval.index as i64 + 1) * 1000)),
-            "{}",
-            lines[0]
-        );
-        if interval.completed > 0 {
-            assert!(
-                lines[0].contains(&format!(",p99_us={}i,", interval.p99_us)),
-                "{}",
-                lines[0]
-            );
-        }
-    }
-    // The token is never shown nor stored.
-    for text in [&stdout, &stderr] {
-        assert!(!text.contains("t0ken-s3cret"), "{text}");
-    }
-    assert_eq!(stored_anywhere(&out, "t0ken-s3cret"), None);
 }
 
 #[test]

@@ -1,10 +1,31 @@
-//! A real InfluxDB 1.x on loopback (Debian's `influxdb` package, its `influxd`, not its
-//! service), started by a test on free ports with a configuration of its own in a temporary
-//! directory, and stopped (by its PID) when dropped.
+//! A real InfluxDB 1.x on loopback, started by a test on free ports with a configuration of its
+//! own in a temporary directory, and stopped (by its PID) when dropped: 1.6 (Debian's
+//! `influxdb` package, its `influxd`, not its service), or 1.8, whose `influxd` `tests/run`
+//! builds from its Go module (Debian has no 1.8) for its InfluxDB 2 write API
+//! (`/api/v2/write?bucket=DB`, `Authorization: Token USER:PASSWORD`).
 
 use super::loopback_http::{percent_encode, request};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The `influxd` of InfluxDB 1.8 that `tests/run` builds (pinned there):
+/// `HEADROOM_INFLUXD_18`, or where `tests/run` keeps it by default.
+pub fn influxd_1_8() -> PathBuf {
+    let path = std::env::var_os("HEADROOM_INFLUXD_18").map_or_else(
+        || {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/headroom/influxd-1.8.10/influxd")
+        },
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "InfluxDB 1.8's influxd is not at {}: run the tests with tests/run, which builds it",
+        path.display()
+    );
+    path
+}
 
 /// A running InfluxDB.
 pub struct Influxdb {
@@ -18,8 +39,23 @@ pub struct Influxdb {
 pub const ADMIN: (&str, &str) = ("admin", "adm1n-pw");
 
 impl Influxdb {
-    /// Starts InfluxDB (with HTTP authentication when `auth`) and waits until it answers.
+    /// Starts InfluxDB 1.6, Debian's (with HTTP authentication when `auth`), and waits until it
+    /// answers.
     pub fn start(auth: bool) -> Influxdb {
+        Influxdb::launch(
+            Path::new("influxd"),
+            auth,
+            "influxd starts (apt-get install -y influxdb; tests/run installs it)",
+        )
+    }
+
+    /// Starts InfluxDB 1.8, the build of `tests/run` (with HTTP authentication when `auth`),
+    /// and waits until it answers.
+    pub fn start_1_8(auth: bool) -> Influxdb {
+        Influxdb::launch(&influxd_1_8(), auth, "InfluxDB 1.8's influxd starts")
+    }
+
+    fn launch(influxd: &Path, auth: bool, missing: &str) -> Influxdb {
         let dir = tempfile::tempdir().unwrap();
         let port = super::free_port();
         let rpc = super::free_port();
@@ -51,13 +87,13 @@ bind-address = "127.0.0.1:{rpc}"
         );
         let path = dir.path().join("influxdb.conf");
         std::fs::write(&path, config).unwrap();
-        let child = Command::new("influxd")
+        let child = Command::new(influxd)
             .arg("-config")
             .arg(&path)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.path().join("influxd.log")).unwrap())
             .spawn()
-            .expect("influxd starts (apt-get install -y influxdb; tests/run installs it)");
+            .expect(missing);
         let mut db = Influxdb { child, dir, port };
         db.wait_ready();
         if auth {
