@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs headroom and its peers side by side against one nginx and writes bench/RESULTS.md.
 
-Every number here is measured in this run: CPU time (user + system) and peak RSS come from
-GNU time around each generator process; rates and percentiles are what each tool reports.
+Every number here is measured in this run: CPU time (user + system) comes from the kernel's
+rusage of each generator process, peak RSS from GNU time around it; rates and percentiles are
+what each tool reports.
 """
 import argparse
 import json
@@ -32,14 +33,18 @@ def parse_args(argv):
                          "interleaved in the same rounds (env HEADROOM_BASELINE)")
     ap.add_argument("--only", default=os.environ.get("BENCH_ONLY") or None,
                     help="run only these rows, e.g. 'ef' (skips the headroom-only sections at the end)")
-    ap.add_argument("--raw-overhead", action="store_true",
+    alone = ap.add_mutually_exclusive_group()
+    alone.add_argument("--raw-overhead", action="store_true",
                     help="only the --raw section: row (a) at 5,000 req/s with and without --raw, interleaved "
-                         "round by round (no peers, no other rows)")
-    ap.add_argument("--push-overhead", action="store_true",
+                         "round by round (no peers, no other rows); replaces that section of RESULTS.md")
+    alone.add_argument("--push-overhead", action="store_true",
                     help="only the --push section: row (a) at 5,000 req/s without --push, with --push prometheus=… "
                          "to a real Prometheus and with --push influxdb=… to a real InfluxDB on loopback, interleaved "
-                         "round by round (no peers, no other rows)")
-    return ap.parse_args(argv)
+                         "round by round (no peers, no other rows); replaces that section of RESULTS.md")
+    args = ap.parse_args(argv)
+    if args.only and (args.raw_overhead or args.push_overhead):
+        ap.error("--only runs peers' rows; --raw-overhead and --push-overhead run one section alone")
+    return args
 
 
 ARGS = parse_args(sys.argv[1:] if __name__ == "__main__" else [])
@@ -50,6 +55,9 @@ VEGETA = os.path.join(PEERS, "vegeta")
 QUICK = ARGS.quick
 SECS = 3 if QUICK else 10
 ROUNDS = 1 if QUICK else 5
+# The --raw and --push sections compare headroom with itself: their differences are a few per
+# cent, nearer the round-to-round spread than the peers' are, so they take more rounds.
+OVERHEAD_ROUNDS = 1 if QUICK else 10
 RATE = 5000
 CONNS = 50
 H2_CONNS, H2_STREAMS = 10, 10      # (e): connections x streams per connection, closed model
@@ -186,8 +194,11 @@ def handshakes_since(offset):
 
 def timed(cmd, stdout_path, env=None):
     """Runs cmd on the generator core under GNU time; returns (cpu_seconds, peak_rss_kib).
-    Also notes nginx's share of its core, the generator's voluntary context switches, the
-    connections nginx accepted and, for (f), the handshakes it logged, during the run."""
+    CPU is the kernel's rusage of the waited GNU time process, which takes in the generator's
+    (wait4: microseconds, where GNU time prints 10 ms, 2 % of a 10 s run at 5,000 req/s); peak
+    RSS and wake-ups are GNU time's, the generator's own (the rusage's maxrss would be this
+    script's, copied by the fork). Also notes nginx's share of its core, the connections nginx
+    accepted and, for (f), the handshakes it logged, during the run."""
     NGINX["last_share"] = None
     GEN.update(wakes=None, conns=None, used=None, handshakes=None)
     tf = tempfile.NamedTemporaryFile(delete=False)
@@ -197,8 +208,10 @@ def timed(cmd, stdout_path, env=None):
     accepts0 = accepted()
     server0, wall0 = process_cpu(NGINX["pid"]), time.monotonic()
     with open(stdout_path, "w") as out:
-        subprocess.run(["/usr/bin/time", "-f", "%U %S %M %w", "-o", tf.name, "taskset", "-c", GEN_CORE, *cmd],
-                       stdout=out, stderr=subprocess.DEVNULL, env=env, check=False)
+        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M %w", "-o", tf.name, "taskset", "-c", GEN_CORE, *cmd],
+                                stdout=out, stderr=subprocess.DEVNULL, env=env)
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped by wait4; keeps Popen from waiting again
     NGINX["last_share"] = (process_cpu(NGINX["pid"]) - server0) / (time.monotonic() - wall0)
     GEN["conns"] = accepted() - accepts0 - 1  # less the first probe's own connection
     if log and os.path.exists(log):
@@ -207,10 +220,10 @@ def timed(cmd, stdout_path, env=None):
         with open(conn_log, "rb") as f:
             f.seek(conn_log0)
             GEN["used"] = f.read().count(b"\n")
-    u, s, m, w = open(tf.name).read().split()[-4:]
+    m, w = open(tf.name).read().split()[-2:]
     GEN["wakes"] = int(w)
     os.unlink(tf.name)
-    return float(u) + float(s), int(m)
+    return usage.ru_utime + usage.ru_stime, int(m)
 
 
 def wake_cost():
@@ -760,7 +773,7 @@ def push_overhead(certs):
     backends = [start_prometheus(), start_influxdb()]
     runs = {PUSH_PLAIN: [], **{name: [] for name, _, _ in PUSH_VARIANTS}}
     try:
-        for _ in range(ROUNDS):
+        for _ in range(OVERHEAD_ROUNDS):
             for name, tool, extra in ((PUSH_PLAIN, "headroom", ()),
                                       *((n, t, ("--push", w)) for n, t, w in PUSH_VARIANTS)):
                 r = run_headroom("a", url, certs, name=tool, extra=extra)
@@ -785,7 +798,7 @@ def push_section(push):
     lines = [f"## Live outputs (`--push`) at {RATE:,} req/s", "",
              "Row (a) as above, run without `--push`, with `--push prometheus=…` to a real Prometheus (remote",
              "write, native histograms) and with `--push influxdb=…` to a real InfluxDB 1.x (line protocol)",
-             "on loopback (both pinned to nginx's core) in each round.", "",
+             f"on loopback (both pinned to nginx's core) in each of {OVERHEAD_ROUNDS} rounds.", "",
              "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | samples or points sent (dropped) |",
              "|---|---|---|---|---|---|---|---|"]
     for name, r in medians.items():
@@ -810,7 +823,7 @@ def raw_overhead(certs):
     what keeping every request's record costs. Returns the median runs and the paired ratios."""
     url = SCENARIOS[0][2]
     runs = {"plain attack (a)": [], "with --raw": []}
-    for _ in range(ROUNDS):
+    for _ in range(OVERHEAD_ROUNDS):
         for name, tool, extra in (("plain attack (a)", "headroom", ()), ("with --raw", "headroom-raw", ("--raw",))):
             r = run_headroom("a", url, certs, name=tool, extra=extra)
             r["server"] = NGINX["last_share"]
@@ -827,7 +840,7 @@ def raw_overhead(certs):
 def raw_section(raw):
     medians, ratio = raw
     lines = [f"## Keeping every request's record (`--raw`) at {RATE:,} req/s", "",
-             "Row (a) as above, run with and without `--raw` in each round (same nginx, same URL); the",
+             f"Row (a) as above, run with and without `--raw` in each of {OVERHEAD_ROUNDS} rounds (same nginx, same URL); the",
              "records go to the run directory's raw.bin as the run goes.", "",
              "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | records kept (dropped) | raw.bin |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -902,13 +915,41 @@ def goals(rows, ratios):
     return lines
 
 
+def replace_section(section):
+    """Puts `section` (lines from its `## ` heading) in place of the section of that heading in
+    bench/RESULTS.md, or at its end: a --raw-overhead or --push-overhead run re-measures one
+    section and leaves the rest of the full run's file as it was."""
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    old = open(path).read().splitlines() if os.path.exists(path) else []
+    heading = section[0].split(" at ")[0]
+    start = next((i for i, l in enumerate(old) if l.startswith(heading)), None)
+    if start is None:
+        kept = old + [""]
+        at = len(kept)
+    else:
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+        kept = old[:start] + old[end:]
+        at = start
+    flag = "--push-overhead" if ARGS.push_overhead else "--raw-overhead"
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    section = [section[0], "", f"*Re-measured alone by `bench/run.sh {flag}` on {stamp}, after the rest of this "
+               "file, on this machine:*", "", *machine(), "", *section[2:]]
+    text = "\n".join(kept[:at] + section + kept[at:]).rstrip("\n") + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print("\n".join(section))
+
+
 def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
+    if (ARGS.raw_overhead or ARGS.push_overhead) and not QUICK:
+        replace_section(raw_section(raw) if ARGS.raw_overhead else push_section(push))
+        return
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
              f"nginx on loopback, one after another, in one run: {ROUNDS} round{'s' if ROUNDS > 1 else ''} "
              "per scenario with the tools",
              "interleaved, each row the tool's median round by CPU per request (the range over rounds in",
-             "brackets). CPU is user + system time of the generator process (GNU time); µs/req divides",
+             "brackets). CPU is user + system time of the generator process (its rusage, under GNU time); µs/req divides",
              "it by the requests completed. Latency percentiles are as",
              "each tool reports them (oha with --latency-correction; wrk's are not corrected for",
              "coordinated omission). oha and vegeta get at most 50 connections in (a)–(d) and (f);",

@@ -9,10 +9,11 @@
 #                     tool "headroom-before" in every row (a)-(f), paired round by round
 #   --only ROWS       only these rows, e.g. --only ef (skips the headroom-only sections)
 #   --raw-overhead    only row (a) with and without --raw, interleaved: CPU µs/req of each and
-#                     the ratio (no peers installed or run)
+#                     the ratio (no peers installed or run); replaces that section of RESULTS.md
 #   --push-overhead   only row (a) without --push, with --push prometheus=… to a real Prometheus
 #                     and with --push influxdb=… to a real InfluxDB on loopback, interleaved:
-#                     CPU µs/req of each and the ratios (no peers)
+#                     CPU µs/req of each and the ratios (no peers); replaces that section of
+#                     RESULTS.md, the rest of the last full run's file kept
 # BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
