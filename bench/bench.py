@@ -923,6 +923,8 @@ def replace_section(section):
     old = open(path).read().splitlines() if os.path.exists(path) else []
     heading = section[0].split(" at ")[0]
     start = next((i for i, l in enumerate(old) if l.startswith(heading)), None)
+    if not old:
+        old = ["# Benchmark results", "", "Only sections re-measured alone are here yet: run `bench/run.sh` for the rest."]
     if start is None:
         kept = old + [""]
         at = len(kept)
@@ -932,8 +934,9 @@ def replace_section(section):
         at = start
     flag = "--push-overhead" if ARGS.push_overhead else "--raw-overhead"
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    quick = " **Quick mode (3 s, one round): for checking the script, not for quoting.**" if QUICK else ""
     section = [section[0], "", f"*Re-measured alone by `bench/run.sh {flag}` on {stamp}, after the rest of this "
-               "file, on this machine:*", "", *machine(), "", *section[2:]]
+               f"file, on this machine:*{quick}", "", *machine(), "", *section[2:]]
     text = "\n".join(kept[:at] + section + kept[at:]).rstrip("\n") + "\n"
     with open(path, "w") as f:
         f.write(text)
@@ -941,7 +944,7 @@ def replace_section(section):
 
 
 def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
-    if (ARGS.raw_overhead or ARGS.push_overhead) and not QUICK:
+    if ARGS.raw_overhead or ARGS.push_overhead:
         replace_section(raw_section(raw) if ARGS.raw_overhead else push_section(push))
         return
     lines = ["# Benchmark results", "",

@@ -94,16 +94,26 @@ impl RequestStats {
     /// Adds one completed request.
     #[inline]
     pub fn record(&mut self, s: &Sample) {
+        // Stats read back from the log keep one class implicit: made explicit before a
+        // sample joins them (never on the live path, whose stats start empty), and left
+        // implicit when they cannot be split, so a partial map is never taken for whole.
+        let known = !self.classes.is_empty() || self.count == 0 || self.explicit_classes();
         self.count += 1;
-        let class = self.classes.entry(StatusClass::of(s.outcome)).or_default();
         if s.expected {
             self.latency.record(s.latency);
             self.service.record(s.service);
-            class.expected.record(s.latency);
         } else {
             self.failures += 1;
             self.failed_latency.record(s.latency);
-            class.unexpected.record(s.latency);
+        }
+        if known {
+            let class = self.classes.entry(StatusClass::of(s.outcome)).or_default();
+            let h = if s.expected {
+                &mut class.expected
+            } else {
+                &mut class.unexpected
+            };
+            h.record(s.latency);
         }
         match s.outcome {
             Outcome::Status(code) => {
@@ -152,6 +162,12 @@ impl RequestStats {
             }
             return true;
         }
+        // Stats stored before the counts were kept have completions without them: their
+        // class cannot be told from the counts.
+        let counted = self.status.values().sum::<u64>() + self.errors.values().sum::<u64>();
+        if counted != self.count {
+            return false;
+        }
         let met = by_class::classes_met(self.status.keys(), !self.errors.is_empty());
         let mut met = met.into_iter();
         match (met.next(), met.next()) {
@@ -169,16 +185,23 @@ impl RequestStats {
     /// Adds `other`'s latency per class; when either side's cannot be told, neither is kept
     /// (the counts then say more than one class, so [`RequestStats::by_class`] answers None).
     fn add_classes(&mut self, other: &RequestStats) {
-        if self.classes.is_empty() && self.count > 0 {
-            let mut mine = ByClass::new();
-            if !self.add_classes_to(&mut mine) {
-                return;
-            }
-            self.classes = mine;
+        if self.classes.is_empty() && self.count > 0 && !self.explicit_classes() {
+            return;
         }
         if !other.add_classes_to(&mut self.classes) {
             self.classes.clear();
         }
+    }
+
+    /// Makes an implicit one-class map explicit; false when the stats cannot be split.
+    #[cold]
+    fn explicit_classes(&mut self) -> bool {
+        let mut mine = ByClass::new();
+        if !self.add_classes_to(&mut mine) {
+            return false;
+        }
+        self.classes = mine;
+        true
     }
 }
 
@@ -621,5 +644,28 @@ mod tests {
         total.add(&mixed);
         assert!(total.by_class().is_none());
         assert_eq!(total.count, 3);
+    }
+
+    #[test]
+    fn a_sample_added_to_stats_read_back_keeps_their_classes() {
+        let mut one = RequestStats::default();
+        one.record(&sample(Outcome::Status(200), 5));
+        one.record(&sample(Outcome::Status(200), 6));
+        let mut back: RequestStats =
+            serde_json::from_str(&serde_json::to_string(&one).unwrap()).unwrap();
+        back.record(&sample(Outcome::Status(503), 40));
+        let by = back.by_class().unwrap();
+        assert_eq!(by[&StatusClass::Success].expected.len(), 2);
+        assert_eq!(by[&StatusClass::ServerError].unexpected.len(), 1);
+
+        // Completions without any status or error counts (a run stored before those were
+        // kept) cannot be split, and adding a sample does not pretend they can.
+        let mut old = RequestStats::default();
+        old.record(&sample(Outcome::Status(200), 5));
+        old.classes.clear();
+        old.status.clear();
+        assert!(old.by_class().is_none());
+        old.record(&sample(Outcome::Status(503), 40));
+        assert!(old.by_class().is_none());
     }
 }
