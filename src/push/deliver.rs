@@ -270,6 +270,12 @@ fn send_with_retries(
 mod tests {
     use super::*;
 
+    /// A remote-write delivery to `url`, started.
+    fn delivery_to(url: String) -> Delivery {
+        let endpoint = Endpoint::parse(&url).unwrap();
+        Delivery::start(OutputKind::Prometheus, endpoint, url, Vec::new()).unwrap()
+    }
+
     fn batch(samples: u64) -> Batch {
         Batch {
             body: vec![0; 8],
@@ -283,8 +289,7 @@ mod tests {
         // in flight, the queue fills behind it.
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/write", listener.local_addr().unwrap());
-        let endpoint = Endpoint::parse(&url).unwrap();
-        let d = Delivery::start(OutputKind::Prometheus, endpoint, url, Vec::new()).unwrap();
+        let d = delivery_to(url);
         d.offer(batch(1));
         // Wait until the thread took it, so the count below is exact.
         let until = Instant::now() + Duration::from_secs(10);
@@ -317,13 +322,7 @@ mod tests {
         // the retry hangs in its turn when the run ends.
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/write", listener.local_addr().unwrap());
-        let d = Delivery::start(
-            OutputKind::Prometheus,
-            Endpoint::parse(&url).unwrap(),
-            url,
-            Vec::new(),
-        )
-        .unwrap();
+        let d = delivery_to(url);
         d.offer(batch(4));
         let until = Instant::now() + Duration::from_secs(30);
         while !d.shared.lock().timing_out && Instant::now() < until {
@@ -345,13 +344,7 @@ mod tests {
             l.local_addr().unwrap().port()
         };
         let url = format!("http://127.0.0.1:{port}/write");
-        let d = Delivery::start(
-            OutputKind::Prometheus,
-            Endpoint::parse(&url).unwrap(),
-            url,
-            Vec::new(),
-        )
-        .unwrap();
+        let d = delivery_to(url);
         d.offer(batch(7));
         let record = d.finish(Duration::from_secs(10));
         assert_eq!(record.sent, 0);

@@ -123,23 +123,20 @@ impl LineProtocol {
             }
             let _ = write!(out, ",stage={stage}");
         }
-        let mut classes = [0u64; 6];
-        for (code, n) in &stats.status {
-            classes[class_index(StatusClass::of(crate::sample::Outcome::Status(*code)))] += n;
-        }
-        classes[class_index(StatusClass::Failed)] = stats.errors.values().sum();
+        let by_class = stats.count_by_class();
+        let n = |class| by_class.get(&class).copied().unwrap_or(0);
         let _ = write!(
             out,
             " count={}i,ok={}i,failed={}i,status_1xx={}i,status_2xx={}i,status_3xx={}i,status_4xx={}i,status_5xx={}i,errors={}i",
             stats.count,
             stats.count - stats.failures.min(stats.count),
             stats.failures,
-            classes[0],
-            classes[1],
-            classes[2],
-            classes[3],
-            classes[4],
-            classes[5],
+            n(StatusClass::Informational),
+            n(StatusClass::Success),
+            n(StatusClass::Redirect),
+            n(StatusClass::ClientError),
+            n(StatusClass::ServerError),
+            n(StatusClass::Failed),
         );
         latency_fields(out, &stats.latency);
         let _ = writeln!(out, " {at_ms}");
@@ -166,17 +163,6 @@ fn latency_fields(out: &mut String, h: &Histogram) {
         h.inner().max(),
         h.inner().mean()
     );
-}
-
-fn class_index(class: StatusClass) -> usize {
-    match class {
-        StatusClass::Informational => 0,
-        StatusClass::Success => 1,
-        StatusClass::Redirect => 2,
-        StatusClass::ClientError => 3,
-        StatusClass::ServerError => 4,
-        StatusClass::Failed => 5,
-    }
 }
 
 /// Appends `,key=value`, both escaped; an empty value is left out (line protocol has no

@@ -111,17 +111,7 @@ impl RemoteWrite {
             return 0;
         }
         let mut refused = 0;
-        let mut classes: BTreeMap<StatusClass, u64> = BTreeMap::new();
-        for (code, n) in &stats.status {
-            *classes
-                .entry(StatusClass::of(crate::sample::Outcome::Status(*code)))
-                .or_default() += n;
-        }
-        let errors: u64 = stats.errors.values().sum();
-        if errors > 0 {
-            classes.insert(StatusClass::Failed, errors);
-        }
-        for (class, n) in classes {
+        for (class, n) in stats.count_by_class() {
             let full = self.series() >= MAX_SERIES;
             match self.counters.get_mut(&(key, class)) {
                 Some(total) => *total += n,

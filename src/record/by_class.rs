@@ -6,7 +6,6 @@
 //! `failed_latency`, and storing it would write every histogram twice.
 
 use super::{Histogram, StatusClass};
-use crate::sample::Outcome;
 use std::collections::BTreeMap;
 
 /// Latency of one status class's completions, split as the request's own histograms are.
@@ -36,20 +35,6 @@ pub fn derivable(by_class: &ByClass) -> bool {
     by_class.len() <= 1
 }
 
-/// The status classes a request's completions fell in, from its counts.
-pub fn classes_met<'a>(
-    status: impl Iterator<Item = &'a u16>,
-    any_error: bool,
-) -> std::collections::BTreeSet<StatusClass> {
-    let mut met: std::collections::BTreeSet<StatusClass> = status
-        .map(|code| StatusClass::of(Outcome::Status(*code)))
-        .collect();
-    if any_error {
-        met.insert(StatusClass::Failed);
-    }
-    met
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,18 +54,5 @@ mod tests {
             .unexpected
             .record(Duration::from_millis(2));
         assert!(!derivable(&m));
-    }
-
-    #[test]
-    fn the_classes_met_come_from_codes_and_errors() {
-        let met = classes_met([200u16, 204, 503].iter(), true);
-        assert_eq!(
-            met.into_iter().collect::<Vec<_>>(),
-            [
-                StatusClass::Success,
-                StatusClass::ServerError,
-                StatusClass::Failed
-            ]
-        );
     }
 }

@@ -142,6 +142,20 @@ impl RequestStats {
         add_counts(&mut self.unmet, &other.unmet);
     }
 
+    /// Completions per status class (only classes met), from the status and error counts.
+    pub fn count_by_class(&self) -> BTreeMap<StatusClass, u64> {
+        let mut by: BTreeMap<StatusClass, u64> = BTreeMap::new();
+        for (code, n) in &self.status {
+            *by.entry(StatusClass::of(Outcome::Status(*code)))
+                .or_default() += n;
+        }
+        let errors: u64 = self.errors.values().sum();
+        if errors > 0 {
+            by.insert(StatusClass::Failed, errors);
+        }
+        by
+    }
+
     /// Latency per status class, or `None` for an interval stored before it was kept that
     /// met more than one class (then it cannot be split).
     pub fn by_class(&self) -> Option<Cow<'_, ByClass>> {
@@ -168,8 +182,7 @@ impl RequestStats {
         if counted != self.count {
             return false;
         }
-        let met = by_class::classes_met(self.status.keys(), !self.errors.is_empty());
-        let mut met = met.into_iter();
+        let mut met = self.count_by_class().into_keys();
         match (met.next(), met.next()) {
             (None, _) => true,
             (Some(class), None) => {
@@ -644,6 +657,27 @@ mod tests {
         total.add(&mixed);
         assert!(total.by_class().is_none());
         assert_eq!(total.count, 3);
+    }
+
+    #[test]
+    fn completions_per_class_come_from_codes_and_errors() {
+        let mut r = RequestStats::default();
+        for outcome in [
+            Outcome::Status(200),
+            Outcome::Status(204),
+            Outcome::Status(503),
+            Outcome::Error(ErrorKind::Reset),
+        ] {
+            r.record(&sample(outcome, 1));
+        }
+        assert_eq!(
+            r.count_by_class().into_iter().collect::<Vec<_>>(),
+            [
+                (StatusClass::Success, 2),
+                (StatusClass::ServerError, 1),
+                (StatusClass::Failed, 1)
+            ]
+        );
     }
 
     #[test]
