@@ -8,13 +8,9 @@
 //! [`QUEUE_GROWTH`] of the rate plus three standard errors of its own noise.
 
 use crate::store::IntervalDigest;
+use crate::summary::diagnosis::trend::{self, slope, Queue, QUEUE_GROWTH};
 use serde::{Deserialize, Serialize};
 
-/// The share of the offered rate the server must complete over the window.
-pub const THROUGHPUT_SHARE: f64 = 0.995;
-/// The backlog may grow by this share of the rate per second (and latency by as many
-/// seconds per second, what such a backlog adds) before it counts as a queue.
-pub const QUEUE_GROWTH: f64 = 0.0025;
 /// The shortest window a probe is judged on, whatever the objectives.
 pub const MIN_WINDOW_SECS: f64 = 5.0;
 /// The window is at least this many times the objectives' latency bound: a queue has to
@@ -24,8 +20,6 @@ pub const WINDOW_PER_BOUND: f64 = 20.0;
 pub const DEFAULT_WINDOW_SECS: f64 = 10.0;
 /// The longest window a search takes: ten minutes per probe.
 pub const MAX_WINDOW_SECS: f64 = 600.0;
-/// Fewest whole seconds a trend is fitted on.
-const MIN_POINTS: usize = 4;
 
 /// Why a probe did not pass, besides the objectives it missed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,33 +48,6 @@ pub enum Unsteady {
         /// Of its last, µs.
         last_p50_us: u64,
     },
-}
-
-/// A least-squares line through `ys` at x = 0, 1, 2, …: its slope and the slope's
-/// standard error; `None` with fewer than [`MIN_POINTS`] points.
-pub fn slope(ys: &[f64]) -> Option<(f64, f64)> {
-    let n = ys.len();
-    if n < MIN_POINTS {
-        return None;
-    }
-    let nf = n as f64;
-    let mean_x = (nf - 1.0) / 2.0;
-    let mean_y = ys.iter().sum::<f64>() / nf;
-    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
-    let sxy: f64 = ys
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
-        .sum();
-    let b = sxy / sxx;
-    let a = mean_y - b * mean_x;
-    let residual: f64 = ys
-        .iter()
-        .enumerate()
-        .map(|(i, y)| (y - (a + b * i as f64)).powi(2))
-        .sum();
-    let se = (residual / (nf - 2.0) / sxx).sqrt();
-    Some((b, se))
 }
 
 /// The shortest window that can show a queue under objectives whose tightest latency
@@ -136,27 +103,19 @@ pub fn window(
 
 /// Judges the window's whole seconds at `offered` req/s; an empty list is steady.
 pub fn judge(offered: f64, window: &[&IntervalDigest]) -> Vec<Unsteady> {
-    let mut out = Vec::new();
-    if window.is_empty() || offered <= 0.0 {
-        return out;
-    }
-    let secs = window.len() as f64;
-    let completed = window.iter().map(|d| d.completed).sum::<u64>() as f64 / secs;
-    if completed < offered * THROUGHPUT_SHARE {
-        out.push(Unsteady::ThroughputShort { offered, completed });
-    }
-    let backlog: Vec<f64> = window
-        .iter()
-        .scan(0.0, |b, d| {
-            *b += d.sent as f64 - d.completed as f64;
-            Some(*b)
+    let mut out: Vec<Unsteady> = trend::queue(offered, window)
+        .into_iter()
+        .map(|q| match q {
+            Queue::ThroughputShort { offered, completed } => {
+                Unsteady::ThroughputShort { offered, completed }
+            }
+            Queue::BacklogGrowing { per_sec, allowed } => {
+                Unsteady::BacklogGrowing { per_sec, allowed }
+            }
         })
         .collect();
-    if let Some((per_sec, se)) = slope(&backlog) {
-        let allowed = offered * QUEUE_GROWTH + 3.0 * se;
-        if per_sec > allowed {
-            out.push(Unsteady::BacklogGrowing { per_sec, allowed });
-        }
+    if window.is_empty() || offered <= 0.0 {
+        return out;
     }
     let medians: Vec<f64> = window.iter().map(|d| d.p50_us as f64).collect();
     if let Some((us_per_sec, se)) = slope(&medians) {
@@ -188,20 +147,12 @@ mod tests {
             health: Default::default(),
             stage: Some(1),
             server: None,
+            ..Default::default()
         }
     }
 
     fn judged(seconds: &[IntervalDigest], offered: f64) -> Vec<Unsteady> {
         judge(offered, &seconds.iter().collect::<Vec<_>>())
-    }
-
-    #[test]
-    fn slopes_and_their_errors() {
-        let (b, se) = slope(&[1.0, 3.0, 5.0, 7.0, 9.0]).unwrap();
-        assert!((b - 2.0).abs() < 1e-9 && se < 1e-9);
-        let (b, se) = slope(&[5.0, 6.0, 4.0, 5.0, 6.0, 4.0]).unwrap();
-        assert!(b.abs() < 0.5 && se > 0.1, "{b} {se}");
-        assert!(slope(&[1.0, 2.0, 3.0]).is_none());
     }
 
     #[test]

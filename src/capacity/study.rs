@@ -83,7 +83,7 @@ pub struct ProbeRecord {
     pub verdicts: Vec<SloVerdict>,
     /// Which side set the probe's numbers, with the evidence.
     #[serde(default)]
-    pub verdict: crate::summary::Attribution,
+    pub verdict: crate::summary::Diagnosis,
     /// The generator's CPU use, % of one core.
     pub generator_cpu_percent: f64,
     /// The watched server's mean CPU use, % of one core, when one was watched.

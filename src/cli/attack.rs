@@ -297,6 +297,12 @@ pub fn execute_launched(
     }
     Ok(if summary.partial.is_some() {
         super::stopped_code()
+    } else if summary.nothing_succeeded() {
+        eprintln!(
+            "not one request succeeded (exit status {})",
+            super::exit::SLO_NOT_MET
+        );
+        super::exit::code(super::exit::SLO_NOT_MET)
     } else if !summary.slo_met() {
         eprintln!(
             "an objective was not met (exit status {})",

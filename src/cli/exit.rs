@@ -11,7 +11,8 @@ pub const ERROR: u8 = 1;
 // clap exits with it before any command runs; named here for the table and its test.
 #[allow(dead_code)]
 pub const USAGE: u8 = 2;
-/// A run completed but missed one of its objectives (`--slo`, a scenario's `slo`).
+/// A run completed but missed one of its objectives (`--slo`, a scenario's `slo`), or not
+/// one of its requests succeeded.
 pub const SLO_NOT_MET: u8 = 3;
 /// `compare --baseline … --fail-on …`: the candidate broke a rule.
 pub const REGRESSION: u8 = 4;
@@ -24,7 +25,7 @@ pub const TABLE: &str = "Exit status:
   0        success: every objective and rule held
   1        error (bad input or a refused value, a run that could not start, an unreadable run)
   2        the command line cannot be parsed (an unknown flag, a missing argument)
-  3        a run completed but missed an objective (--slo, a scenario's slo)
+  3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded
   4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
 

@@ -84,7 +84,7 @@ pub fn run(
         &mut |plan| Box::new(Line(Progress::new(plan, quiet))),
         &mut |entry, stored| {
             let s = Summary::of(stored);
-            missed |= !s.slo_met();
+            missed |= !s.slo_met() || s.nothing_succeeded();
             if !quiet {
                 eprintln!(
                     "variant {}: {} requests, {:.2} req/s, p99 {}{}",
@@ -127,7 +127,7 @@ pub fn run(
     Ok(if stopped {
         super::stopped_code()
     } else if missed {
-        eprintln!("an objective was not met in at least one variant (exit status 3)");
+        eprintln!("an objective was not met, or nothing succeeded, in at least one variant (exit status 3)");
         super::exit::code(super::exit::SLO_NOT_MET)
     } else {
         ExitCode::SUCCESS

@@ -489,6 +489,25 @@ impl IntervalRecord {
         }
     }
 
+    /// The requests sent for one stage (`step`), as a record: their counts, statuses,
+    /// errors and latencies, whatever second they fell in; no per-connection or lag readings
+    /// (those are kept per second, not per stage).
+    pub fn of_step(step: &StepStats) -> IntervalRecord {
+        let mut r = IntervalRecord::new(0);
+        for q in &step.requests {
+            for (code, n) in &q.status {
+                *r.status.entry(*code).or_default() += n;
+            }
+            for (kind, n) in &q.errors {
+                *r.errors.entry(*kind).or_default() += n;
+            }
+            r.bytes_in += q.bytes_in;
+        }
+        r.sent = step.count;
+        r.requests = step.requests.clone();
+        r
+    }
+
     /// Requests sent, retries left out: what the load asked for that left.
     pub fn sent_first(&self) -> u64 {
         self.sent.saturating_sub(self.retried)

@@ -6,6 +6,11 @@ use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_secs, fmt_us, fm
 use std::fmt::Write;
 
 fn stats_row(out: &mut String, label: &str, st: &Stats) {
+    if st.count == 0 {
+        // Nothing to measure: dashes, never a latency of 0 µs.
+        let _ = writeln!(out, "| {label} |{}", " — |".repeat(9));
+        return;
+    }
     let _ = writeln!(
         out,
         "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -44,6 +49,10 @@ fn steps(out: &mut String, s: &Summary) {
 pub fn render_markdown(s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", target_line(s, &load_words(s)));
+    // When nothing succeeded every number below describes failures: say so first.
+    if s.nothing_succeeded() {
+        verdict(&mut out, s);
+    }
     if let Some(shard) = super::text::shard_words(s) {
         let _ = writeln!(out, "> **Shard:** {shard}\n");
     }
@@ -136,7 +145,7 @@ pub fn render_markdown(s: &Summary) -> String {
     let g = &s.generator;
     let _ = writeln!(
         out,
-        "\n### Generator\n\nRate asked {}, held {}; lag p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
+        "\n### Generator\n\nRate asked {}, held {}; its send lag (how late requests left it) p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
         g.rate_asked
             .map(|r| format!("{}/s", super::text::stage_level_number(r)))
             .unwrap_or_else(|| "-".into()),
@@ -173,12 +182,21 @@ pub fn render_markdown(s: &Summary) -> String {
             }
         }
     }
-    let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
-    if let Some(head) = verdict.next() {
-        let _ = writeln!(out, "\n**Verdict: {head}**\n");
-    }
-    for line in verdict {
-        let _ = writeln!(out, "- {line}");
+    if !s.nothing_succeeded() {
+        out.push('\n');
+        verdict(&mut out, s);
     }
     out
+}
+
+/// The verdict: its headline in bold, each piece of evidence a list item.
+fn verdict(out: &mut String, s: &Summary) {
+    let mut lines = super::verdict::lines(&s.verdict, &s.generator).into_iter();
+    if let Some(head) = lines.next() {
+        let _ = writeln!(out, "**Verdict: {head}**\n");
+    }
+    for line in lines {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
 }

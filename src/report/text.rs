@@ -15,8 +15,12 @@ pub(super) fn row(out: &mut String, label: &str, fields: &str, values: &str) {
     let _ = writeln!(out, "{label:<LABEL$}{fields:<FIELDS$}{values}");
 }
 
-/// The values of [`STATS_FIELDS`].
+/// The values of [`STATS_FIELDS`]; dashes when there was nothing to measure (no answer
+/// met its expectations), never a latency of 0 µs.
 pub(super) fn stats_values(s: &Stats) -> String {
+    if s.count == 0 {
+        return ["—"; 9].join(", ");
+    }
     [
         s.min_us as f64,
         s.mean_us,
@@ -166,8 +170,23 @@ pub(super) fn headline(s: &Summary) -> String {
     text(s, false)
 }
 
+/// The verdict's lines, the headline first and each piece of evidence indented.
+fn verdict_lines(out: &mut String, s: &Summary) {
+    let mut verdict = super::verdict::lines(&s.verdict, &s.generator).into_iter();
+    if let Some(head) = verdict.next() {
+        let _ = writeln!(out, "{head}");
+    }
+    for line in verdict {
+        let _ = writeln!(out, "  - {line}");
+    }
+}
+
 fn text(s: &Summary, tables: bool) -> String {
     let mut out = String::new();
+    // When nothing succeeded every number below describes failures: say so first.
+    if s.nothing_succeeded() {
+        verdict_lines(&mut out, s);
+    }
     let load = load_words(s);
     row(&mut out, "Target", "", &target_line(s, &load));
     if let Some(shard) = shard_words(s) {
@@ -371,12 +390,8 @@ fn text(s: &Summary, tables: bool) -> String {
             }
         }
     }
-    let mut verdict = super::verdict::lines(&s.verdict, g).into_iter();
-    if let Some(head) = verdict.next() {
-        let _ = writeln!(out, "{head}");
-    }
-    for line in verdict {
-        let _ = writeln!(out, "  - {line}");
+    if !s.nothing_succeeded() {
+        verdict_lines(&mut out, s);
     }
     out
 }

@@ -1,14 +1,24 @@
-//! The verdict in words: which side set the numbers, and each piece of evidence as a
-//! sentence (long, for reports) or a phrase (short, for table cells).
+//! The diagnosis in words: what the evidence says (which side set the numbers, nothing
+//! succeeded, a transient, a server changing with time, or that it cannot tell), each piece
+//! of evidence as a sentence (long, for reports) or a phrase (short, for table cells), and
+//! what would settle a "cannot tell". The one place a diagnosis becomes English, so the
+//! run, a step, a probe, a comparison and the live progress say the same thing.
 
 use crate::sample::ErrorKind;
-use crate::summary::{Attribution, Blame, Finding, GeneratorHealth, Limit};
-use crate::units::{fmt_us, fmt_us_f};
+use crate::summary::diagnosis::{ReasonCount, TransientCause};
+use crate::summary::{Blame, Diagnosis, Finding, GeneratorHealth, Limit};
+use crate::units::{fmt_num, fmt_us, fmt_us_f};
 
-/// The verdict's headline, ending in a colon when evidence follows.
-pub fn headline(a: &Attribution) -> &'static str {
-    match a.limit {
-        Limit::Neither => "neither side was the limit: the load left as asked and the server kept up",
+/// The diagnosis' headline, ending in a colon when evidence follows.
+pub fn headline(d: &Diagnosis) -> String {
+    let words = match d.limit {
+        Limit::Neither => {
+            "neither side was the limit: the load left as asked and the server kept up"
+        }
+        Limit::Transient => {
+            "nothing was at its limit: the load held, and a moment of slowness passed:"
+        }
+        Limit::NothingSucceeded => "NOTHING SUCCEEDED: not one request got an answer it expects:",
         Limit::Generator => {
             "WARNING: the generator was the limit; these numbers describe the generator, not the server:"
         }
@@ -16,46 +26,93 @@ pub fn headline(a: &Attribution) -> &'static str {
         Limit::Both => {
             "WARNING: both sides were limits; these numbers describe the generator in part, not only the server:"
         }
-        Limit::Unexplained => {
-            "WARNING: the load did not leave as asked, and neither side shows why:"
+        Limit::ChangedWithTime => {
+            "the server changed with time: its latency rose while the load stayed the same:"
         }
+        Limit::CannotTell => "CANNOT TELL which side was the limit:",
+    };
+    match crate::summary::diagnosis::staged::step_of(d) {
+        Some((_, step)) => format!(
+            "{} (first at step {step}){}",
+            words.trim_end_matches(':'),
+            if words.ends_with(':') { ":" } else { "" }
+        ),
+        None => words.to_string(),
     }
 }
 
-/// The verdict as lines: the headline, each finding (marked with its side when both sides
-/// show evidence), and for a server limit what the generator did meanwhile.
-pub fn lines(a: &Attribution, g: &GeneratorHealth) -> Vec<String> {
-    let mut out = vec![headline(a).to_string()];
-    for f in &a.findings {
-        let side = match (a.limit, f.blame()) {
+/// The diagnosis as lines: the headline, each finding (marked with its side when both sides
+/// show evidence), for a server limit what the generator did meanwhile, and for "cannot
+/// tell" what would settle it.
+pub fn lines(d: &Diagnosis, g: &GeneratorHealth) -> Vec<String> {
+    let mut out = vec![headline(d)];
+    for f in d.evidence() {
+        let side = match (d.limit, f.blame()) {
             (Limit::Both, Blame::Generator) => "generator: ",
             (Limit::Both, Blame::Server) => "server: ",
             _ => "",
         };
         out.push(format!("{side}{}", sentence(f)));
     }
-    if a.limit == Limit::Server {
+    if d.limit == Limit::Server {
+        // A closed model sends when a user is ready: it has no schedule to lag behind.
+        let lag = match g.rate_asked {
+            Some(_) => format!(", its send lag p99 {}", fmt_us(g.lag.p99_us)),
+            None => String::new(),
+        };
         out.push(format!(
-            "the generator kept up: {:.1}% of a core over {} thread(s), lag p99 {}",
-            g.cpu_percent,
-            g.threads,
-            fmt_us(g.lag.p99_us)
+            "the generator kept up: {:.1}% of a core over {} thread(s){lag}",
+            g.cpu_percent, g.threads
         ));
+    }
+    if d.limit == Limit::CannotTell {
+        out.extend(settle(d));
     }
     out
 }
 
-/// The verdict in a table cell: "ok", or the side and its evidence in brief.
-pub fn cell(a: &Attribution) -> String {
-    let side = match a.limit {
+/// What would settle a "cannot tell", one line per kind of doubt.
+pub fn settle(d: &Diagnosis) -> Vec<String> {
+    let mut out = Vec::new();
+    if d.on(Blame::Symptom).next().is_some() && d.on(Blame::Undecided).next().is_none() {
+        out.push(
+            "to settle it: watch the server (--monitor-pid PID or --monitor-prometheus) to see whether it was busy, and give the generator cores of its own (taskset, fewer other processes) to see whether it was"
+                .to_string(),
+        );
+    }
+    for f in d.on(Blame::Undecided) {
+        match f {
+            Finding::TooShort {
+                needed_secs,
+                needed_answers,
+                ..
+            } => out.push(format!(
+                "to settle it: run at least {} whole seconds with at least {needed_answers} answers (e.g. -d 10s)",
+                fmt_num(*needed_secs, 0)
+            )),
+            Finding::FewPerUser { needed, .. } => out.push(format!(
+                "to settle it: give the step at least {needed} requests ({} per user; --step-requests)", crate::summary::diagnosis::closed::FEW_PER_USER
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The diagnosis in a table cell: "ok", or the answer and its evidence in brief.
+pub fn cell(d: &Diagnosis) -> String {
+    let evidence: Vec<String> = d.evidence().map(phrase).collect();
+    let answer = match d.limit {
         Limit::Neither => return "ok".into(),
+        Limit::Transient => return format!("ok ({})", evidence.join("; ")),
+        Limit::NothingSucceeded => "nothing succeeded",
         Limit::Generator => "generator",
         Limit::Server => "server",
         Limit::Both => "both",
-        Limit::Unexplained => "unexplained",
+        Limit::ChangedWithTime => "changed with time",
+        Limit::CannotTell => "cannot tell",
     };
-    let evidence: Vec<String> = a.findings.iter().map(phrase).collect();
-    format!("{side}: {}", evidence.join("; "))
+    format!("{answer}: {}", evidence.join("; "))
 }
 
 fn error_text(key: &str) -> String {
@@ -66,19 +123,43 @@ fn percent(share: f64) -> String {
     format!("{:.1} %", 100.0 * share)
 }
 
+/// "600 × HTTP 401 (not expected), 3 × reset: connection reset by peer".
+fn reasons(reasons: &[ReasonCount]) -> String {
+    reasons
+        .iter()
+        .map(|r| {
+            format!(
+                "{} × {}",
+                crate::units::fmt_count(r.count),
+                super::failures::words(r.reason)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Seconds as "second 3" or "seconds 0–1".
+fn seconds(s: &[u64]) -> String {
+    match (s.first(), s.last()) {
+        (Some(a), Some(b)) if a == b => format!("second {a}"),
+        (Some(a), Some(b)) => format!("seconds {a}–{b}"),
+        _ => "no second".into(),
+    }
+}
+
 /// One finding as a sentence.
 pub fn sentence(f: &Finding) -> String {
     match f {
         Finding::RateShort { asked, sent } => format!(
-            "sent {sent:.1} req/s of the {asked} asked ({})",
+            "the generator sent {sent:.1} req/s of the {asked} asked ({})",
             percent(sent / asked)
         ),
         Finding::CountShort { asked, sent } => format!(
-            "sent {sent} of the {asked} requests the stages asked ({})",
+            "the generator sent {sent} of the {asked} requests the stages asked ({})",
             percent(*sent as f64 / (*asked).max(1) as f64)
         ),
         Finding::SentLate { p99_us, max_us } => format!(
-            "requests left late (lag p99 {}, max {})",
+            "requests left the generator later than they were due (its send lag p99 {}, max {})",
             fmt_us(*p99_us),
             fmt_us(*max_us)
         ),
@@ -95,7 +176,7 @@ pub fn sentence(f: &Finding) -> String {
             error_text(error)
         ),
         Finding::Descriptors { peak, limit } => {
-            format!("{peak} descriptors open of a limit of {limit} (ulimit -n)")
+            format!("the generator had {peak} descriptors open of a limit of {limit} (ulimit -n)")
         }
         Finding::ConnectionCap {
             max_connections,
@@ -126,7 +207,7 @@ pub fn sentence(f: &Finding) -> String {
             first_p50_us,
             last_p50_us,
         } => format!(
-            "latency climbed through the run, a queue growing at the server: median {} in its first third, {} in its last",
+            "latency climbed as requests piled up at the server (a queue): median {} in the first third, {} in the last",
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
@@ -162,10 +243,104 @@ pub fn sentence(f: &Finding) -> String {
             connect_p99_us,
             tls_p99_us,
         } => format!(
-            "requests waited for connections slow to open (connect p99 {}, TLS handshake p99 {})",
+            "requests waited for connections the server was slow to open (connect p99 {}, TLS handshake p99 {})",
             fmt_us(*connect_p99_us),
             fmt_us(*tls_p99_us)
         ),
+        Finding::NothingSucceeded { completed, reasons: why } => format!(
+            "every one of the {} completed requests failed: {}",
+            crate::units::fmt_count(*completed),
+            reasons(why)
+        ),
+        Finding::Transient {
+            cause,
+            seconds: s,
+            lag_p99_us,
+            connect_p99_us,
+            tls_p99_us,
+        } => match cause {
+            TransientCause::ConnectionOpening => format!(
+                "requests left the generator late only while connections were being opened ({}: its send lag p99 {}; connect p99 {}, TLS handshake p99 {}), then on time",
+                seconds(s),
+                fmt_us(*lag_p99_us),
+                fmt_us(*connect_p99_us),
+                fmt_us(*tls_p99_us)
+            ),
+            TransientCause::StartUp => format!(
+                "requests left the generator late only at the start ({}: its send lag p99 {}), then on time",
+                seconds(s),
+                fmt_us(*lag_p99_us)
+            ),
+            TransientCause::OneSlowSecond => format!(
+                "requests left the generator late in one second only ({}: its send lag p99 {}), on time before and after",
+                seconds(s),
+                fmt_us(*lag_p99_us)
+            ),
+        },
+        Finding::LatencyDrifting {
+            first_p50_us,
+            last_p50_us,
+            us_per_sec,
+            secs,
+        } => format!(
+            "median latency rose from {} to {} ({} more each second, over {secs} s) while every request sent was answered and none piled up: not overload, the server itself slowed (a leak, a cache or table filling, garbage collection, a neighbour); a longer run shows more of it, not less",
+            fmt_us(*first_p50_us),
+            fmt_us(*last_p50_us),
+            fmt_us_f(*us_per_sec)
+        ),
+        Finding::TooShort {
+            secs, completed, ..
+        } => format!(
+            "the span was too short to say more: {} whole second(s), {} answer(s)",
+            fmt_num(*secs, 0),
+            crate::units::fmt_count(*completed)
+        ),
+        Finding::FewPerUser {
+            users, requests, ..
+        } => format!(
+            "{} requests among {} users ({:.1} each): the step is mostly its users starting and finishing",
+            crate::units::fmt_count(*requests),
+            fmt_num(*users, 0),
+            *requests as f64 / users.max(1.0)
+        ),
+        Finding::Saturated {
+            knee_users,
+            throughput,
+            base_latency_us,
+            from_users,
+            from_p50_us,
+            to_users,
+            to_p50_us,
+        } => format!(
+            "the server saturated: throughput stayed at about {} req/s from {} users (median {}) to {} users (median {}); more users only waited in line. The knee is at about {} users ({} req/s at {} each, by Little's law)",
+            fmt_num(*throughput, 0),
+            fmt_num(*from_users, 0),
+            fmt_us(*from_p50_us),
+            fmt_num(*to_users, 0),
+            fmt_us(*to_p50_us),
+            fmt_num(*knee_users, 1),
+            fmt_num(*throughput, 0),
+            fmt_us(*base_latency_us)
+        ),
+        Finding::LittleMismatch {
+            users,
+            implied,
+            throughput,
+            latency_us,
+            think_us,
+        } => format!(
+            "by Little's law, {} req/s at {} each{} keeps {} of the {} users busy: the others waited on the generator's side (for a connection, or for its CPU)",
+            fmt_num(*throughput, 1),
+            fmt_us_f(*latency_us),
+            if *think_us > 0.0 {
+                format!(" plus {} of think time", fmt_us_f(*think_us))
+            } else {
+                String::new()
+            },
+            fmt_num(*implied, 1),
+            fmt_num(*users, 0)
+        ),
+        Finding::AtStep { name, .. } => format!("at step {name}"),
     }
 }
 
@@ -174,10 +349,12 @@ pub fn phrase(f: &Finding) -> String {
     match f {
         Finding::RateShort { asked, sent } => format!("sent {sent:.0} of {asked:.0} req/s"),
         Finding::CountShort { asked, sent } => format!("sent {sent} of {asked}"),
-        Finding::SentLate { p99_us, .. } => format!("lag p99 {}", fmt_us(*p99_us)),
-        Finding::CpuBusy { share, .. } => format!("cpu {:.0}%", 100.0 * share),
+        Finding::SentLate { p99_us, .. } => {
+            format!("generator sent late (p99 {})", fmt_us(*p99_us))
+        }
+        Finding::CpuBusy { share, .. } => format!("generator cpu {:.0}%", 100.0 * share),
         Finding::CpuStarved { waiting_share } => {
-            format!("waited for cpu {:.0}%", 100.0 * waiting_share)
+            format!("generator waited for cpu {:.0}%", 100.0 * waiting_share)
         }
         Finding::Shortage { error, count } => format!("{count} {error}"),
         Finding::Descriptors { peak, limit } => format!("fds {peak}/{limit}"),
@@ -196,7 +373,7 @@ pub fn phrase(f: &Finding) -> String {
             first_p50_us,
             last_p50_us,
         } => format!(
-            "p50 climbed {}→{}",
+            "queue: p50 {}→{}",
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
@@ -215,7 +392,62 @@ pub fn phrase(f: &Finding) -> String {
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
-        } => format!("slow connects {}", fmt_us(connect_p99_us + tls_p99_us)),
+        } => format!("slow to connect {}", fmt_us(connect_p99_us + tls_p99_us)),
+        Finding::NothingSucceeded { reasons: why, .. } => why
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} × {}",
+                    r.count,
+                    match r.reason {
+                        crate::summary::Reason::Status { code } => format!("HTTP {code}"),
+                        crate::summary::Reason::Expectation { code } => {
+                            format!("HTTP {code} body unexpected")
+                        }
+                        crate::summary::Reason::Error { error } => error.0.key().to_string(),
+                    }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Finding::Transient {
+            cause, lag_p99_us, ..
+        } => format!(
+            "transient: {} (generator sent late, p99 {})",
+            match cause {
+                TransientCause::ConnectionOpening => "connections opening",
+                TransientCause::StartUp => "start-up",
+                TransientCause::OneSlowSecond => "one slow second",
+            },
+            fmt_us(*lag_p99_us)
+        ),
+        Finding::LatencyDrifting { us_per_sec, .. } => {
+            format!("p50 +{}/s at the same load", fmt_us_f(*us_per_sec))
+        }
+        Finding::TooShort {
+            secs, completed, ..
+        } => format!("too short ({} s, {completed} answers)", fmt_num(*secs, 0)),
+        Finding::FewPerUser {
+            users, requests, ..
+        } => format!(
+            "{:.1} requests per user, too few",
+            *requests as f64 / users.max(1.0)
+        ),
+        Finding::Saturated {
+            throughput,
+            knee_users,
+            ..
+        } => format!(
+            "saturated at {} req/s (knee ≈ {} users)",
+            fmt_num(*throughput, 0),
+            fmt_num(*knee_users, 1)
+        ),
+        Finding::LittleMismatch { users, implied, .. } => format!(
+            "{} of {} users busy (Little's law)",
+            fmt_num(*implied, 0),
+            fmt_num(*users, 0)
+        ),
+        Finding::AtStep { name, .. } => format!("at {name}"),
     }
 }
 

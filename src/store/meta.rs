@@ -205,6 +205,8 @@ impl RunMeta {
                 .map(|f| FlowMeta {
                     name: f.name.clone(),
                     steps: f.steps.clone(),
+                    weight: f.weight,
+                    think_us: u64::try_from(f.think.as_micros()).unwrap_or(u64::MAX),
                 })
                 .collect(),
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
@@ -252,6 +254,18 @@ pub struct FlowMeta {
     pub name: String,
     /// Its steps, by request index, in order.
     pub steps: Vec<u16>,
+    /// Its share of the iterations, relative to the other flows (1 in runs stored before
+    /// it was kept).
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Pause between one step's answer and the next step, µs (0 in runs stored before it
+    /// was kept): Little's law counts it as time in the users' loop.
+    #[serde(default)]
+    pub think_us: u64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Why a run stopped.

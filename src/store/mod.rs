@@ -89,7 +89,7 @@ pub struct StoredRun {
 }
 
 /// The few numbers of one interval that reports over time need.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalDigest {
     /// Seconds since the start.
     pub index: u64,
@@ -109,6 +109,13 @@ pub struct IntervalDigest {
     /// Slowest, µs.
     #[serde(default)]
     pub max_us: u64,
+    /// The generator's send lag p99 (how late requests left), µs; 0 in runs stored before
+    /// it was kept.
+    #[serde(default)]
+    pub lag_p99_us: u64,
+    /// Connections opened (TCP connects completed).
+    #[serde(default)]
+    pub connects: u64,
     /// The generator's health.
     pub health: Health,
     /// The stage it began in (staged runs only).
@@ -133,6 +140,8 @@ impl IntervalDigest {
             p90_us: latency.quantile(0.90).as_micros() as u64,
             p99_us: latency.quantile(0.99).as_micros() as u64,
             max_us: latency.quantile(1.0).as_micros() as u64,
+            lag_p99_us: r.lag.quantile(0.99).as_micros() as u64,
+            connects: r.connect.len(),
             health: line.health,
             stage: line.stage,
             server: line.server.clone(),

@@ -7,7 +7,7 @@ use crate::record::{IntervalRecord, StepStats};
 use crate::store::IntervalDigest;
 use serde::{Deserialize, Serialize};
 
-use super::attribution::{self, Asked, Attribution, Evidence};
+use super::diagnosis::{self, Asked, Diagnosis, Evidence};
 use super::{ErrorEntry, FlowRow, RequestRow};
 use crate::store::{FlowMeta, RequestMeta};
 use std::collections::BTreeMap;
@@ -57,9 +57,9 @@ pub struct StageRow {
     /// The generator's CPU use while it ran, as a share of its cores (0..=1).
     #[serde(default)]
     pub cpu_share: f64,
-    /// Which side set this step's numbers, with the evidence.
+    /// What the evidence says of this step, with the evidence.
     #[serde(default)]
-    pub verdict: Attribution,
+    pub verdict: Diagnosis,
     /// The watched server's mean CPU over the step, % of one core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
@@ -100,7 +100,7 @@ pub struct StageInputs<'a> {
     pub load: Load,
     /// Engine threads (the generator's cores).
     pub threads: usize,
-    /// The connection cap, when it bounds the rate (see `attribution::Evidence`).
+    /// The connection cap, when it bounds the rate (see `diagnosis::Evidence`).
     pub connection_cap: Option<u32>,
     /// Seconds from the start to the last request sent: a run stopped early (a sweep's
     /// `--stop-when`) ends its last step there, not at the step's planned end.
@@ -183,20 +183,27 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 _ => Asked::Nothing,
             };
             let whole = inputs.attack_secs.floor() as u64;
-            let medians: Vec<u64> = seconds
+            let whole_seconds: Vec<IntervalDigest> = seconds
                 .iter()
-                .filter(|d| d.index < whole && d.completed > 0)
-                .map(|d| d.p50_us)
+                .filter(|d| d.index < whole)
+                .map(|d| (*d).clone())
                 .collect();
-            let verdict = attribution::attribute(&Evidence {
-                record: r,
+            // A step counted in requests may last less than a second: its requests' own
+            // tally is its record, not the seconds it began in.
+            let own = (counted && !step.requests.is_empty()).then(|| IntervalRecord::of_step(step));
+            let verdict = diagnosis::diagnose(&Evidence {
+                record: own.as_ref().unwrap_or(r),
+                requests: inputs.requests,
                 asked,
                 cpu_share,
                 threads: inputs.threads,
                 waiting_share: Some(waiting_share),
                 descriptors: None,
                 connection_cap: inputs.connection_cap,
-                medians_us: &medians,
+                open_model: matches!(inputs.load, Load::Open { .. }),
+                // A ramp's latency follows its load: only a constant step's trend is judged.
+                seconds: if s.from == s.to { &whole_seconds } else { &[] },
+                whole_secs: (!counted).then_some(whole_seconds.len() as f64),
             });
             let mut status_codes = BTreeMap::new();
             let mut errors = BTreeMap::new();

@@ -1,7 +1,7 @@
 //! The generator itself: what it sent, how late, and at what cost. Which side set the
-//! numbers is the verdict's (`attribution`), which reads these.
+//! numbers is the diagnosis' (`diagnosis`), which reads these.
 
-use super::attribution::{Asked, Evidence};
+use super::diagnosis::{Asked, Evidence};
 use super::Stats;
 use crate::plan::Load;
 use crate::record::IntervalRecord;
@@ -93,13 +93,14 @@ impl GeneratorHealth {
         }
     }
 
-    /// The run's evidence on the generator's side, over `total_secs` of it.
+    /// The run's evidence, over `total_secs` of it; `seconds` are its whole seconds at one
+    /// load, whose trends are judged (none for a staged run).
     pub(super) fn evidence<'a>(
         &self,
-        run: &StoredRun,
+        run: &'a StoredRun,
         record: &'a IntervalRecord,
         total_secs: f64,
-        medians_us: &'a [u64],
+        seconds: &'a [crate::store::IntervalDigest],
     ) -> Evidence<'a> {
         let threads = self.threads.max(1) as f64;
         let share = |secs: f64| {
@@ -117,7 +118,14 @@ impl GeneratorHealth {
             waiting_share: self.waiting_secs.map(share),
             descriptors: self.open_files_limit.map(|l| (self.peak_open_fds, l)),
             connection_cap: connection_cap(run),
-            medians_us,
+            open_model: matches!(run.meta.load, Load::Open { .. }),
+            requests: &run.meta.requests,
+            seconds,
+            whole_secs: run
+                .end
+                .as_ref()
+                .map(|e| e.attack_secs.floor())
+                .or(Some(run.intervals.len() as f64)),
         }
     }
 

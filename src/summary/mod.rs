@@ -1,10 +1,10 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
-mod attribution;
 mod by_flow;
 mod by_request;
 mod by_stage;
-mod failures;
+pub mod diagnosis;
+pub(crate) mod failures;
 mod generator;
 pub mod matrix;
 pub mod regression;
@@ -13,10 +13,10 @@ mod shards;
 mod slo;
 mod stats;
 
-pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
+pub use diagnosis::{Blame, Diagnosis, Finding, Limit};
 pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use server::{ServerHealth, TreeSummary};
@@ -91,10 +91,10 @@ pub struct Summary {
     pub failures: Vec<FailureRow>,
     /// Whether the generator kept up, and what it cost.
     pub generator: GeneratorHealth,
-    /// Which side set the numbers (the generator, the server, both or neither), with the
-    /// evidence.
+    /// What the evidence says: which side set the numbers, or that nothing succeeded, a
+    /// transient, a server changing with time, or that it cannot tell; with the evidence.
     #[serde(default)]
-    pub verdict: Attribution,
+    pub verdict: Diagnosis,
     /// The watched server (`--monitor-pid` or `--monitor-prometheus`), if one was.
     #[serde(default)]
     pub server: Option<ServerHealth>,
@@ -192,6 +192,11 @@ impl Summary {
         self.slo.iter().all(|v| v.met)
     }
 
+    /// True when not one request got an answer it expects: every number describes failures.
+    pub fn nothing_succeeded(&self) -> bool {
+        self.verdict.limit == Limit::NothingSucceeded
+    }
+
     /// Summarises a stored run (complete or partial).
     pub fn of(run: &StoredRun) -> Summary {
         let total = &run.total;
@@ -270,9 +275,51 @@ impl Summary {
             );
         }
         let generator = GeneratorHealth::assess(run, &run.all, total_secs, rate);
-        let medians = whole_second_medians(run, attack_secs);
-        let verdict =
-            attribution::attribute(&generator.evidence(run, &run.all, total_secs, &medians));
+        let mut stages = by_stage::rows(&by_stage::StageInputs {
+            stages: &run.meta.stages,
+            load: run.meta.load,
+            threads: run.meta.threads,
+            connection_cap: generator::connection_cap(run),
+            attack_secs,
+            run_secs: total_secs,
+            by_interval: &run.stages,
+            digests: &run.intervals,
+            all: &run.all,
+            requests: &run.meta.requests,
+            flows: &run.meta.flows,
+        });
+        let think_us = think_per_request_us(run);
+        if matches!(run.meta.load, Load::Closed { .. }) {
+            diagnosis::closed::judge_steps(&mut stages, think_us);
+        }
+        let verdict = if run.meta.stages.is_empty() {
+            // One load throughout: its seconds' trends are the run's.
+            let seconds = whole_seconds(run, attack_secs);
+            let mut d =
+                diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &seconds));
+            if let Load::Closed { concurrency } = run.meta.load {
+                if !d.limit.is_limit() && attack_secs > 0.0 {
+                    let mean_us = Stats::of(&run.all.latency_ok()).mean_us;
+                    let throughput = run.all.completed() as f64 / attack_secs;
+                    if let Some(f) = diagnosis::closed::little(
+                        f64::from(concurrency),
+                        throughput,
+                        mean_us,
+                        think_us,
+                    ) {
+                        let mut findings = d.findings;
+                        findings.push(f);
+                        d = Diagnosis::of(findings);
+                    }
+                }
+            }
+            d
+        } else {
+            // The load changed from step to step: each step is judged on its own seconds,
+            // and the whole run only on what spans them (its shortages).
+            let whole = diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &[]));
+            diagnosis::of_staged_run(whole, &stages)
+        };
         let verdict = match &shards {
             Some(s) => shards::judge(verdict, s),
             None => verdict,
@@ -350,19 +397,7 @@ impl Summary {
             by_request,
             aggregated,
             flows: by_flow::rows(&run.meta.flows, &total.flows, measured_secs),
-            stages: by_stage::rows(&by_stage::StageInputs {
-                stages: &run.meta.stages,
-                load: run.meta.load,
-                threads: run.meta.threads,
-                connection_cap: generator::connection_cap(run),
-                attack_secs,
-                run_secs: total_secs,
-                by_interval: &run.stages,
-                digests: &run.intervals,
-                all: &run.all,
-                requests: &run.meta.requests,
-                flows: &run.meta.flows,
-            }),
+            stages,
             slo: slo::judge(
                 &run.meta.slo,
                 &run.meta.requests,
@@ -419,15 +454,32 @@ fn measured_intervals(run: &StoredRun) -> Vec<IntervalDigest> {
     }
 }
 
-/// The median latency of each whole second of the measured attack, in order: warm-up
-/// seconds, the last partial second and the wait for the last answers are left out, so a
-/// trend is the load's, not the run's edges'.
-fn whole_second_medians(run: &StoredRun, attack_secs: f64) -> Vec<u64> {
+/// Each whole second of the measured attack, in order: warm-up seconds, the last partial
+/// second and the wait for the last answers are left out, so a trend is the load's, not
+/// the run's edges'.
+fn whole_seconds(run: &StoredRun, attack_secs: f64) -> Vec<IntervalDigest> {
     run.intervals
         .iter()
-        .filter(|d| {
-            (d.index as f64) + 1.0 <= attack_secs && d.completed > 0 && !in_warmup(run, d.stage)
-        })
-        .map(|d| d.p50_us)
+        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && !in_warmup(run, d.stage))
+        .cloned()
         .collect()
+}
+
+/// The think time per request of a run's flows, µs: each flow thinks between its steps,
+/// weighted by how often it runs (0 without flows).
+fn think_per_request_us(run: &StoredRun) -> f64 {
+    let flows = &run.meta.flows;
+    let (think, requests) = flows.iter().fold((0.0, 0.0), |(t, n), f| {
+        let steps = f.steps.len() as f64;
+        let w = f64::from(f.weight.max(1));
+        (
+            t + w * f.think_us as f64 * (steps - 1.0).max(0.0),
+            n + w * steps,
+        )
+    });
+    if requests > 0.0 {
+        think / requests
+    } else {
+        0.0
+    }
 }

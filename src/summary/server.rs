@@ -119,6 +119,7 @@ mod tests {
                 cores: 2,
                 trees: vec![],
             }),
+            ..Default::default()
         }
     }
 

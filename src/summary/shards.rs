@@ -6,7 +6,7 @@
 //! up would hide one that fell behind among several that did not. Each shard is judged
 //! as the run it was, and the test's verdict names the shards that could not keep up.
 
-use super::attribution::{self, Attribution, Blame, Finding};
+use super::diagnosis::{self, Blame, Diagnosis, Finding};
 use super::GeneratorHealth;
 use crate::plan::shard::LATE_NOTICE;
 use crate::store::{MergedSet, MergedShard, StoredRun};
@@ -53,7 +53,7 @@ pub struct ShardRow {
     /// Its generator's health.
     pub generator: GeneratorHealth,
     /// Its own verdict: whether it kept up, and the evidence.
-    pub verdict: Attribution,
+    pub verdict: Diagnosis,
 }
 
 /// The shards of `run`, when it was merged from shards.
@@ -95,7 +95,7 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
     let generator = GeneratorHealth::assess(&own, &own.all, total_secs, rate);
     // Latency over time is the server's evidence, judged on the merged run: a shard's own
     // medians are left out.
-    let verdict = attribution::attribute(&generator.evidence(&own, &own.all, total_secs, &[]));
+    let verdict = diagnosis::diagnose(&generator.evidence(&own, &own.all, total_secs, &[]));
     ShardRow {
         index: shard.index,
         host: shard.host.clone(),
@@ -118,7 +118,7 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
 /// The merged test's verdict: the evidence on the server's side and the symptoms from the
 /// merged record, the generators' side from each shard on its own, and the shards that
 /// started late when the test fell short.
-pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
+pub(super) fn judge(merged: Diagnosis, shards: &Shards) -> Diagnosis {
     let mut findings: Vec<Finding> = merged
         .findings
         .into_iter()
@@ -162,7 +162,7 @@ pub(super) fn judge(merged: Attribution, shards: &Shards) -> Attribution {
                 .collect(),
         });
     }
-    Attribution::of(findings)
+    Diagnosis::of(findings)
 }
 
 /// Why the merged numbers cover less than the whole test, when they do.

@@ -72,6 +72,7 @@ mod tests {
             health: Health::default(),
             stage: None,
             server: None,
+            ..Default::default()
         }
     }
 

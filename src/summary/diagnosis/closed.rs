@@ -1,0 +1,252 @@
+//! The closed model judged as a closed model: users send back to back, so nothing piles up
+//! in front of the server the way an open model's queue does, and a rate is never "held".
+//! What says the server is the limit is its throughput: past saturation, more users add no
+//! throughput, only latency (each one waits for the others). The knee is where the two
+//! asymptotes of operational analysis meet (Lazowska et al., "Quantitative System
+//! Performance", ch. 5): users* = plateau throughput × (latency at the lightest load +
+//! think time). Little's law (users = throughput × (latency + think)) is checked on every
+//! step: fewer users in it than there were says they waited on the generator's side.
+
+use super::{Blame, Diagnosis, Finding};
+use crate::summary::StageRow;
+
+/// A step's requests per user below which its throughput and Little's law are mostly the
+/// step's start and end (users joining, users finishing): not one user went round twice.
+pub const FEW_PER_USER: u64 = 2;
+/// Requests per user a step needs before Little's law is checked on it: with fewer, users
+/// starting and finishing weigh on its mean throughput.
+pub const LITTLE_PER_USER: u64 = 10;
+/// Latency this many times the lightest step's says requests queued…
+pub const SLOWER: f64 = 1.5;
+/// …when it is also at least this much higher, µs (sub-millisecond jitter is not a queue).
+pub const SLOWER_MIN_US: f64 = 1_000.0;
+/// Throughput within this factor of the best a lighter step reached did not grow.
+pub const FLAT: f64 = 1.1;
+/// Users Little's law accounts for, as a share of the users there were, below which they
+/// waited elsewhere.
+pub const LITTLE_SHARE: f64 = 0.75;
+/// Fewest steps of different loads a knee is judged from.
+pub const MIN_STEPS: usize = 3;
+
+/// Little's law on one level of users: the finding when fewer requests were in flight than
+/// there were users.
+pub fn little(users: f64, throughput: f64, latency_us: f64, think_us: f64) -> Option<Finding> {
+    let implied = throughput * (latency_us + think_us) / 1e6;
+    (users > 0.0 && throughput > 0.0 && implied < users * LITTLE_SHARE).then_some(
+        Finding::LittleMismatch {
+            users,
+            implied,
+            throughput,
+            latency_us,
+            think_us,
+        },
+    )
+}
+
+/// A measured step at one level of users, as the knee is read from it.
+struct Level {
+    index: usize,
+    users: f64,
+    throughput: f64,
+    mean_us: f64,
+    p50_us: u64,
+}
+
+/// Judges a closed-model run's steps, adding to each step's diagnosis: too few requests per
+/// user to judge it; users waiting on the generator's side (Little's law); and, across the
+/// steps, saturation on every step past the knee — unless the generator's own evidence
+/// says the plateau was its own.
+pub fn judge_steps(steps: &mut [StageRow], think_us: f64) {
+    let mut levels = Vec::new();
+    for (index, s) in steps.iter_mut().enumerate() {
+        if s.warmup || s.count == 0 || s.from != s.to {
+            continue;
+        }
+        let users = s.from;
+        let needed = (users * FEW_PER_USER as f64).ceil() as u64;
+        let mut findings = s.verdict.findings.clone();
+        if s.count < needed {
+            if !s.verdict.limit.is_limit() {
+                findings.push(Finding::FewPerUser {
+                    users,
+                    requests: s.count,
+                    needed,
+                });
+                s.verdict = Diagnosis::of(findings);
+            }
+            // Each user went round about once: too few for Little's law, but the step's
+            // throughput still shows whether more users added any.
+            if s.count < users.ceil() as u64 {
+                continue;
+            }
+        } else if s.count as f64 >= users * LITTLE_PER_USER as f64 {
+            if let Some(f) = little(users, s.rps, s.latency.mean_us, think_us) {
+                findings.push(f);
+                s.verdict = Diagnosis::of(findings);
+            }
+        }
+        levels.push(Level {
+            index,
+            users,
+            throughput: s.rps,
+            mean_us: s.latency.mean_us,
+            p50_us: s.latency.p50_us,
+        });
+    }
+    levels.sort_by(|a, b| a.users.total_cmp(&b.users));
+    levels.dedup_by(|a, b| a.users == b.users);
+    if levels.len() < MIN_STEPS {
+        return;
+    }
+    let base = &levels[0];
+    let mut best = base.throughput;
+    let mut saturated = Vec::new();
+    for l in &levels[1..] {
+        let slower =
+            l.mean_us >= base.mean_us * SLOWER && l.mean_us - base.mean_us >= SLOWER_MIN_US;
+        if slower && l.throughput <= best * FLAT {
+            saturated.push(l);
+        }
+        best = best.max(l.throughput);
+    }
+    let (Some(first), Some(last)) = (saturated.first(), saturated.last()) else {
+        return;
+    };
+    let plateau = saturated.iter().map(|l| l.throughput).sum::<f64>() / saturated.len() as f64;
+    let finding = Finding::Saturated {
+        knee_users: plateau * (base.mean_us + think_us) / 1e6,
+        throughput: plateau,
+        base_latency_us: base.mean_us.round() as u64,
+        from_users: first.users,
+        from_p50_us: first.p50_us,
+        to_users: last.users,
+        to_p50_us: last.p50_us,
+    };
+    for l in &saturated {
+        let s = &mut steps[l.index];
+        // A generator short of its own resources at that step made the plateau its own.
+        if s.verdict.on(Blame::Generator).next().is_some() {
+            continue;
+        }
+        let mut findings = s.verdict.findings.clone();
+        findings.push(finding.clone());
+        s.verdict = Diagnosis::of(findings);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::{Limit, Stats};
+
+    fn step(users: f64, count: u64, rps: f64, mean_us: f64) -> StageRow {
+        let latency = Stats {
+            count,
+            mean_us,
+            p50_us: mean_us as u64,
+            ..Stats::default()
+        };
+        StageRow {
+            name: format!("{users} users"),
+            from: users,
+            to: users,
+            duration_secs: 0.0,
+            count,
+            failures: 0,
+            errors: 0,
+            rps,
+            sent_rps: rps,
+            latency,
+            warmup: false,
+            lag_p99_us: 0,
+            cpu_share: 0.1,
+            verdict: Diagnosis::default(),
+            server_cpu_percent: None,
+            throughput: rps,
+            status_codes: Default::default(),
+            error_set: Vec::new(),
+            requests: Vec::new(),
+            flows: Vec::new(),
+        }
+    }
+
+    /// A server of 5 ms per request and 2,000 req/s in all: one user gets 200 req/s, the
+    /// knee is at 10 users, and past it throughput stays while latency grows.
+    fn sweep() -> Vec<StageRow> {
+        [1.0, 5.0, 10.0, 20.0, 40.0, 80.0]
+            .iter()
+            .map(|&u: &f64| {
+                let x = (u * 200.0).min(2000.0);
+                step(u, (u as u64) * 5, x, u / x * 1e6)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn past_the_knee_throughput_stays_and_the_server_is_named() {
+        let mut steps = sweep();
+        judge_steps(&mut steps, 0.0);
+        let limits: Vec<Limit> = steps.iter().map(|s| s.verdict.limit).collect();
+        use Limit::*;
+        assert_eq!(limits, [Neither, Neither, Neither, Server, Server, Server]);
+        match &steps[3].verdict.findings[..] {
+            [Finding::Saturated {
+                knee_users,
+                throughput,
+                from_users,
+                to_users,
+                ..
+            }] => {
+                assert!((knee_users - 10.0).abs() < 0.01, "{knee_users}");
+                assert_eq!((*throughput, *from_users, *to_users), (2000.0, 20.0, 80.0));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn throughput_growing_with_users_is_no_knee() {
+        let mut steps: Vec<StageRow> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|&u| step(u, 500, u * 200.0, 5_000.0))
+            .collect();
+        judge_steps(&mut steps, 0.0);
+        assert!(steps.iter().all(|s| s.verdict.limit == Limit::Neither));
+    }
+
+    #[test]
+    fn a_generator_short_of_cpu_owns_the_plateau() {
+        let mut steps = sweep();
+        steps[4].verdict = Diagnosis::of(vec![Finding::CpuBusy {
+            share: 0.97,
+            threads: 1,
+        }]);
+        judge_steps(&mut steps, 0.0);
+        assert_eq!(steps[4].verdict.limit, Limit::Generator);
+        assert_eq!(steps[5].verdict.limit, Limit::Server);
+    }
+
+    #[test]
+    fn too_few_requests_per_user_cannot_be_judged() {
+        // 200 requests among 121 users: under two each.
+        let mut steps = vec![step(121.0, 200, 2000.0, 60_000.0)];
+        judge_steps(&mut steps, 0.0);
+        assert_eq!(steps[0].verdict.limit, Limit::CannotTell);
+        assert!(matches!(
+            steps[0].verdict.findings[..],
+            [Finding::FewPerUser { needed: 242, .. }]
+        ));
+    }
+
+    #[test]
+    fn users_waiting_on_the_generator_break_littles_law() {
+        // 100 users, 1,000 req/s at 20 ms: 20 in flight, 80 waited elsewhere.
+        let f = little(100.0, 1000.0, 20_000.0, 0.0).unwrap();
+        assert!(
+            matches!(f, Finding::LittleMismatch { implied, .. } if (implied - 20.0).abs() < 1e-9)
+        );
+        assert_eq!(f.blame(), Blame::Generator);
+        // With 80 ms of think time they were thinking, not waiting.
+        assert_eq!(little(100.0, 1000.0, 20_000.0, 80_000.0), None);
+    }
+}

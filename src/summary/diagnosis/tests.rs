@@ -1,0 +1,314 @@
+use super::*;
+use crate::record::{ErrorKindKey, IntervalRecord};
+use crate::sample::{ErrorKind, Outcome, Sample};
+use crate::store::{IntervalDigest, RequestMeta};
+
+fn meta() -> Vec<RequestMeta> {
+    vec![RequestMeta {
+        name: "GET /".into(),
+        weight: 1,
+        method: "GET".into(),
+        path: "/".into(),
+        headers: Vec::new(),
+        body_bytes: 0,
+        expect: crate::plan::Expect {
+            status: vec![(200, 399)],
+            body: None,
+            json: Vec::new(),
+        },
+        login: false,
+    }]
+}
+
+fn sample(outcome: Outcome, expected: bool, lag_ms: u64) -> Sample {
+    Sample {
+        outcome,
+        latency: Duration::from_millis(2 + lag_ms),
+        service: Duration::from_millis(2),
+        lag: Duration::from_millis(lag_ms),
+        connect: None,
+        tls_handshake: None,
+        first_byte: Some(Duration::from_millis(1)),
+        bytes_in: 10,
+        bytes_out: 0,
+        retried: false,
+        request: 0,
+        stage: None,
+        expected,
+        iteration: None,
+    }
+}
+
+fn record(answered: u64, lag_ms: u64) -> IntervalRecord {
+    let mut r = IntervalRecord::new(0);
+    for _ in 0..answered {
+        r.record(&sample(Outcome::Status(200), true, lag_ms));
+    }
+    r
+}
+
+/// Steady seconds: `n` of them at 100 sent and completed, a 2 ms median.
+fn steady(n: u64) -> Vec<IntervalDigest> {
+    (0..n)
+        .map(|index| IntervalDigest {
+            index,
+            sent: 100,
+            completed: 100,
+            p50_us: 2_000,
+            ..Default::default()
+        })
+        .collect()
+}
+
+struct Case {
+    record: IntervalRecord,
+    requests: Vec<RequestMeta>,
+    seconds: Vec<IntervalDigest>,
+    asked: Asked,
+    cpu_share: f64,
+    waiting_share: Option<f64>,
+    descriptors: Option<(u64, u64)>,
+    connection_cap: Option<u32>,
+    open_model: bool,
+}
+
+impl Case {
+    fn new(record: IntervalRecord, asked: Asked) -> Case {
+        Case {
+            record,
+            requests: meta(),
+            seconds: steady(10),
+            asked,
+            cpu_share: 0.05,
+            waiting_share: Some(0.0),
+            descriptors: Some((20, 1024)),
+            connection_cap: None,
+            open_model: true,
+        }
+    }
+
+    fn judge(&self) -> Diagnosis {
+        diagnose(&Evidence {
+            record: &self.record,
+            requests: &self.requests,
+            asked: self.asked,
+            cpu_share: self.cpu_share,
+            threads: 1,
+            waiting_share: self.waiting_share,
+            descriptors: self.descriptors,
+            connection_cap: self.connection_cap,
+            open_model: self.open_model,
+            seconds: &self.seconds,
+            whole_secs: Some(self.seconds.len() as f64),
+        })
+    }
+}
+
+fn rate(asked: f64, sent: f64) -> Asked {
+    Asked::Rate { asked, sent }
+}
+
+#[test]
+fn a_run_that_kept_up_blames_nobody() {
+    let d = Case::new(record(1000, 0), rate(100.0, 100.0)).judge();
+    assert_eq!(d.limit, Limit::Neither);
+    assert!(d.findings.is_empty(), "{d:?}");
+}
+
+#[test]
+fn lateness_throughout_names_nobody_and_says_it_cannot_tell() {
+    // Late and short with the generator idle and the server answering: a symptom, no
+    // evidence for either side.
+    let mut c = Case::new(record(1000, 50), rate(100.0, 80.0));
+    for s in &mut c.seconds {
+        s.lag_p99_us = 50_000;
+    }
+    assert_eq!(c.judge().limit, Limit::CannotTell);
+}
+
+#[test]
+fn every_answer_a_401_is_nothing_succeeded_with_the_reason() {
+    let mut r = IntervalRecord::new(0);
+    for _ in 0..600 {
+        r.record(&sample(Outcome::Status(401), false, 0));
+    }
+    let d = Case::new(r, rate(200.0, 200.0)).judge();
+    assert_eq!(d.limit, Limit::NothingSucceeded);
+    assert_eq!(
+        d.findings,
+        vec![Finding::NothingSucceeded {
+            completed: 600,
+            reasons: vec![ReasonCount {
+                reason: crate::summary::Reason::Status { code: 401 },
+                count: 600
+            }]
+        }]
+    );
+}
+
+#[test]
+fn refusals_name_the_server_with_their_share() {
+    let mut r = record(900, 30);
+    r.errors.insert(ErrorKindKey(ErrorKind::Reset), 100);
+    r.status.insert(503, 50);
+    let d = Case::new(r, rate(3000.0, 2000.0)).judge();
+    assert_eq!(d.limit, Limit::Server, "{d:?}");
+    assert!(d.findings.iter().any(
+        |f| matches!(f, Finding::ServerFailed { error, count: 100, share }
+            if error == "reset" && (0.09..=0.1).contains(share))
+    ));
+    assert!(d
+        .on(Blame::Server)
+        .any(|f| matches!(f, Finding::ServerStatus { status: 503, .. })));
+}
+
+#[test]
+fn a_rare_reset_is_an_incident_not_a_limit() {
+    let mut r = record(10_000, 0);
+    r.errors.insert(ErrorKindKey(ErrorKind::Reset), 3);
+    assert_eq!(Case::new(r, Asked::Nothing).judge().limit, Limit::Neither);
+}
+
+#[test]
+fn the_generators_own_shortages_name_it() {
+    let mut r = record(100, 40);
+    r.errors
+        .insert(ErrorKindKey(ErrorKind::TooManyOpenFiles), 9);
+    let mut c = Case::new(r, Asked::Nothing);
+    c.descriptors = Some((39, 40));
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::Generator, "{d:?}");
+    assert!(d.findings.contains(&Finding::Descriptors {
+        peak: 39,
+        limit: 40
+    }));
+}
+
+#[test]
+fn a_busy_or_starved_cpu_names_the_generator() {
+    let mut c = Case::new(record(1000, 30), rate(1000.0, 900.0));
+    c.cpu_share = 0.97;
+    assert_eq!(c.judge().limit, Limit::Generator);
+    c.cpu_share = 0.3;
+    c.waiting_share = Some(0.45);
+    assert_eq!(c.judge().limit, Limit::Generator);
+    // The same wait with the rate held and nothing late held nothing back.
+    let mut on_time = Case::new(record(1000, 0), rate(1000.0, 1000.0));
+    on_time.waiting_share = Some(0.45);
+    assert_eq!(on_time.judge().limit, Limit::Neither);
+}
+
+#[test]
+fn a_cap_too_small_for_the_rate_names_the_generator() {
+    // 500 req/s at 2 ms each need one connection; a cap of 1 is past 90 % of that.
+    let mut c = Case::new(record(500, 200), rate(500.0, 450.0));
+    c.connection_cap = Some(1);
+    assert_eq!(c.judge().limit, Limit::Generator);
+    c.connection_cap = Some(100);
+    assert_eq!(c.judge().limit, Limit::CannotTell);
+}
+
+#[test]
+fn latency_climbing_while_requests_pile_up_is_a_queue_at_the_server() {
+    let mut c = Case::new(record(1000, 0), Asked::Nothing);
+    c.seconds = [2_000, 3_000, 20_000, 60_000, 120_000, 200_000]
+        .iter()
+        .enumerate()
+        .map(|(i, &p50_us)| IntervalDigest {
+            index: i as u64,
+            sent: 1530,
+            completed: 1500,
+            p50_us,
+            ..Default::default()
+        })
+        .collect();
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::Server, "{d:?}");
+    assert!(matches!(
+        d.findings[..],
+        [Finding::LatencyRising {
+            last_p50_us: 200_000,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn latency_climbing_while_the_server_keeps_up_is_a_change_with_time() {
+    // 0.5 ms more every second whatever the load, every request completed.
+    let mut c = Case::new(record(1000, 0), rate(100.0, 100.0));
+    c.seconds = (0..10)
+        .map(|index| IntervalDigest {
+            index,
+            sent: 100,
+            completed: 100,
+            p50_us: 1_000 + 500 * index,
+            ..Default::default()
+        })
+        .collect();
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::ChangedWithTime, "{d:?}");
+    assert!(matches!(
+        d.findings[..],
+        [Finding::LatencyDrifting { us_per_sec, secs: 10, .. }] if (us_per_sec - 500.0).abs() < 1.0
+    ));
+    // The same in the closed model, where nothing can pile up.
+    c.open_model = false;
+    assert_eq!(c.judge().limit, Limit::ChangedWithTime);
+}
+
+#[test]
+fn late_only_while_connections_opened_is_a_transient_not_the_server() {
+    // Every request on time but those of the first second, which waited for TLS handshakes.
+    let mut r = record(990, 0);
+    for _ in 0..20 {
+        r.record(&sample(Outcome::Status(200), true, 40));
+    }
+    r.tls_handshake.record(Duration::from_millis(60));
+    let mut c = Case::new(r, rate(100.0, 100.0));
+    c.seconds[0].lag_p99_us = 40_000;
+    c.seconds[0].connects = 30;
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::Transient, "{d:?}");
+    assert!(matches!(
+        &d.findings[..],
+        [Finding::Transient { cause: TransientCause::ConnectionOpening, seconds, tls_p99_us, .. }]
+            if seconds == &[0] && *tls_p99_us >= 59_000
+    ));
+    // The same lateness with the rate not held is not a transient.
+    c.asked = rate(100.0, 80.0);
+    assert_ne!(c.judge().limit, Limit::Transient);
+}
+
+#[test]
+fn too_short_to_say_it_kept_up_is_cannot_tell_but_a_limit_stands() {
+    let mut c = Case::new(record(40, 0), rate(40.0, 40.0));
+    c.seconds = steady(1);
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::CannotTell);
+    assert!(matches!(
+        d.findings[..],
+        [Finding::TooShort { completed: 40, .. }]
+    ));
+    let mut r = record(30, 0);
+    r.status.insert(503, 10);
+    let mut c = Case::new(r, rate(40.0, 40.0));
+    c.seconds = steady(1);
+    assert_eq!(c.judge().limit, Limit::Server);
+}
+
+#[test]
+fn evidence_on_both_sides_says_both() {
+    let mut r = record(1000, 30);
+    r.errors.insert(ErrorKindKey(ErrorKind::Closed), 200);
+    r.errors.insert(ErrorKindKey(ErrorKind::PortExhaustion), 40);
+    let d = Case::new(r, Asked::Nothing).judge();
+    assert_eq!(d.limit, Limit::Both, "{d:?}");
+    assert!(d.generator_limited());
+}
+
+#[test]
+fn old_verdicts_read_back() {
+    let d: Diagnosis = serde_json::from_str(r#"{"limit":"unexplained","findings":[]}"#).unwrap();
+    assert_eq!(d.limit, Limit::CannotTell);
+}

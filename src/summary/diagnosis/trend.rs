@@ -1,0 +1,266 @@
+//! What the seconds of a span say over time: whether latency trended, whether requests
+//! piled up (a queue) or not (the server changed), and whether lateness was confined to a
+//! moment (a transient).
+//!
+//! Trends are least-squares slopes over whole seconds with their standard errors, so a trend
+//! is only called one when it stands out of its own noise (three standard errors), and only
+//! when it is large enough to matter to a reader.
+
+use super::{TransientCause, LAG_LIMIT};
+use crate::store::IntervalDigest;
+
+/// Fewest whole seconds a trend is fitted on.
+pub const MIN_POINTS: usize = 4;
+/// A latency trend counts when the median of the span's last third is at least this many
+/// times its first third's…
+pub const RISE_FACTOR: f64 = 1.5;
+/// …and higher by at least this much (a 1 ms → 2 ms change on loopback is the machine's
+/// noise, not the server's).
+pub const RISE_MIN_US: u64 = 2_000;
+/// Requests in flight may grow by this share of the rate per second before they count as
+/// a queue (and latency by as many seconds per second, what such a backlog adds).
+pub const QUEUE_GROWTH: f64 = 0.0025;
+/// The share of the offered rate a server must complete over a span to have kept up.
+pub const THROUGHPUT_SHARE: f64 = 0.995;
+/// Lateness confined to this many first seconds of a span is its start, not its state.
+pub const START_SECS: u64 = 2;
+
+/// A least-squares line through `ys` at x = 0, 1, 2, …: its slope and the slope's
+/// standard error; `None` with fewer than [`MIN_POINTS`] points.
+pub fn slope(ys: &[f64]) -> Option<(f64, f64)> {
+    let n = ys.len();
+    if n < MIN_POINTS {
+        return None;
+    }
+    let nf = n as f64;
+    let mean_x = (nf - 1.0) / 2.0;
+    let mean_y = ys.iter().sum::<f64>() / nf;
+    let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
+    let sxy: f64 = ys
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
+        .sum();
+    let b = sxy / sxx;
+    let a = mean_y - b * mean_x;
+    let residual: f64 = ys
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (y - (a + b * i as f64)).powi(2))
+        .sum();
+    let se = (residual / (nf - 2.0) / sxx).sqrt();
+    Some((b, se))
+}
+
+/// A latency trend through a span.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rise {
+    /// Median of the first third's per-second medians, µs.
+    pub first_p50_us: u64,
+    /// Of the last third's, µs.
+    pub last_p50_us: u64,
+    /// The slope of the per-second medians, µs per second.
+    pub us_per_sec: f64,
+    /// Seconds fitted.
+    pub secs: u64,
+}
+
+/// The seconds with answers, whose medians a trend is read from.
+fn answered(seconds: &[IntervalDigest]) -> Vec<&IntervalDigest> {
+    seconds.iter().filter(|d| d.completed > 0).collect()
+}
+
+/// The latency trend through `seconds` (whole seconds of one load, in order), when latency
+/// climbed: significantly (three standard errors), by [`RISE_FACTOR`] and [`RISE_MIN_US`]
+/// from the first third to the last.
+pub fn rise(seconds: &[IntervalDigest]) -> Option<Rise> {
+    let s = answered(seconds);
+    let medians: Vec<f64> = s.iter().map(|d| d.p50_us as f64).collect();
+    let (us_per_sec, se) = slope(&medians)?;
+    if us_per_sec <= 3.0 * se || us_per_sec <= 0.0 {
+        return None;
+    }
+    let third = (s.len() / 3).max(1);
+    let median = |part: &[&IntervalDigest]| {
+        let mut v: Vec<u64> = part.iter().map(|d| d.p50_us).collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let first = median(&s[..third]);
+    let last = median(&s[s.len() - third..]);
+    let climbed =
+        last as f64 >= first as f64 * RISE_FACTOR && last.saturating_sub(first) >= RISE_MIN_US;
+    climbed.then_some(Rise {
+        first_p50_us: first,
+        last_p50_us: last,
+        us_per_sec,
+        secs: s.len() as u64,
+    })
+}
+
+/// Why a span's requests piled up, when they did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Queue {
+    /// The server completed less than it was offered.
+    ThroughputShort {
+        /// Offered (sent), req/s.
+        offered: f64,
+        /// Completed, req/s.
+        completed: f64,
+    },
+    /// Requests in flight grew through the span.
+    BacklogGrowing {
+        /// Growth, requests per second.
+        per_sec: f64,
+        /// What was allowed, requests per second.
+        allowed: f64,
+    },
+}
+
+/// Whether requests piled up through `seconds` offered `offered` req/s (open model): the
+/// throughput fell short of the offer, or the backlog (sent minus completed, summed) grew
+/// by more than [`QUEUE_GROWTH`] of the rate per second plus three standard errors.
+pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
+    let mut out = Vec::new();
+    if seconds.is_empty() || offered <= 0.0 {
+        return out;
+    }
+    let secs = seconds.len() as f64;
+    let completed = seconds.iter().map(|d| d.completed).sum::<u64>() as f64 / secs;
+    if completed < offered * THROUGHPUT_SHARE {
+        out.push(Queue::ThroughputShort { offered, completed });
+    }
+    let backlog: Vec<f64> = seconds
+        .iter()
+        .scan(0.0, |b, d| {
+            *b += d.sent as f64 - d.completed as f64;
+            Some(*b)
+        })
+        .collect();
+    if let Some((per_sec, se)) = slope(&backlog) {
+        let allowed = offered * QUEUE_GROWTH + 3.0 * se;
+        if per_sec > allowed {
+            out.push(Queue::BacklogGrowing { per_sec, allowed });
+        }
+    }
+    out
+}
+
+/// A moment of lateness: its cause, its seconds, and its worst second's lag p99 (µs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moment {
+    /// What it was.
+    pub cause: TransientCause,
+    /// Its seconds (indices from the run's start).
+    pub seconds: Vec<u64>,
+    /// The worst of their lag p99s, µs.
+    pub lag_p99_us: u64,
+}
+
+/// Whether the seconds in which requests left late (lag p99 above [`LAG_LIMIT`]) were a
+/// moment: all within the span's first [`START_SECS`] seconds (connections opening, when any
+/// were opened then), or one second alone. `None` when lateness was spread, or when the
+/// seconds carry no lag (runs stored before it was kept).
+pub fn moment(seconds: &[IntervalDigest]) -> Option<Moment> {
+    let limit = LAG_LIMIT.as_micros() as u64;
+    let late: Vec<&IntervalDigest> = seconds.iter().filter(|d| d.lag_p99_us > limit).collect();
+    let first = seconds.first()?.index;
+    let worst = late.iter().map(|d| d.lag_p99_us).max()?;
+    let at_start = late.iter().all(|d| d.index < first + START_SECS);
+    let cause = if at_start && late.iter().any(|d| d.connects > 0) {
+        TransientCause::ConnectionOpening
+    } else if at_start {
+        TransientCause::StartUp
+    } else if late.len() == 1 {
+        TransientCause::OneSlowSecond
+    } else {
+        return None;
+    };
+    Some(Moment {
+        cause,
+        seconds: late.iter().map(|d| d.index).collect(),
+        lag_p99_us: worst,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn second(index: u64, sent: u64, completed: u64, p50_us: u64) -> IntervalDigest {
+        IntervalDigest {
+            index,
+            sent,
+            completed,
+            failed: 0,
+            p50_us,
+            p90_us: p50_us,
+            p99_us: p50_us,
+            max_us: p50_us,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn slopes_and_their_errors() {
+        let (b, se) = slope(&[1.0, 3.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!((b - 2.0).abs() < 1e-9 && se < 1e-9);
+        let (b, se) = slope(&[5.0, 6.0, 4.0, 5.0, 6.0, 4.0]).unwrap();
+        assert!(b.abs() < 0.5 && se > 0.1, "{b} {se}");
+        assert!(slope(&[1.0, 2.0, 3.0]).is_none());
+    }
+
+    #[test]
+    fn a_half_millisecond_a_second_is_a_rise_and_noise_is_not() {
+        // The server of the issue: 0.5 ms more every second, from 1 ms, over 10 s.
+        let drifting: Vec<_> = (0..10)
+            .map(|i| second(i, 100, 100, 1_000 + 500 * i))
+            .collect();
+        let r = rise(&drifting).expect("a rise");
+        assert!((r.us_per_sec - 500.0).abs() < 1.0, "{r:?}");
+        assert!(r.last_p50_us >= r.first_p50_us + 3_000, "{r:?}");
+        // Noise around 2 ms, and a doubling of a few hundred microseconds, are not.
+        let noisy: Vec<_> = [2_000, 2_400, 1_900, 2_600, 2_100, 2_300, 1_800, 2_500]
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| second(i as u64, 100, 100, p))
+            .collect();
+        assert_eq!(rise(&noisy), None);
+        let small: Vec<_> = (0..8).map(|i| second(i, 100, 100, 200 + 60 * i)).collect();
+        assert_eq!(rise(&small), None);
+    }
+
+    #[test]
+    fn a_queue_is_told_from_a_server_that_keeps_up() {
+        // 1530 offered to a server completing 1500: 30 more in flight each second.
+        let over: Vec<_> = (0..6).map(|i| second(i, 1530, 1500, 20_000)).collect();
+        let q = queue(1530.0, &over.iter().collect::<Vec<_>>());
+        assert!(q.iter().any(
+            |w| matches!(w, Queue::BacklogGrowing { per_sec, .. } if (per_sec - 30.0).abs() < 1e-6)
+        ));
+        // Slower each second but completing what it is sent: no queue.
+        let kept: Vec<_> = (0..6)
+            .map(|i| second(i, 100, 100, 1_000 + 500 * i))
+            .collect();
+        assert!(queue(100.0, &kept.iter().collect::<Vec<_>>()).is_empty());
+    }
+
+    #[test]
+    fn lateness_at_the_start_or_in_one_second_is_a_moment() {
+        let mut s: Vec<_> = (10..16).map(|i| second(i, 100, 100, 1_000)).collect();
+        assert_eq!(moment(&s), None, "nothing late");
+        s[0].lag_p99_us = 30_000;
+        s[0].connects = 40;
+        s[1].lag_p99_us = 12_000;
+        let m = moment(&s).unwrap();
+        assert_eq!(m.cause, TransientCause::ConnectionOpening);
+        assert_eq!((m.seconds, m.lag_p99_us), (vec![10, 11], 30_000));
+        s[0].connects = 0;
+        assert_eq!(moment(&s).unwrap().cause, TransientCause::StartUp);
+        let mut one: Vec<_> = (0..6).map(|i| second(i, 100, 100, 1_000)).collect();
+        one[4].lag_p99_us = 50_000;
+        assert_eq!(moment(&one).unwrap().cause, TransientCause::OneSlowSecond);
+        one[2].lag_p99_us = 50_000;
+        assert_eq!(moment(&one), None, "two seconds apart is not a moment");
+    }
+}
