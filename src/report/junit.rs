@@ -122,6 +122,7 @@ impl Suite {
 /// property when known.
 pub fn render(s: &Summary, run_id: Option<&str>) -> String {
     let mut cases: Vec<Case> = s.slo.iter().map(objective_case).collect();
+    cases.push(succeeded_case(s));
     cases.push(generator_case(s));
     cases.push(completed_case(s));
     let mut properties = Vec::new();
@@ -228,6 +229,24 @@ fn generator_case(s: &Summary) -> Case {
     Case {
         classname: TRUST.into(),
         name: "the generator kept up".into(),
+        failure,
+    }
+}
+
+/// Whether any request succeeded: a run whose every answer failed fails it, with the
+/// reasons, objectives or not.
+fn succeeded_case(s: &Summary) -> Case {
+    let failure = s.nothing_succeeded().then(|| {
+        let lines = super::verdict::lines(&s.verdict, &s.generator);
+        Failure {
+            message: lines.join(" "),
+            kind: "nothing succeeded",
+            detail: lines.join("\n"),
+        }
+    });
+    Case {
+        classname: TRUST.into(),
+        name: "requests succeeded".into(),
         failure,
     }
 }

@@ -112,9 +112,10 @@ fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
     let xml = stdout(&out);
     assert_valid_junit(&xml, dir.path());
 
-    // Five cases: three objectives, the generator kept up, the run completed.
+    // Six cases: three objectives, requests succeeded, the generator kept up, the run
+    // completed.
     assert!(xml.contains(r#"<testsuite name="headroom: "#), "{xml}");
-    assert!(xml.contains(r#" tests="5" "#), "{xml}");
+    assert!(xml.contains(r#" tests="6" "#), "{xml}");
     let failures = xml.matches("<failure ").count();
     assert!(
         xml.contains(&format!(r#" failures="{failures}" errors="0" skipped="0""#)),
@@ -157,11 +158,14 @@ fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
     assert!(again.status.success(), "{}", stderr(&again));
     let again = stdout(&again);
     assert_valid_junit(&again, dir.path());
+    // Three objectives, then whether any request succeeded, the generator kept up and the
+    // run completed.
     assert_eq!(
         again.matches("<testcase ").count(),
-        5,
+        6,
         "report renders every case: {again}"
     );
+    assert!(!testcase(&again, "requests succeeded").contains("<failure"));
 }
 
 /// The binary run with `args` and `GITHUB_STEP_SUMMARY` set to `summary`.
