@@ -24,6 +24,17 @@ pub fn fmt_secs(secs: f64) -> String {
     fmt_us_f(secs * 1e6)
 }
 
+/// Seconds for a sentence: "60 s", "2.5 s", and past a minute and a half "5m 30s".
+pub fn fmt_span(secs: f64) -> String {
+    if secs >= 90.0 {
+        humantime::format_duration(std::time::Duration::from_secs(secs.round() as u64)).to_string()
+    } else if secs.fract() == 0.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
 /// A whole count with thousands separated: "2,666".
 pub fn fmt_count(n: u64) -> String {
     group(&n.to_string())

@@ -1,6 +1,7 @@
 //! How much load until the objective breaks: sweeps over a ladder of loads, and the search
 //! for the highest rate that meets an SLO.
 
+pub mod clock;
 pub mod knee;
 mod ladder;
 pub mod search;

@@ -1,5 +1,9 @@
 //! The search for the highest rate that meets an objective: grow geometrically until it
-//! breaks, bisect the bracket, then confirm the boundary with a repeated run.
+//! breaks, bisect the bracket, confirm the boundary with a repeated run, then hold it for
+//! longer than any probe (`--confirm`): burst credits running out, a cache filling or a leak
+//! show only after a while. A rate that passes its probes but not the hold is broken, and
+//! the search goes on below it with holds only, since probes that short have shown they
+//! cannot see this server's limit.
 //!
 //! The search only decides which rate to try next; running a probe is the caller's, so the
 //! same steps drive real runs and the tests' model servers.
@@ -27,6 +31,10 @@ pub struct SearchSettings {
     pub precision: f64,
     /// Most probes run in all.
     pub max_probes: usize,
+    /// Hold the answer for a confirmation longer than the probes (false in searches stored
+    /// before holds, and with `--confirm 0`).
+    #[serde(default)]
+    pub hold: bool,
 }
 
 impl SearchSettings {
@@ -64,6 +72,8 @@ pub enum Phase {
     Bisect,
     /// Repeating the best rate found.
     Confirm,
+    /// Holding a rate for the confirmation's length.
+    Hold,
 }
 
 impl Phase {
@@ -74,17 +84,26 @@ impl Phase {
             Phase::Shrink => "shrink",
             Phase::Bisect => "bisect",
             Phase::Confirm => "confirm",
+            Phase::Hold => "hold",
         }
     }
 }
 
 /// What a probe at one rate found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Finding {
     /// Every objective held.
     pub met: bool,
     /// The generator could not offer the rate (it fell behind or ran out of something).
     pub generator_bound: bool,
+    /// The probes so far say the server's latency follows the clock, not the rate: no
+    /// capacity can be read from it, and the search stops.
+    pub changed_with_time: bool,
+    /// For a rate that broke by refusing or failing part of it: what the server still
+    /// answered successfully per second once it broke. Rates above it are not sustainable
+    /// (a token bucket serves its refill rate once its credits are spent), so the search
+    /// takes it as a bound.
+    pub served: Option<f64>,
 }
 
 /// How a search ended.
@@ -106,6 +125,11 @@ pub enum Verdict {
     OutOfProbes,
     /// It was interrupted.
     Interrupted,
+    /// The server's latency rose with the time of the search whatever the rate: it has no
+    /// capacity to find until it stops changing.
+    ChangedWithTime,
+    /// Rates passed their probes, but not one held for the confirmation.
+    NeverHeld,
 }
 
 /// The search's result: the bracket it ended with.
@@ -120,6 +144,9 @@ pub struct Outcome {
     /// Lowest rate the generator could not offer, when it ran short.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<f64>,
+    /// The capacity held for the confirmation (`--confirm`), not only its probes.
+    #[serde(default)]
+    pub held: bool,
 }
 
 /// What a probe says about the bracket.
@@ -161,6 +188,7 @@ impl Bracket {
             capacity: self.lo,
             tipping: self.hi,
             ceiling: self.ceiling,
+            held: false,
         }
     }
 }
@@ -185,6 +213,11 @@ pub fn search<E>(
             probes += 1;
             let step = match probe($rate, $phase)? {
                 None => return Ok(b.outcome(Verdict::Interrupted)),
+                Some(f) if f.changed_with_time => {
+                    // Whatever was met, it was met by a server that has since changed.
+                    b.lo = None;
+                    return Ok(b.outcome(Verdict::ChangedWithTime));
+                }
                 Some(f) if f.generator_bound => Step::Bound,
                 Some(f) if f.met => Step::Met,
                 Some(_) => Step::Broken,
@@ -203,7 +236,9 @@ pub fn search<E>(
         };
         match try_rate!(rate, phase) {
             Step::Met if b.upper().is_some() => break,
-            Step::Met if rate >= settings.max => return Ok(b.outcome(Verdict::AboveMax)),
+            Step::Met if rate >= settings.max => {
+                return hold(settings, &mut b, Verdict::AboveMax, &mut probes, &mut probe)
+            }
             Step::Met => rate = round(rate * settings.growth).min(settings.max),
             _ if b.lo.is_some() => break,
             _ if rate <= MIN_RATE => return Ok(b.outcome(Verdict::BelowMin)),
@@ -225,13 +260,14 @@ pub fn search<E>(
     // A boundary found once may be luck: repeat it, and step down while it does not hold.
     for _ in 0..3 {
         if let Step::Met = try_rate!(low, Phase::Confirm) {
+            b.lo = Some(low);
             let server_broke = b.hi.is_some_and(|h| b.ceiling.is_none_or(|c| h <= c));
             let verdict = if server_broke {
                 Verdict::Found
             } else {
                 Verdict::GeneratorBound
             };
-            return Ok(b.outcome(verdict));
+            return hold(settings, &mut b, verdict, &mut probes, &mut probe);
         }
         low = round(low / (1.0 + settings.precision));
         if low < MIN_RATE {
@@ -240,6 +276,95 @@ pub fn search<E>(
     }
     b.lo = None;
     Ok(b.outcome(Verdict::Unconfirmed))
+}
+
+/// Holds the answer `b.lo` for the confirmation (when the settings ask for it): met, the
+/// answer stands, held; broken, the search goes on below it with holds only, so the answer
+/// is a rate that held: next at what the server still served once the hold broke (when it
+/// refused part of it), else shrinking by the growth factor until one holds; then bisecting
+/// between the highest held and the lowest rate known unsustainable (broken, or above what
+/// the server served while breaking). `verdict` is the short probes' answer.
+fn hold<E>(
+    settings: &SearchSettings,
+    b: &mut Bracket,
+    verdict: Verdict,
+    probes: &mut usize,
+    probe: &mut impl FnMut(f64, Phase) -> Result<Option<Finding>, E>,
+) -> Result<Outcome, E> {
+    let Some(first) = b.lo.filter(|_| settings.hold) else {
+        return Ok(b.outcome(verdict));
+    };
+    let mut held: Option<f64> = None;
+    let mut broke: Option<f64> = None;
+    let mut served: Option<f64> = None;
+    let mut bound_only = true;
+    let mut rate = first;
+    let end = |b: &mut Bracket, held: Option<f64>, broke: Option<f64>, v: Verdict| {
+        b.lo = held;
+        if let Some(x) = broke {
+            b.hi = Some(b.hi.map_or(x, |h| h.min(x)));
+        }
+        Outcome {
+            held: held.is_some(),
+            ..b.outcome(v)
+        }
+    };
+    loop {
+        if *probes >= settings.max_probes {
+            return Ok(end(b, held, broke, Verdict::OutOfProbes));
+        }
+        *probes += 1;
+        match probe(rate, Phase::Hold)? {
+            None => return Ok(end(b, held, broke, Verdict::Interrupted)),
+            Some(f) if f.changed_with_time => {
+                return Ok(end(b, None, broke, Verdict::ChangedWithTime))
+            }
+            Some(f) if f.met && !f.generator_bound => held = Some(rate),
+            Some(f) => {
+                bound_only &= f.generator_bound;
+                if f.generator_bound {
+                    b.ceiling = Some(b.ceiling.map_or(rate, |c| c.min(rate)));
+                }
+                if let Some(s) = f.served.filter(|&s| s < rate) {
+                    served = Some(served.map_or(s, |c: f64| c.min(s)));
+                }
+                broke = Some(rate);
+            }
+        }
+        // Every hold so far held: the first one, at the answer, which stands.
+        let Some(x) = broke else {
+            return Ok(end(b, held, None, verdict));
+        };
+        // The lowest rate known not sustainable: broken, or above what was served.
+        let upper = served.map_or(x, |s| x.min(s * (1.0 + settings.precision)));
+        // A rate held only on credits the server does not refill (above what it served
+        // once it broke) is not an answer.
+        held = held.filter(|&g| g < upper);
+        rate = match held {
+            None => {
+                let lower = match served {
+                    Some(s) if s < x => round(s),
+                    _ => round(x / settings.growth),
+                };
+                if lower < MIN_RATE {
+                    return Ok(end(b, None, broke, Verdict::NeverHeld));
+                }
+                lower
+            }
+            Some(g) => {
+                let mid = round((g * upper).sqrt());
+                if upper <= g * (1.0 + settings.precision) || mid <= g || mid >= upper {
+                    let v = if bound_only {
+                        Verdict::GeneratorBound
+                    } else {
+                        Verdict::Found
+                    };
+                    return Ok(end(b, held, broke, v));
+                }
+                mid
+            }
+        };
+    }
 }
 
 /// A rate rounded to three significant digits, so steps read as 2830, not 2828.43.
@@ -262,6 +387,7 @@ mod tests {
             growth: 2.0,
             precision: 0.05,
             max_probes: 30,
+            hold: false,
         }
     }
 
@@ -274,6 +400,8 @@ mod tests {
             Ok::<_, ()>(Some(Finding {
                 met: rate <= capacity,
                 generator_bound: rate > reach,
+                changed_with_time: false,
+                served: None,
             }))
         })
         .unwrap();
@@ -342,11 +470,97 @@ mod tests {
             Ok::<_, ()>(Some(Finding {
                 met,
                 generator_bound: false,
+                changed_with_time: false,
+                served: None,
             }))
         })
         .unwrap();
         assert_eq!(o.verdict, Verdict::Found);
         assert!(o.capacity.unwrap() <= 1000.0);
+    }
+
+    /// A server whose burst credits carry any rate through a short probe, but only
+    /// `sustained` req/s through a hold.
+    fn with_credits(
+        s: &SearchSettings,
+        sustained: f64,
+        serves: bool,
+    ) -> (Outcome, Vec<(f64, Phase)>) {
+        let mut tried = Vec::new();
+        let outcome = search(s, |rate, phase| {
+            tried.push((rate, phase));
+            let met = phase != Phase::Hold || rate <= sustained;
+            Ok::<_, ()>(Some(Finding {
+                met,
+                generator_bound: false,
+                changed_with_time: false,
+                served: (!met && serves).then_some(sustained),
+            }))
+        })
+        .unwrap();
+        (outcome, tried)
+    }
+
+    #[test]
+    fn a_rate_that_breaks_in_the_hold_sends_the_search_below_it_with_holds_only() {
+        let mut s = settings();
+        s.max = 5_000.0;
+        s.hold = true;
+        let (o, tried) = with_credits(&s, 2_000.0, false);
+        assert_eq!(o.verdict, Verdict::Found, "{tried:?}");
+        assert!(o.held);
+        let found = o.capacity.unwrap();
+        assert!((2000.0 / 1.05 / 1.01..=2000.0).contains(&found), "{found}");
+        assert!(o.tipping.unwrap() > 2000.0 && o.tipping.unwrap() <= 2000.0 * 1.06);
+        // The short probes reached the ceiling; every probe after the first hold is a hold.
+        let first_hold = tried.iter().position(|t| t.1 == Phase::Hold).unwrap();
+        assert_eq!(tried[first_hold], (5000.0, Phase::Hold));
+        assert!(tried[first_hold..].iter().all(|t| t.1 == Phase::Hold));
+        // A server that says what it sustains while refusing the rest (a token bucket
+        // serving its refill rate) is answered in two holds: the broken one and that rate.
+        let (o, tried) = with_credits(&s, 2_000.0, true);
+        assert_eq!(
+            (o.verdict, o.capacity, o.held),
+            (Verdict::Found, Some(2000.0), true)
+        );
+        assert_eq!(tried.iter().filter(|t| t.1 == Phase::Hold).count(), 2);
+        // Without a hold the same server is answered above what it sustains.
+        s.hold = false;
+        assert_eq!(
+            with_credits(&s, 2_000.0, false).0.verdict,
+            Verdict::AboveMax
+        );
+    }
+
+    #[test]
+    fn an_answer_that_holds_stands_and_says_it_held() {
+        let mut s = settings();
+        s.hold = true;
+        let (o, tried) = run(&s, 2000.0, f64::INFINITY);
+        assert_eq!(o.verdict, Verdict::Found);
+        assert!(o.held);
+        assert_eq!(tried.last().unwrap(), &(o.capacity.unwrap(), Phase::Hold));
+        // A server that never holds anything.
+        s.max = 5_000.0;
+        let (o, _) = with_credits(&s, 0.5, false);
+        assert_eq!(o.verdict, Verdict::NeverHeld);
+        assert_eq!(o.capacity, None);
+    }
+
+    #[test]
+    fn a_server_changing_with_time_stops_the_search_without_an_answer() {
+        let mut n = 0;
+        let o = search(&settings(), |_, _| {
+            n += 1;
+            Ok::<_, ()>(Some(Finding {
+                met: true,
+                generator_bound: false,
+                changed_with_time: n >= 3,
+                served: None,
+            }))
+        })
+        .unwrap();
+        assert_eq!((o.verdict, o.capacity), (Verdict::ChangedWithTime, None));
     }
 
     #[test]

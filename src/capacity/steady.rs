@@ -39,13 +39,24 @@ pub enum Unsteady {
         /// What was allowed, requests per second.
         allowed: f64,
     },
-    /// Latency climbed through the window.
+    /// Latency climbed through the window faster than a queue of the allowed growth would
+    /// make it.
     LatencyClimbing {
         /// Climb of the per-second median, µs per second.
         us_per_sec: f64,
         /// Median of the window's first whole second, µs.
         first_p50_us: u64,
         /// Of its last, µs.
+        last_p50_us: u64,
+    },
+    /// Latency rose through the window while the server completed all it was offered: not
+    /// a queue; the server changed while the probe ran.
+    LatencyDrifting {
+        /// Climb of the per-second median, µs per second.
+        us_per_sec: f64,
+        /// Median of the window's first third, µs.
+        first_p50_us: u64,
+        /// Of its last third, µs.
         last_p50_us: u64,
     },
 }
@@ -124,6 +135,18 @@ pub fn judge(offered: f64, window: &[&IntervalDigest]) -> Vec<Unsteady> {
                 us_per_sec,
                 first_p50_us: window[0].p50_us,
                 last_p50_us: window[window.len() - 1].p50_us,
+            });
+        }
+    }
+    // Slower than a queue's climb, a rise is still a rise: with nothing piling up, the
+    // server changed while the probe ran (the diagnosis' own test of a drift).
+    if out.is_empty() {
+        let seconds: Vec<IntervalDigest> = window.iter().map(|d| (*d).clone()).collect();
+        if let Some(r) = trend::rise(&seconds) {
+            out.push(Unsteady::LatencyDrifting {
+                us_per_sec: r.us_per_sec,
+                first_p50_us: r.first_p50_us,
+                last_p50_us: r.last_p50_us,
             });
         }
     }

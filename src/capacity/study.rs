@@ -7,6 +7,7 @@
 //! CAPACITY_DIR/01-grow-1000rps/     one run directory per probe
 //! ```
 
+use super::clock::{self, ClockDrift};
 use super::knee::{self, Knee};
 use super::search::{self, Finding, Outcome, Phase, SearchSettings};
 use super::steady::{self, Unsteady};
@@ -89,6 +90,22 @@ pub struct ProbeRecord {
     /// The watched server's mean CPU use, % of one core, when one was watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
+    /// The window it was judged on, seconds (a hold's is the confirmation's; 0 in searches
+    /// stored before it was kept: the search's window).
+    #[serde(default)]
+    pub window_secs: f64,
+    /// When its window began, seconds after the search's first probe began.
+    #[serde(default)]
+    pub started_secs: f64,
+    /// For a rate that did not hold: the seconds into its window before the first second
+    /// that broke an objective on its own, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broke_after_secs: Option<f64>,
+    /// For a rate that broke by failing part of its requests: the successful answers per
+    /// second the server still gave from that second on (what it sustains while refusing
+    /// the rest, e.g. a token bucket's refill rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_after_break: Option<f64>,
 }
 
 /// A capacity search: what was asked, every probe, and the answer.
@@ -106,6 +123,9 @@ pub struct CapacityRecord {
     pub window_secs: f64,
     /// Warm-up before each window, seconds.
     pub warmup_secs: f64,
+    /// How long the answer is held to confirm it, seconds (0: not held).
+    #[serde(default)]
+    pub confirm_secs: f64,
     /// The probes in the order they ran.
     pub probes: Vec<ProbeRecord>,
     /// The answer; `None` while the search runs (or after it was killed).
@@ -113,6 +133,9 @@ pub struct CapacityRecord {
     /// Where p99 turns upward with the rate, from the probes, or why they cannot say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knee: Option<Knee>,
+    /// The probes' latency followed the clock, not the rate: the evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockDrift>,
 }
 
 impl CapacityRecord {
@@ -140,6 +163,8 @@ pub struct StudySettings<'a> {
     pub window: Duration,
     /// Warm-up before each window (its connections are opened then).
     pub warmup: Duration,
+    /// How long the answer is held to confirm it (zero: not held).
+    pub confirm: Duration,
     /// The command line to store, secrets redacted.
     pub command: Vec<String>,
     /// Opens the server watch for a probe, when one is asked for.
@@ -160,14 +185,26 @@ pub fn run(
 ) -> Result<CapacityRecord, StudyError> {
     settings.search.validate()?;
     steady::window(&settings.objectives, Some(settings.window))?;
-    // Steps the probes cannot take are refused before anything is stored.
-    probe_plan(
-        plan,
-        settings.search.start,
-        &settings.objectives,
-        settings.window,
-        settings.warmup,
-    )?;
+    if !settings.confirm.is_zero() && settings.confirm <= settings.window {
+        return Err(super::CapacityError::Search(format!(
+            "--confirm {} must be longer than the probes' --window {}: the hold is there to see what they cannot (or --confirm 0 to skip it)",
+            humantime::format_duration(settings.confirm),
+            humantime::format_duration(settings.window)
+        ))
+        .into());
+    }
+    // Steps the probes (and the hold) cannot take are refused before anything is stored.
+    for window in [settings.window, settings.confirm] {
+        if !window.is_zero() {
+            probe_plan(
+                plan,
+                settings.search.start,
+                &settings.objectives,
+                window,
+                settings.warmup,
+            )?;
+        }
+    }
     std::fs::create_dir_all(dir).map_err(|reason| StoreError::Io {
         path: dir.to_path_buf(),
         reason,
@@ -189,20 +226,26 @@ pub fn run(
         settings: settings.search,
         window_secs: settings.window.as_secs_f64(),
         warmup_secs: settings.warmup.as_secs_f64(),
+        confirm_secs: settings.confirm.as_secs_f64(),
         probes: Vec::new(),
         outcome: None,
         knee: None,
+        clock: None,
     };
     record.save(dir)?;
     let StudySettings {
         objectives,
-        search: search_settings,
+        search: mut search_settings,
         window,
         warmup,
+        confirm,
         command,
         server,
         push,
     } = settings;
+    search_settings.hold = !confirm.is_zero();
+    record.settings = search_settings;
+    let began = std::time::Instant::now();
     let launch = crate::launch::Launch {
         push,
         ..Default::default()
@@ -217,6 +260,12 @@ pub fn run(
             phase.name(),
             super::fmt_level(rate)
         );
+        let window = if phase == Phase::Hold {
+            confirm
+        } else {
+            window
+        };
+        let started_secs = began.elapsed().as_secs_f64() + warmup.as_secs_f64();
         let probe_plan = probe_plan(plan, rate, &objectives, window, warmup)?;
         let run_dir = RunDir::at(dir.join(&name));
         let stored = crate::run::attack_launched(
@@ -248,22 +297,79 @@ pub fn run(
                 .collect()
         };
         let mut probe = ProbeRecord::of(rate, phase, name, &summary);
+        probe.window_secs = window.as_secs_f64();
+        probe.started_secs = started_secs;
         probe.unsteady = steady::judge(rate, &window_secs);
         probe.met = probe.met && probe.unsteady.is_empty();
+        if !probe.met {
+            probe.broke_after_secs = first_breach(&objectives, &window_secs);
+            probe.served_after_break = probe
+                .broke_after_secs
+                .and_then(|at| served_after(&window_secs[at as usize..]));
+        }
         on_probe(&probe);
-        let finding = Finding {
+        let mut finding = Finding {
             met: probe.met,
             generator_bound: probe.generator_bound,
+            changed_with_time: false,
+            served: probe.served_after_break,
         };
         record.probes.push(probe);
+        record.clock = clock::judge(&record.probes);
+        finding.changed_with_time = record.clock.is_some();
         record.save(dir)?;
         Ok(Some(finding))
     })?;
     record.outcome = Some(outcome);
-    let points: Vec<(f64, u64)> = record.probes.iter().map(|p| (p.rate, p.p99_us)).collect();
-    record.knee = Some(knee::estimate(&points));
+    record.knee = Some(if record.clock.is_some() {
+        Knee::None {
+            why: "latency followed the time of the search, not the rate".into(),
+        }
+    } else {
+        let points: Vec<(f64, u64)> = record.probes.iter().map(|p| (p.rate, p.p99_us)).collect();
+        knee::estimate(&points)
+    });
     record.save(dir)?;
     Ok(record)
+}
+
+/// Successful answers per second over `seconds` (from a breach to the window's end), when
+/// some of them failed and there are enough seconds to read a rate from (at least two).
+fn served_after(seconds: &[&crate::store::IntervalDigest]) -> Option<f64> {
+    let failed: u64 = seconds.iter().map(|d| d.failed).sum();
+    (seconds.len() >= 2 && failed > 0).then(|| {
+        seconds
+            .iter()
+            .map(|d| d.completed.saturating_sub(d.failed))
+            .sum::<u64>() as f64
+            / seconds.len() as f64
+    })
+}
+
+/// Seconds into `window` before the first second that, on its own, broke an objective:
+/// where a rate that passed short probes stopped holding. Latency objectives are read from
+/// the second's own percentiles (the nearest kept at or above the objective's), errors from
+/// its failed share; mean and throughput objectives have no second of their own.
+fn first_breach(objectives: &[Slo], window: &[&crate::store::IntervalDigest]) -> Option<f64> {
+    use crate::plan::Metric;
+    let start = window.first()?.index;
+    window.iter().find_map(|d| {
+        let broke = objectives.iter().any(|o| {
+            let value = match o.metric {
+                Metric::Quantile(q) if d.completed > d.failed => match q {
+                    q if q <= 0.5 => d.p50_us as f64,
+                    q if q <= 0.9 => d.p90_us as f64,
+                    q if q <= 0.99 => d.p99_us as f64,
+                    _ => d.max_us as f64,
+                },
+                Metric::Max if d.completed > d.failed => d.max_us as f64,
+                Metric::ErrorRate if d.completed > 0 => d.failed as f64 / d.completed as f64,
+                _ => return false,
+            };
+            !o.op.holds(value, o.bound)
+        });
+        broke.then_some((d.index - start) as f64)
+    })
 }
 
 impl ProbeRecord {
@@ -298,6 +404,10 @@ impl ProbeRecord {
             verdict: s.verdict.clone(),
             generator_cpu_percent: g.cpu_percent,
             server_cpu_percent: s.server.as_ref().map(|h| h.cpu_mean_percent),
+            window_secs: 0.0,
+            started_secs: 0.0,
+            broke_after_secs: None,
+            served_after_break: None,
         }
     }
 }

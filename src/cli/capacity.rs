@@ -40,9 +40,14 @@ pub struct CapacityArgs {
     /// Warm-up before each window (connections open, caches fill), left out of the numbers.
     #[arg(long, default_value = "2s", value_parser = super::duration)]
     pub warmup: Duration,
-    /// Most probes in all.
+    /// Most probes in all (holds included).
     #[arg(long, default_value_t = 20)]
     pub max_probes: usize,
+    /// Hold the answer this long before giving it: burst credits running out, a cache
+    /// filling or a leak show only after a while. A rate that breaks during the hold is
+    /// broken, and the search goes on below it with holds only. `0` skips the hold.
+    #[arg(long, default_value = "60s", value_parser = super::duration)]
+    pub confirm: Duration,
     #[command(flatten)]
     pub output: Output,
 }
@@ -87,9 +92,11 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
                 growth: args.growth,
                 precision: args.precision,
                 max_probes: args.max_probes,
+                hold: !args.confirm.is_zero(),
             },
             window,
             warmup: args.warmup,
+            confirm: args.confirm,
             command: headroom::store::redact_args(&argv),
             server: &mut server,
             push: args.output.push_targets()?,

@@ -5,7 +5,7 @@ use super::table::{aligned, markdown};
 use super::Format;
 use crate::capacity::fmt_level;
 use crate::capacity::knee::Knee;
-use crate::capacity::search::{Outcome, Verdict, DEFAULT_MAX};
+use crate::capacity::search::{Outcome, Phase, Verdict, DEFAULT_MAX};
 use crate::capacity::steady::Unsteady;
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
 use crate::units::{fmt_num, fmt_us, fmt_us_f};
@@ -48,7 +48,40 @@ pub fn probe_line(p: &ProbeRecord) -> String {
     )
 }
 
-/// The answer in one paragraph: capacity, tipping point, and how sure.
+/// What broke a probe that did not pass: each objective missed with its measure, and each
+/// way its window was not steady.
+fn what_broke(p: &ProbeRecord) -> String {
+    let missed: Vec<String> = p
+        .verdicts
+        .iter()
+        .filter(|v| !v.met)
+        .map(|v| format!("{} measured {}", v.objective, v.measured))
+        .chain(p.unsteady.iter().map(unsteady))
+        .collect();
+    missed.join("; ")
+}
+
+/// "for 60 s (p99 1.204ms, errors 0.00 %)": what the hold of `rate` measured.
+fn held_for(record: &CapacityRecord, rate: f64) -> String {
+    match record
+        .probes
+        .iter()
+        .rev()
+        .find(|p| p.phase == Phase::Hold && p.met && p.rate == rate)
+    {
+        Some(p) => format!(
+            "held it for {} (p99 {}, errors {:.2} %)",
+            crate::units::fmt_span(p.window_secs),
+            fmt_us(p.p99_us),
+            100.0 * p.failure_ratio
+        ),
+        None if record.confirm_secs > 0.0 => "was not held for the confirmation".into(),
+        None => "was not held longer than its probes (--confirm 0): a limit that shows only after a while (burst credits, a cache filling, a leak) would not be seen".into(),
+    }
+}
+
+/// The answer in one paragraph: capacity, how it was confirmed and held, the tipping point,
+/// the rates that passed their probes but not the hold, and how sure.
 pub fn answer(record: &CapacityRecord) -> Vec<String> {
     let objectives = record.objectives.join(", ");
     let Some(Outcome {
@@ -56,6 +89,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
         capacity,
         tipping,
         ceiling,
+        ..
     }) = record.outcome
     else {
         return vec![format!(
@@ -69,33 +103,42 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             .probes
             .iter()
             .find(|p| p.rate == t && !p.met)
-            .map(|p| {
-                let missed: Vec<String> = p
-                    .verdicts
-                    .iter()
-                    .filter(|v| !v.met)
-                    .map(|v| format!("{} measured {}", v.objective, v.measured))
-                    .chain(p.unsteady.iter().map(unsteady))
-                    .collect();
-                missed.join("; ")
-            })
+            .map(what_broke)
     });
     let mut out = Vec::new();
     match verdict {
         Verdict::Found => {
             out.push(format!(
-                "Sustainable capacity: {} (meets {objectives} with the rate held steadily; confirmed by a repeated run).",
-                rate(capacity)
+                "Sustainable capacity: {} (meets {objectives} with the rate held steadily; confirmed by a repeated run, and {}).",
+                rate(capacity),
+                capacity.map_or(String::new(), |c| held_for(record, c))
             ));
-            out.push(format!(
-                "Tipping point: {}{}.",
-                rate(tipping),
-                broke.map(|b| format!(" ({b})")).unwrap_or_default()
-            ));
+            // A hold that broke while the server still answered less than it was sent bounds
+            // the tipping point below the rate tried.
+            let served = record
+                .probes
+                .iter()
+                .filter_map(|p| p.served_after_break.filter(|&s| s < p.rate))
+                .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s))));
+            out.push(match (served, tipping) {
+                (Some(s), Some(t)) if s < t => format!(
+                    "Tipping point: above {} req/s, at most {} ({b}): the server sustained no more than {} req/s while it refused the rest.",
+                    fmt_num(s, 0),
+                    rate(tipping),
+                    fmt_num(s, 0),
+                    b = broke.unwrap_or_default()
+                ),
+                _ => format!(
+                    "Tipping point: {}{}.",
+                    rate(tipping),
+                    broke.map(|b| format!(" ({b})")).unwrap_or_default()
+                ),
+            });
         }
         Verdict::AboveMax => out.push(format!(
-            "Capacity is above the highest rate tried: {} met {objectives}{}. Raise --max to search further.",
+            "Capacity is above the highest rate tried: {} met {objectives} and {}{}. Raise --max to search further.",
             rate(capacity),
+            capacity.map_or(String::new(), |c| held_for(record, c)),
             if capacity == Some(DEFAULT_MAX) {
                 " (the default ceiling, --max)"
             } else {
@@ -123,12 +166,13 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
                     .unwrap_or_default(),
             ));
             out.push(format!(
-                "The server met {objectives} at {} (confirmed), the most this generator could offer: its capacity is at least that. Run headroom from a stronger machine, or several, to find more.",
-                rate(capacity)
+                "The server met {objectives} at {} (confirmed, and {}), the most this generator could offer: its capacity is at least that. Run headroom from a stronger machine, or several, to find more.",
+                rate(capacity),
+                capacity.map_or(String::new(), |c| held_for(record, c))
             ));
         }
         Verdict::Unconfirmed => out.push(format!(
-            "No rate held on repetition: the boundary is unstable below {}. Lengthen --window or look at the server's variance.",
+            "No rate held on repetition: the boundary is unstable below {}. The server's answers vary more than the probes can settle: lengthen --window, or look at what else runs on the server.",
             rate(tipping)
         )),
         Verdict::OutOfProbes => out.push(format!(
@@ -141,6 +185,50 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             rate(capacity),
             rate(tipping)
         )),
+        Verdict::ChangedWithTime => out.push(match &record.clock {
+            Some(c) => format!(
+                "No capacity: the server changed with time. Through probes {} (at {}), its median latency rose {} to {} every second while it answered all it was sent (no queue), from {} to {}: latency followed the clock, not the rate, and a longer window makes it worse. Find what grows in the server (a leak, a cache or table filling) and search again, or measure the drift with a long attack at one rate.",
+                c.probes.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
+                c.rates.iter().map(|r| fmt_level(*r)).collect::<Vec<_>>().join(", ") + " req/s",
+                fmt_us_f(c.slowest_us_per_sec),
+                fmt_us_f(c.fastest_us_per_sec),
+                fmt_us(c.first_p50_us),
+                fmt_us(c.last_p50_us)
+            ),
+            None => "No capacity: the server changed with time while the search ran.".into(),
+        }),
+        Verdict::NeverHeld => out.push(format!(
+            "No rate held for the {} confirmation: rates passed their probes but broke during the hold (lowest tried {}). The server's limit shows only after a while: search with a longer --window, or hold a low rate with a long attack.",
+            crate::units::fmt_span(record.confirm_secs),
+            rate(tipping)
+        )),
+    }
+    // Each rate that passed its probes but not the hold: what short probes cannot see.
+    for p in record
+        .probes
+        .iter()
+        .filter(|p| p.phase == Phase::Hold && !p.met)
+    {
+        out.push(format!(
+            "{} req/s passed its {} probes but not the {} hold: {}{}{}. A limit short probes cannot see (burst credits running out, a cache filling, a leak); the search went on below it, with holds only.",
+            fmt_level(p.rate),
+            crate::units::fmt_span(record.window_secs),
+            crate::units::fmt_span(p.window_secs),
+            what_broke(p),
+            p.broke_after_secs
+                .map(|s| if s == 0.0 {
+                    ", from its first second".to_string()
+                } else {
+                    format!(", from second {} of the hold", fmt_num(s + 1.0, 0))
+                })
+                .unwrap_or_default(),
+            p.served_after_break
+                .map(|s| format!(
+                    ", while it still answered {} req/s successfully (more than that is not sustained)",
+                    fmt_num(s, 0)
+                ))
+                .unwrap_or_default()
+        ));
     }
     match &record.knee {
         Some(Knee::Found {
@@ -178,6 +266,16 @@ pub fn unsteady(u: &Unsteady) -> String {
             last_p50_us,
         } => format!(
             "latency climbed {} per second through the window (median {} to {})",
+            crate::units::fmt_us_f(*us_per_sec),
+            fmt_us(*first_p50_us),
+            fmt_us(*last_p50_us)
+        ),
+        Unsteady::LatencyDrifting {
+            us_per_sec,
+            first_p50_us,
+            last_p50_us,
+        } => format!(
+            "latency rose {} per second through the window while every request was answered (median {} to {}): the server changed as the probe ran",
             crate::units::fmt_us_f(*us_per_sec),
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
@@ -237,6 +335,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
                         Unsteady::ThroughputShort { .. } => "short",
                         Unsteady::BacklogGrowing { .. } => "queue",
                         Unsteady::LatencyClimbing { .. } => "climbing",
+                        Unsteady::LatencyDrifting { .. } => "drifting",
                     })
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -258,6 +357,23 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
     rows
 }
 
+/// How each probe and the hold were run, in one sentence.
+pub fn method(record: &CapacityRecord) -> String {
+    format!(
+        "Each probe: {} of warm-up, then a {} window judged against the objectives and for a steady rate (throughput, requests in flight, latency trends); {}.",
+        crate::units::fmt_span(record.warmup_secs),
+        crate::units::fmt_span(record.window_secs),
+        if record.confirm_secs > 0.0 {
+            format!(
+                "the answer is then held for {} (--confirm) to see what a short probe cannot",
+                crate::units::fmt_span(record.confirm_secs)
+            )
+        } else {
+            "the answer was not held longer (--confirm 0)".to_string()
+        }
+    )
+}
+
 fn render_text(record: &CapacityRecord) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -266,11 +382,7 @@ fn render_text(record: &CapacityRecord) -> String {
         record.target,
         record.objectives.join(", ")
     );
-    let _ = writeln!(
-        out,
-        "Each probe: {}s warm-up, then a {}s window judged against the objectives and for a steady rate (throughput, requests in flight and latency trends).\n",
-        record.warmup_secs, record.window_secs
-    );
+    let _ = writeln!(out, "{}\n", method(record));
     for line in answer(record) {
         let _ = writeln!(out, "{line}");
     }
@@ -290,11 +402,7 @@ fn render_markdown(record: &CapacityRecord) -> String {
     for line in answer(record) {
         let _ = writeln!(out, "**{line}**\n");
     }
-    let _ = writeln!(
-        out,
-        "Each probe ran {}s of warm-up, then a {}s window judged against the objectives.\n",
-        record.warmup_secs, record.window_secs
-    );
+    let _ = writeln!(out, "{}\n", method(record));
     out.push_str(&markdown(&rows(record)));
     out
 }
@@ -316,16 +424,20 @@ mod tests {
                 growth: 2.0,
                 precision: 0.05,
                 max_probes: 20,
+                hold: false,
             },
             window_secs: 10.0,
             warmup_secs: 2.0,
+            confirm_secs: 0.0,
             probes: vec![],
             knee: None,
+            clock: None,
             outcome: Some(Outcome {
                 verdict: Verdict::AboveMax,
                 capacity: Some(max),
                 tipping: None,
                 ceiling: None,
+                held: false,
             }),
         };
         let at_default = answer(&record(DEFAULT_MAX)).join(" ");

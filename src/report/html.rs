@@ -248,10 +248,9 @@ pub fn capacity_page(record: &CapacityRecord) -> Result<String, PlotError> {
     let _ = writeln!(b, "<h1>Capacity of {}</h1>", escape(&record.target));
     let _ = writeln!(
         b,
-        "<p class=\"sub\">against <code>{}</code> · each probe {}s of warm-up, then a {}s window</p>",
+        "<p class=\"sub\">against <code>{}</code> · {}</p>",
         escape(&record.objectives.join(", ")),
-        record.warmup_secs,
-        record.window_secs
+        escape(&super::capacity::method(record))
     );
     for line in super::capacity::answer(record) {
         let _ = writeln!(b, "<p><strong>{}</strong></p>", escape(&line));

@@ -477,27 +477,48 @@ pub fn for_capacity(record: &crate::capacity::study::CapacityRecord) -> Vec<Figu
             }
         }
     }
-    vec![
-        Figure {
+    let mut figures = vec![Figure {
+        name: "capacity-latency".into(),
+        title: "Latency against offered rate (one point per probe)".into(),
+        x: Axis::linear("offered rate (req/s)"),
+        y: Axis::log("latency (ms)"),
+        y2: None,
+        series: latency,
+        distinct: false,
+    }];
+    if record.clock.is_some() {
+        // Latency followed the clock: joined by rate, later (slower) probes at lower rates
+        // would draw latency falling as the rate rises. Each probe is a point where its
+        // window began, in the order the search ran them.
+        let mut ran: Vec<&crate::capacity::study::ProbeRecord> = record.probes.iter().collect();
+        ran.sort_by(|a, b| a.started_secs.total_cmp(&b.started_secs));
+        let at = |q: fn(&crate::capacity::study::ProbeRecord) -> f64| -> Vec<(f64, f64)> {
+            ran.iter().map(|p| (p.started_secs, q(p))).collect()
+        };
+        figures[0] = Figure {
             name: "capacity-latency".into(),
-            title: "Latency against offered rate (one point per probe)".into(),
-            x: Axis::linear("offered rate (req/s)"),
+            title: "Latency through the search (one point per probe, where its window began): it followed the clock, not the rate".into(),
+            x: Axis::seconds("seconds since the search began"),
             y: Axis::log("latency (ms)"),
             y2: None,
-            series: latency,
-            distinct: false,
-        },
-        Figure {
-            name: "capacity-throughput".into(),
-            title: "Achieved throughput against offered rate".into(),
-            x: Axis::linear("offered rate (req/s)"),
-            y: Axis::linear("throughput (req/s)"),
-            y2: None,
             series: vec![
-                series("achieved", curve(|p| p.throughput), Mark::LinePoints),
-                series("offered", curve(|p| p.rate), Mark::Dashed),
+                series("p50", at(|p| ms(p.p50_us)), Mark::LinePoints),
+                series("p99", at(|p| ms(p.p99_us)), Mark::LinePoints),
             ],
             distinct: false,
-        },
-    ]
+        };
+    }
+    figures.extend([Figure {
+        name: "capacity-throughput".into(),
+        title: "Achieved throughput against offered rate".into(),
+        x: Axis::linear("offered rate (req/s)"),
+        y: Axis::linear("throughput (req/s)"),
+        y2: None,
+        series: vec![
+            series("achieved", curve(|p| p.throughput), Mark::LinePoints),
+            series("offered", curve(|p| p.rate), Mark::Dashed),
+        ],
+        distinct: false,
+    }]);
+    figures
 }

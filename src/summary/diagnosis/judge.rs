@@ -203,25 +203,26 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
     let own_clock_late = findings
         .iter()
         .any(|f| matches!(f, Finding::CpuBusy { .. } | Finding::CpuStarved { .. }));
-    // Latency from the intended time includes the lag: only a rise the lag does not
-    // account for happened at the server.
+    // Latency from the intended time includes the lag: only a rise the lag's own rise does
+    // not account for happened at the server.
+    let lag_rise = trend::lag_rise(e.seconds);
     let rise = trend::rise(e.seconds)
-        .filter(|rise| !own_clock_late && rise.last_p50_us - rise.first_p50_us > lag.p99_us);
+        .filter(|rise| !own_clock_late && rise.last_p50_us - rise.first_p50_us > lag_rise);
     if let Some(rise) = rise {
         // A server slower each second is queueing only when requests pile up: it completes
         // less than it is sent, or more are in flight each second. Completing all it is
         // sent while slowing, it changed with time. (A closed model cannot pile up: its
         // users wait; slower at the same users, the server changed.)
-        let whole: Vec<&IntervalDigest> = e.seconds.iter().collect();
+        // The seconds in which requests first filled the pipeline (sent, not yet answered)
+        // are left out: the backlog then is the latency's, not a queue's.
+        let fill = 1 + (e.seconds.first().map_or(0, |d| d.p50_us) / 1_000_000) as usize;
+        let settled: Vec<&IntervalDigest> = e.seconds.iter().skip(fill).collect();
         let piled = e.open_model && {
             let offered =
-                whole.iter().map(|d| d.sent).sum::<u64>() as f64 / whole.len().max(1) as f64;
-            trend::queue(offered, &whole).iter().any(|q| {
-                matches!(
-                    q,
-                    Queue::BacklogGrowing { .. } | Queue::ThroughputShort { .. }
-                )
-            })
+                settled.iter().map(|d| d.sent).sum::<u64>() as f64 / settled.len().max(1) as f64;
+            trend::queue(offered, &settled)
+                .iter()
+                .any(|q| matches!(q, Queue::BacklogGrowing { .. }))
         };
         findings.push(if piled {
             Finding::LatencyRising {

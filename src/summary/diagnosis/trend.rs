@@ -11,11 +11,13 @@ use crate::store::IntervalDigest;
 
 /// Fewest whole seconds a trend is fitted on.
 pub const MIN_POINTS: usize = 4;
-/// A latency trend counts when the median of the span's last third is at least this many
-/// times its first third's…
-pub const RISE_FACTOR: f64 = 1.5;
-/// …and higher by at least this much (a 1 ms → 2 ms change on loopback is the machine's
-/// noise, not the server's).
+/// A latency trend counts when its slope stands this many standard errors out of the
+/// seconds' own noise (more than the usual three: per-second medians are not independent,
+/// a garbage collection or a busy neighbour spans seconds)…
+pub const RISE_SIGNIFICANCE: f64 = 4.0;
+/// …and the median of the span's last third is higher than its first third's by at least
+/// this much (a 1 ms → 2 ms change on loopback is the machine's noise, not the server's;
+/// 2 ms more every ten seconds is 12 ms a minute, which a soak test cares about).
 pub const RISE_MIN_US: u64 = 2_000;
 /// Requests in flight may grow by this share of the rate per second before they count as
 /// a queue (and latency by as many seconds per second, what such a backlog adds).
@@ -71,13 +73,13 @@ fn answered(seconds: &[IntervalDigest]) -> Vec<&IntervalDigest> {
 }
 
 /// The latency trend through `seconds` (whole seconds of one load, in order), when latency
-/// climbed: significantly (three standard errors), by [`RISE_FACTOR`] and [`RISE_MIN_US`]
-/// from the first third to the last.
+/// climbed: significantly ([`RISE_SIGNIFICANCE`]) and by [`RISE_MIN_US`] from the first
+/// third to the last.
 pub fn rise(seconds: &[IntervalDigest]) -> Option<Rise> {
     let s = answered(seconds);
     let medians: Vec<f64> = s.iter().map(|d| d.p50_us as f64).collect();
     let (us_per_sec, se) = slope(&medians)?;
-    if us_per_sec <= 3.0 * se || us_per_sec <= 0.0 {
+    if us_per_sec <= RISE_SIGNIFICANCE * se || us_per_sec <= 0.0 {
         return None;
     }
     let third = (s.len() / 3).max(1);
@@ -88,14 +90,29 @@ pub fn rise(seconds: &[IntervalDigest]) -> Option<Rise> {
     };
     let first = median(&s[..third]);
     let last = median(&s[s.len() - third..]);
-    let climbed =
-        last as f64 >= first as f64 * RISE_FACTOR && last.saturating_sub(first) >= RISE_MIN_US;
-    climbed.then_some(Rise {
+    (last.saturating_sub(first) >= RISE_MIN_US).then_some(Rise {
         first_p50_us: first,
         last_p50_us: last,
         us_per_sec,
         secs: s.len() as u64,
     })
+}
+
+/// How much the generator's send lag p99 rose from the span's first third of seconds to its
+/// last, µs (0 when it fell, or in runs stored without it): latency from the intended time
+/// includes the lag, so only a rise beyond the lag's happened at the server.
+pub fn lag_rise(seconds: &[IntervalDigest]) -> u64 {
+    let s = answered(seconds);
+    if s.is_empty() {
+        return 0;
+    }
+    let third = (s.len() / 3).max(1);
+    let median = |part: &[&IntervalDigest]| {
+        let mut v: Vec<u64> = part.iter().map(|d| d.lag_p99_us).collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    median(&s[s.len() - third..]).saturating_sub(median(&s[..third]))
 }
 
 /// Why a span's requests piled up, when they did.
