@@ -157,28 +157,51 @@ enum Step {
 }
 
 /// The bracket so far: the highest rate met, the lowest broken, the lowest the generator
-/// could not offer.
+/// could not offer, and the least a broken probe's server still served.
 #[derive(Default)]
 struct Bracket {
     lo: Option<f64>,
     hi: Option<f64>,
     ceiling: Option<f64>,
+    served: Option<f64>,
 }
 
 impl Bracket {
-    fn take(&mut self, rate: f64, step: &Step) {
+    /// Takes a probe's result at `rate`; `served` is what a broken probe's server still
+    /// answered successfully per second once it broke.
+    fn take(&mut self, rate: f64, step: &Step, served: Option<f64>) {
         match step {
             Step::Met => self.lo = Some(rate),
             Step::Broken => self.hi = Some(rate),
             Step::Bound => self.ceiling = Some(rate),
         }
+        if let (Step::Broken, Some(s)) = (step, served.filter(|&s| s < rate)) {
+            self.served = Some(self.served.map_or(s, |c| c.min(s)));
+        }
+        // A rate met above what the server sustains once it breaks was met on credits it
+        // does not refill (a token bucket's burst): not an answer.
+        if let (Some(lo), Some(s)) = (self.lo, self.served) {
+            if lo > s {
+                self.lo = None;
+            }
+        }
     }
 
-    /// The lowest rate known not to be sustainable (by the server or by the generator).
-    fn upper(&self) -> Option<f64> {
-        match (self.hi, self.ceiling) {
-            (Some(h), Some(c)) => Some(h.min(c)),
-            (h, c) => h.or(c),
+    /// The lowest rate known not to be sustainable (by the server or by the generator): a
+    /// rate broken, or above what a broken probe's server still served.
+    fn upper(&self, precision: f64) -> Option<f64> {
+        [self.hi, self.ceiling, self.served.map(|s| s * (1.0 + precision))]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min)
+    }
+
+    /// The next rate to try below `rate`, with nothing met under it: what a broken probe's
+    /// server still served, when that is lower, else `rate` shrunk by `growth`.
+    fn below(&self, rate: f64, growth: f64) -> f64 {
+        match self.served {
+            Some(s) if round(s) < rate => round(s),
+            _ => round(rate / growth),
         }
     }
 
@@ -218,44 +241,53 @@ pub fn search<E>(
                     b.lo = None;
                     return Ok(b.outcome(Verdict::ChangedWithTime));
                 }
-                Some(f) if f.generator_bound => Step::Bound,
-                Some(f) if f.met => Step::Met,
-                Some(_) => Step::Broken,
+                Some(f) if f.generator_bound => (Step::Bound, None),
+                Some(f) if f.met => (Step::Met, None),
+                Some(f) => (Step::Broken, f.served),
             };
-            b.take($rate, &step);
-            step
+            b.take($rate, &step.0, step.1);
+            step.0
         }};
     }
+    let p = settings.precision;
 
     let mut rate = settings.start;
-    loop {
-        let phase = if b.upper().is_some() && b.lo.is_none() {
-            Phase::Shrink
-        } else {
-            Phase::Grow
-        };
-        match try_rate!(rate, phase) {
-            Step::Met if b.upper().is_some() => break,
-            Step::Met if rate >= settings.max => {
-                return hold(settings, &mut b, Verdict::AboveMax, &mut probes, &mut probe)
+    'search: loop {
+        loop {
+            let phase = if b.upper(p).is_some() && b.lo.is_none() {
+                Phase::Shrink
+            } else {
+                Phase::Grow
+            };
+            match try_rate!(rate, phase) {
+                Step::Met if b.upper(p).is_some() => break,
+                Step::Met if rate >= settings.max => {
+                    return hold(settings, &mut b, Verdict::AboveMax, &mut probes, &mut probe)
+                }
+                Step::Met => rate = round(rate * settings.growth).min(settings.max),
+                _ if b.lo.is_some() => break,
+                _ if rate <= MIN_RATE => return Ok(b.outcome(Verdict::BelowMin)),
+                _ => rate = b.below(rate, settings.growth).max(MIN_RATE),
             }
-            Step::Met => rate = round(rate * settings.growth).min(settings.max),
-            _ if b.lo.is_some() => break,
-            _ if rate <= MIN_RATE => return Ok(b.outcome(Verdict::BelowMin)),
-            _ => rate = round(rate / settings.growth).max(MIN_RATE),
+        }
+        loop {
+            // A rate met on credits was dropped: look below what the server served.
+            let Some(low) = b.lo else {
+                rate = b.below(rate, settings.growth).max(MIN_RATE);
+                continue 'search;
+            };
+            let Some(high) = b.upper(p).filter(|&h| h > low * (1.0 + p)) else {
+                break 'search;
+            };
+            let mid = round((low * high).sqrt());
+            if mid <= low || mid >= high {
+                break 'search;
+            }
+            rate = mid;
+            try_rate!(mid, Phase::Bisect);
         }
     }
-
     let mut low = b.lo.unwrap_or(MIN_RATE);
-    while let Some(high) = b.upper().filter(|&h| h > low * (1.0 + settings.precision)) {
-        let mid = round((low * high).sqrt());
-        if mid <= low || mid >= high {
-            break;
-        }
-        if let Step::Met = try_rate!(mid, Phase::Bisect) {
-            low = mid;
-        }
-    }
 
     // A boundary found once may be luck: repeat it, and step down while it does not hold.
     for _ in 0..3 {
@@ -269,7 +301,10 @@ pub fn search<E>(
             };
             return hold(settings, &mut b, verdict, &mut probes, &mut probe);
         }
-        low = round(low / (1.0 + settings.precision));
+        low = match b.served {
+            Some(s) if round(s) < low => round(s),
+            _ => round(low / (1.0 + settings.precision)),
+        };
         if low < MIN_RATE {
             break;
         }
@@ -530,6 +565,30 @@ mod tests {
             with_credits(&s, 2_000.0, false).0.verdict,
             Verdict::AboveMax
         );
+    }
+
+    #[test]
+    fn a_probe_that_breaks_while_serving_less_bounds_the_search_there() {
+        // A bucket of credits spent by the growing probes: rates up to 400 met on credits,
+        // then every rate above 200 refused in part while 200 were served.
+        let mut spent = false;
+        let mut tried = Vec::new();
+        let mut s = settings();
+        s.max = 5000.0;
+        let o = search(&s, |rate, phase| {
+            tried.push((rate, phase));
+            spent |= rate >= 800.0;
+            let met = rate <= 200.0 || !spent;
+            Ok::<_, ()>(Some(Finding {
+                met,
+                generator_bound: false,
+                changed_with_time: false,
+                served: (!met).then_some(200.0),
+            }))
+        })
+        .unwrap();
+        assert_eq!((o.verdict, o.capacity), (Verdict::Found, Some(200.0)), "{tried:?}");
+        assert!(tried.len() <= 8, "{tried:?}");
     }
 
     #[test]

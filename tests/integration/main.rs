@@ -10,6 +10,7 @@ mod check;
 mod ci;
 mod cli;
 mod data;
+mod diagnosis;
 mod distributed;
 mod examples;
 mod hostile;

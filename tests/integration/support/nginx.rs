@@ -118,6 +118,39 @@ impl Nginx {
         )
     }
 
+    /// Starts nginx with the dynamic `modules` loaded (`"lua"` with the development kit it
+    /// needs, `"echo"`; Debian's libnginx-mod-http-lua and libnginx-mod-http-echo, which
+    /// tests/run installs), `http_conf` in its `http` block and `locations` in its server.
+    pub fn with_modules(tls: Tls<'_>, modules: &[&str], http_conf: &str, locations: &str) -> Nginx {
+        let mut main = String::new();
+        for m in modules {
+            let files: &[&str] = match *m {
+                "lua" => &["ndk_http_module", "ngx_http_lua_module"],
+                "echo" => &["ngx_http_echo_module"],
+                other => panic!("no nginx module {other:?} is known to the tests"),
+            };
+            for f in files {
+                let path = Path::new("/usr/lib/nginx/modules").join(format!("{f}.so"));
+                assert!(
+                    path.exists(),
+                    "{} is missing: install libnginx-mod-http-{m} (tests/run does)",
+                    path.display()
+                );
+                main += &format!("load_module {};\n", path.display());
+            }
+        }
+        main += "worker_processes 1;\nmaster_process off;";
+        Nginx::launch_conf(
+            tls,
+            &LOOPBACK,
+            &main,
+            "worker_connections 4096;",
+            http_conf,
+            locations,
+            DEFAULT_LOG_FORMAT,
+        )
+    }
+
     /// nginx as it runs in production: a master process and `workers` worker processes.
     pub fn with_workers(workers: u32) -> Nginx {
         Nginx::launch_conf(
