@@ -190,10 +190,14 @@ impl Bracket {
     /// The lowest rate known not to be sustainable (by the server or by the generator): a
     /// rate broken, or above what a broken probe's server still served.
     fn upper(&self, precision: f64) -> Option<f64> {
-        [self.hi, self.ceiling, self.served.map(|s| s * (1.0 + precision))]
-            .into_iter()
-            .flatten()
-            .reduce(f64::min)
+        [
+            self.hi,
+            self.ceiling,
+            self.served.map(|s| s * (1.0 + precision)),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
     }
 
     /// The next rate to try below `rate`, with nothing met under it: what a broken probe's
@@ -407,8 +411,17 @@ pub fn round(rate: f64) -> f64 {
     if rate <= 0.0 || !rate.is_finite() {
         return rate;
     }
-    let scale = 10f64.powi(rate.log10().floor() as i32 - 2);
-    (rate / scale).round() * scale
+    // Multiplying by a power of ten and dividing by another (never by a fraction such as
+    // 0.1, which has no exact binary form) gives the double nearest the decimal: 22.9, not
+    // 22.900000000000002.
+    let digits = 2 - rate.log10().floor() as i32;
+    if digits >= 0 {
+        let k = 10f64.powi(digits);
+        (rate * k).round() / k
+    } else {
+        let k = 10f64.powi(-digits);
+        (rate / k).round() * k
+    }
 }
 
 #[cfg(test)]
@@ -587,7 +600,11 @@ mod tests {
             }))
         })
         .unwrap();
-        assert_eq!((o.verdict, o.capacity), (Verdict::Found, Some(200.0)), "{tried:?}");
+        assert_eq!(
+            (o.verdict, o.capacity),
+            (Verdict::Found, Some(200.0)),
+            "{tried:?}"
+        );
         assert!(tried.len() <= 8, "{tried:?}");
     }
 
@@ -627,5 +644,8 @@ mod tests {
         assert_eq!(round(2828.427), 2830.0);
         assert_eq!(round(141.42), 141.0);
         assert_eq!(round(1.414), 1.41);
+        assert_eq!(round(22.9), 22.9);
+        assert_eq!(round((17.7f64 * 24.4).sqrt()).to_string(), "20.8");
+        assert_eq!(round(24.400000000000002).to_string(), "24.4");
     }
 }

@@ -372,6 +372,16 @@ fn first_breach(objectives: &[Slo], window: &[&crate::store::IntervalDigest]) ->
     })
 }
 
+/// Whether the rate asked was sent: no finding says it fell short.
+fn rate_held(d: &crate::summary::Diagnosis) -> bool {
+    !d.findings.iter().any(|f| {
+        matches!(
+            f,
+            crate::summary::Finding::RateShort { .. } | crate::summary::Finding::CountShort { .. }
+        )
+    })
+}
+
 impl ProbeRecord {
     fn of(rate: f64, phase: Phase, run: String, s: &Summary) -> ProbeRecord {
         let met = s.slo_met();
@@ -384,8 +394,10 @@ impl ProbeRecord {
             unsteady: Vec::new(),
             // Only the generator's own evidence (its CPU, ports, descriptors, connection
             // cap) makes a probe generator-bound: a server holding every connection makes
-            // requests leave late too.
-            generator_bound: s.verdict.generator_limited(),
+            // requests leave late too. And only when it mattered: a generator that sent the
+            // whole rate, however late, while the objectives held measured latencies no
+            // better than the server's, so the server met them at that rate.
+            generator_bound: s.verdict.generator_limited() && !(met && rate_held(&s.verdict)),
             throughput: s.requests.throughput,
             mean_us: s.latency.mean_us,
             p50_us: s.latency.p50_us,

@@ -134,9 +134,14 @@ pub enum Queue {
     },
 }
 
+/// Requests a span may complete fewer than its share allows, whatever its length: at a few
+/// requests per second one answer falling just past the span's end is a percent.
+pub const THROUGHPUT_SLACK: f64 = 2.0;
+
 /// Whether requests piled up through `seconds` offered `offered` req/s (open model): the
-/// throughput fell short of the offer, or the backlog (sent minus completed, summed) grew
-/// by more than [`QUEUE_GROWTH`] of the rate per second plus three standard errors.
+/// throughput fell short of the offer (by more than [`THROUGHPUT_SHARE`] and
+/// [`THROUGHPUT_SLACK`] requests), or the backlog (sent minus completed, summed) grew by
+/// more than [`QUEUE_GROWTH`] of the rate per second plus three standard errors.
 pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
     let mut out = Vec::new();
     if seconds.is_empty() || offered <= 0.0 {
@@ -144,7 +149,7 @@ pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
     }
     let secs = seconds.len() as f64;
     let completed = seconds.iter().map(|d| d.completed).sum::<u64>() as f64 / secs;
-    if completed < offered * THROUGHPUT_SHARE {
+    if completed * secs < offered * secs * THROUGHPUT_SHARE - THROUGHPUT_SLACK {
         out.push(Queue::ThroughputShort { offered, completed });
     }
     let backlog: Vec<f64> = seconds
