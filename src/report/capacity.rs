@@ -37,7 +37,7 @@ pub fn probe_line(p: &ProbeRecord) -> String {
         } else {
             "queue "
         },
-        fmt_us(p.p99_us),
+        super::interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
         100.0 * p.failure_ratio,
         p.throughput,
         if p.generator_bound {
@@ -74,7 +74,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
                     .verdicts
                     .iter()
                     .filter(|v| !v.met)
-                    .map(|v| format!("{} measured {}", v.objective, v.measured))
+                    .map(|v| format!("{} measured {}", v.objective, super::interval::measured(v)))
                     .chain(p.unsteady.iter().map(unsteady))
                     .collect();
                 missed.join("; ")
@@ -195,7 +195,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
         "throughput",
         "50%",
         "95%",
-        "99%",
+        "99% (95% CI)",
         "max",
         "std dev",
         "errors",
@@ -218,7 +218,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
             fmt_num(p.throughput, 1),
             fmt_us(p.p50_us),
             fmt_us(p.p95_us),
-            fmt_us(p.p99_us),
+            super::interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
             fmt_us(p.max_us),
             fmt_us_f(p.stdev_us),
             format!("{:.2}%", 100.0 * p.failure_ratio),
