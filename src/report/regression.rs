@@ -172,7 +172,7 @@ fn failure_line(v: &RuleVerdict) -> String {
 /// One line on a rule past its allowance whose intervals overlap.
 fn noise_line(v: &RuleVerdict) -> String {
     format!(
-        "{}; but their 95% confidence intervals overlap, so chance alone can make the difference: within noise, not a regression (longer runs narrow the intervals)",
+        "{}, but their 95% confidence intervals overlap: within noise, not a regression (chance alone can make a difference this size; more requests per run narrow the intervals)",
         measured_line(v)
     )
 }
@@ -263,7 +263,7 @@ pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderErr
             out.push_str(&aligned_left(&rows(j.verdicts), 1));
             out.push('\n');
             for line in noise_lines(j) {
-                let _ = writeln!(out, "within noise: {line}");
+                let _ = writeln!(out, "{line}");
             }
             out.push_str(&incomplete_block(j));
             let _ = writeln!(out, "{}", tally(j));
@@ -310,11 +310,7 @@ pub fn markdown(j: &Judged<'_>) -> String {
     out.push_str(&markdown_left(&escaped, 1));
     out.push('\n');
     for line in noise_lines(j) {
-        let _ = writeln!(
-            out,
-            "- **within noise**: {}",
-            super::step_summary::cell_text(&line)
-        );
+        let _ = writeln!(out, "- {}", super::step_summary::cell_text(&line));
     }
     for i in j.incomplete {
         let _ = writeln!(

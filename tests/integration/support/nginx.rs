@@ -118,6 +118,24 @@ impl Nginx {
         )
     }
 
+    /// Plain-HTTP nginx with the Lua module loaded (Debian's libnginx-mod-http-lua, which
+    /// `tests/run` installs): `http_conf` in its `http` block (`init_by_lua_*`, shared dicts)
+    /// and `locations` (`content_by_lua_*`) in its server.
+    pub fn with_lua(http_conf: &str, locations: &str) -> Nginx {
+        let modules = "/usr/lib/nginx/modules";
+        Nginx::launch_conf(
+            Tls::None,
+            &LOOPBACK,
+            &format!(
+                "load_module {modules}/ndk_http_module.so;\nload_module {modules}/ngx_http_lua_module.so;\nworker_processes 1;\nmaster_process off;"
+            ),
+            "worker_connections 4096;",
+            http_conf,
+            locations,
+            DEFAULT_LOG_FORMAT,
+        )
+    }
+
     /// nginx as it runs in production: a master process and `workers` worker processes.
     pub fn with_workers(workers: u32) -> Nginx {
         Nginx::launch_conf(
