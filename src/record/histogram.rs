@@ -57,15 +57,31 @@ impl Histogram {
     /// The `rank`-th smallest value (1 = the smallest) as the lowest and highest values of
     /// its bucket, µs; `None` past the last value. Confidence intervals read their bounds here.
     pub fn at_rank(&self, rank: u64) -> Option<(u64, u64)> {
+        self.at_ranks(&[rank])[0]
+    }
+
+    /// [`Histogram::at_rank`] of each of `ranks`, in one pass over the counts.
+    pub fn at_ranks(&self, ranks: &[u64]) -> Vec<Option<(u64, u64)>> {
+        let mut order: Vec<usize> = (0..ranks.len()).collect();
+        order.sort_by_key(|&i| ranks[i]);
+        let mut out = vec![None; ranks.len()];
+        let mut next = order.iter().peekable();
         let mut seen = 0;
         for v in self.0.iter_recorded() {
             seen += v.count_at_value();
-            if seen >= rank.max(1) {
+            while let Some(&&i) = next.peek() {
+                if ranks[i].max(1) > seen {
+                    break;
+                }
                 let at = v.value_iterated_to();
-                return Some((self.0.lowest_equivalent(at), self.0.highest_equivalent(at)));
+                out[i] = Some((self.0.lowest_equivalent(at), self.0.highest_equivalent(at)));
+                next.next();
+            }
+            if next.peek().is_none() {
+                break;
             }
         }
-        None
+        out
     }
 
     /// Value at `quantile` (0..=1) as a duration.
@@ -275,6 +291,10 @@ mod tests {
         // 12,345 µs is in a bucket 8 µs wide at 3 significant digits.
         assert_eq!(h.at_rank(5), Some((12_344, 12_351)));
         assert_eq!(h.at_rank(6), None);
+        assert_eq!(
+            h.at_ranks(&[5, 1, 9, 3]),
+            vec![Some((12_344, 12_351)), Some((1, 1)), None, Some((3, 3))]
+        );
     }
 
     #[test]

@@ -397,14 +397,23 @@ fn interval(allowance: Allowance, s: &Summary) -> Option<(Interval<f64>, CiMetho
 /// The completions of each whole second measured: warm-up seconds, the last partial second
 /// and the wait for the last answers are left out.
 fn measured_seconds(s: &Summary) -> Vec<u64> {
-    let warmup = |stage: Option<u16>| {
+    whole_seconds(&s.timeline, s.duration.attack_secs, |stage| {
         stage
             .and_then(|i| s.stages.get(usize::from(i)))
             .is_some_and(|st| st.warmup)
-    };
-    s.timeline
+    })
+}
+
+/// The completions of the seconds of `timeline` wholly inside the `attack_secs` and outside
+/// a stage `warmup` says is one.
+fn whole_seconds(
+    timeline: &[crate::store::IntervalDigest],
+    attack_secs: f64,
+    warmup: impl Fn(Option<u16>) -> bool,
+) -> Vec<u64> {
+    timeline
         .iter()
-        .filter(|d| (d.index as f64) + 1.0 <= s.duration.attack_secs && !warmup(d.stage))
+        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && !warmup(d.stage))
         .map(|d| d.completed)
         .collect()
 }
@@ -598,6 +607,35 @@ mod tests {
             outcome: Outcome::WithinNoise,
         };
         assert!(within.passed());
+    }
+
+    #[test]
+    fn throughput_noise_is_read_from_the_whole_measured_seconds() {
+        let second =
+            |index: u64, completed: u64, stage: Option<u16>| crate::store::IntervalDigest {
+                index,
+                sent: completed,
+                completed,
+                failed: 0,
+                p50_us: 0,
+                p90_us: 0,
+                p99_us: 0,
+                max_us: 0,
+                health: Default::default(),
+                stage,
+                server: None,
+            };
+        let timeline = [
+            second(0, 40, Some(0)),
+            second(1, 100, Some(1)),
+            second(2, 98, Some(1)),
+            second(3, 102, Some(1)),
+            second(4, 30, Some(1)),
+        ];
+        // Stage 0 is a warm-up; the attack ended 0.4 s into second 4.
+        let counts = whole_seconds(&timeline, 4.4, |stage| stage == Some(0));
+        assert_eq!(counts, vec![100, 98, 102]);
+        assert!(whole_seconds(&timeline, 0.9, |_| false).is_empty());
     }
 
     #[test]

@@ -174,3 +174,59 @@ pub fn measure(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Histogram;
+    use std::time::Duration;
+
+    fn latencies(n: u64, spread_ms: u64) -> Histogram {
+        let mut h = Histogram::new();
+        for i in 0..n {
+            h.record(Duration::from_micros(
+                200_000 + (i * 7_919) % (spread_ms * 1_000),
+            ));
+        }
+        h
+    }
+
+    #[test]
+    fn an_objective_met_with_its_bound_inside_the_interval_is_uncertain() {
+        // 50 latencies from 200 to 260 ms: a p99 of about 259 ms, whose interval from 50
+        // samples has no upper bound, so `p99 < 300ms` holds but cannot be sure.
+        let few = latencies(50, 60);
+        let p99 = Metric::Quantile(0.99);
+        let ci = SloCi::of(p99, 300_000.0, 50, 0, &few).unwrap();
+        assert_eq!(ci.unit, Unit::Micros);
+        assert_eq!(ci.interval.hi, None);
+        assert!(ci.uncertain, "{ci:?}");
+        // 10,000 of them: the interval closes below the bound.
+        let many = latencies(10_000, 60);
+        let ci = SloCi::of(p99, 300_000.0, 10_000, 0, &many).unwrap();
+        assert!(ci.interval.hi.unwrap() < 300_000.0, "{ci:?}");
+        assert!(!ci.uncertain);
+        // A median far from the bound is sure even from 50.
+        let ci = SloCi::of(Metric::Quantile(0.5), 300_000.0, 50, 0, &few).unwrap();
+        assert!(!ci.uncertain, "{ci:?}");
+    }
+
+    #[test]
+    fn the_error_rate_has_a_wilson_interval_and_the_maximum_none() {
+        let h = latencies(500, 10);
+        // 1 failure in 500 (0.2 %) against `error_rate < 0.5%`: Wilson's upper bound is 1.1 %.
+        let ci = SloCi::of(Metric::ErrorRate, 0.005, 500, 1, &h).unwrap();
+        assert_eq!(ci.unit, Unit::Ratio);
+        assert!(ci.uncertain, "{ci:?}");
+        assert_eq!(SloCi::of(Metric::Max, 300_000.0, 500, 0, &h), None);
+        assert_eq!(SloCi::of(Metric::Rps, 100.0, 500, 0, &h), None);
+        assert_eq!(
+            SloCi::of(Metric::Quantile(1.0), 300_000.0, 500, 0, &h),
+            None
+        );
+        assert_eq!(
+            SloCi::of(Metric::Quantile(0.99), 1.0, 0, 0, &Histogram::new()),
+            None
+        );
+    }
+}

@@ -181,6 +181,15 @@ fn two_runs_of_one_server_differ_within_noise_and_the_server_twice_as_slow_regre
         "{json}"
     );
 
+    let markdown = gate(&a, &b, "markdown");
+    let md = String::from_utf8_lossy(&markdown.stdout);
+    assert!(md.contains(" | within noise |"), "{md}");
+    assert!(
+        md.contains("\n- p99 +10%: candidate ")
+            && md.contains("**no regression: all 1 rules held (1 within noise)**"),
+        "{md}"
+    );
+
     let junit = gate(&a, &b, "junit");
     let xml = String::from_utf8_lossy(&junit.stdout);
     assert_valid_junit(&xml, dir.path());
