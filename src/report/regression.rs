@@ -163,7 +163,9 @@ fn failure_line(v: &RuleVerdict) -> String {
                 | Allowance::LatencyBy {
                     stat: Latency::Max, ..
                 } => "the maximum has no confidence interval",
-                _ => "a run has too few samples for a confidence interval",
+                Allowance::ThroughputShare { .. } =>
+                    "a run is too short (under two whole seconds measured) for a throughput interval",
+                _ => "a run has too few requests for a confidence interval",
             }
         ),
     }
