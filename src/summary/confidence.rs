@@ -37,19 +37,9 @@ pub struct Interval<T> {
     pub hi: Option<T>,
 }
 
-impl<T: Copy + Into<f64>> Interval<T> {
-    /// The same interval in `f64` (for comparing intervals of different measures).
-    pub fn to_f64(self) -> Interval<f64> {
-        Interval {
-            lo: self.lo.map(Into::into),
-            hi: self.hi.map(Into::into),
-        }
-    }
-}
-
 impl Interval<u64> {
-    /// The same interval in `f64` (`u64` has no lossless `Into<f64>`; microsecond counts are
-    /// far below 2^53).
+    /// The same interval in `f64`, to compare with other measures (microsecond counts are far
+    /// below 2^53, so exactly).
     pub fn as_f64(self) -> Interval<f64> {
         Interval {
             lo: self.lo.map(|v| v as f64),
