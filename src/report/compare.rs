@@ -27,7 +27,6 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
     });
     type Pick = fn(&Stats) -> u64;
     type PickCi = fn(&PercentileIntervals) -> &Interval<u64>;
-    let point: [(&str, Pick); 1] = [("latency min", |s| s.min_us)];
     // Each percentile with its 95 % confidence interval: two runs' percentiles whose
     // intervals overlap may differ by chance alone.
     let percentiles: [(&str, Pick, PickCi); 5] = [
@@ -37,9 +36,7 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
         ("latency 99%", |s| s.p99_us, |c| &c.p99_us),
         ("latency 99.9%", |s| s.p999_us, |c| &c.p999_us),
     ];
-    for (name, pick) in point {
-        add(name, &|v| fmt_us(pick(&v.summary.latency)));
-    }
+    add("latency min", &|v| fmt_us(v.summary.latency.min_us));
     for (name, pick, ci) in percentiles {
         add(name, &|v| {
             let l = &v.summary.latency;
