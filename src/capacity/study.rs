@@ -73,6 +73,10 @@ pub struct ProbeRecord {
     pub p95_us: u64,
     /// See `p50_us`.
     pub p99_us: u64,
+    /// The 95 % confidence interval of `p99_us` (absent from searches stored before it was
+    /// kept): a probe's window holds few samples, and its p99 rests on the slowest of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ci_us: Option<crate::summary::Interval<u64>>,
     /// See `p50_us`.
     pub max_us: u64,
     /// Their standard deviation, µs (0 in records written before it was kept).
@@ -404,6 +408,7 @@ impl ProbeRecord {
             p95_us: s.latency.p95_us,
             stdev_us: s.latency.stdev_us,
             p99_us: s.latency.p99_us,
+            p99_ci_us: s.latency.ci.map(|c| c.p99_us),
             max_us: s.latency.max_us,
             failure_ratio: s.aggregated.as_ref().map_or(0.0, |a| {
                 if a.count > 0 {

@@ -54,6 +54,36 @@ impl Histogram {
         &self.0
     }
 
+    /// The `rank`-th smallest value (1 = the smallest) as the lowest and highest values of
+    /// its bucket, µs; `None` past the last value. Confidence intervals read their bounds here.
+    pub fn at_rank(&self, rank: u64) -> Option<(u64, u64)> {
+        self.at_ranks(&[rank])[0]
+    }
+
+    /// [`Histogram::at_rank`] of each of `ranks`, in one pass over the counts.
+    pub fn at_ranks(&self, ranks: &[u64]) -> Vec<Option<(u64, u64)>> {
+        let mut order: Vec<usize> = (0..ranks.len()).collect();
+        order.sort_by_key(|&i| ranks[i]);
+        let mut out = vec![None; ranks.len()];
+        let mut next = order.iter().peekable();
+        let mut seen = 0;
+        for v in self.0.iter_recorded() {
+            seen += v.count_at_value();
+            while let Some(&&i) = next.peek() {
+                if ranks[i].max(1) > seen {
+                    break;
+                }
+                let at = v.value_iterated_to();
+                out[i] = Some((self.0.lowest_equivalent(at), self.0.highest_equivalent(at)));
+                next.next();
+            }
+            if next.peek().is_none() {
+                break;
+            }
+        }
+        out
+    }
+
     /// Value at `quantile` (0..=1) as a duration.
     pub fn quantile(&self, q: f64) -> Duration {
         Duration::from_micros(self.0.value_at_quantile(q))
@@ -245,6 +275,25 @@ mod tests {
         assert_eq!(
             Histogram::decode(&text).unwrap_err(),
             format!("histogram inflates past {MAX_V2} bytes")
+        );
+    }
+
+    #[test]
+    fn a_rank_reads_the_bucket_of_that_order_statistic() {
+        let mut h = Histogram::new();
+        for us in [5, 1, 12_345, 3, 3] {
+            h.record(Duration::from_micros(us));
+        }
+        assert_eq!(h.at_rank(1), Some((1, 1)));
+        assert_eq!(h.at_rank(2), Some((3, 3)));
+        assert_eq!(h.at_rank(3), Some((3, 3)));
+        assert_eq!(h.at_rank(4), Some((5, 5)));
+        // 12,345 µs is in a bucket 8 µs wide at 3 significant digits.
+        assert_eq!(h.at_rank(5), Some((12_344, 12_351)));
+        assert_eq!(h.at_rank(6), None);
+        assert_eq!(
+            h.at_ranks(&[5, 1, 9, 3]),
+            vec![Some((12_344, 12_351)), Some((1, 1)), None, Some((3, 3))]
         );
     }
 

@@ -1,5 +1,6 @@
 //! The per-stage table of a staged run: for a sweep, one row per step with its offered
-//! load, achieved throughput, latency, errors and which side, if any, was the limit.
+//! load, achieved throughput, latency (its p99 with the 95 % confidence interval), errors
+//! and which side, if any, was the limit.
 
 use super::text::stage_level;
 use crate::summary::Summary;
@@ -15,7 +16,8 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         "throughput",
         "50%",
         "95%",
-        "99%",
+        // The step's p99 is the evidence a sweep is read by: its interval says how sure.
+        "99% (95% CI)",
         "max",
         "std dev",
         "errors",
@@ -51,7 +53,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
             fmt_rate(st.rps),
             fmt_us(st.latency.p50_us),
             fmt_us(st.latency.p95_us),
-            fmt_us(st.latency.p99_us),
+            super::interval::us_with(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us)),
             fmt_us(st.latency.max_us),
             fmt_us_f(st.latency.stdev_us),
             format!("{:.2}%", 100.0 * st.failure_ratio()),

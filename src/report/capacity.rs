@@ -37,7 +37,7 @@ pub fn probe_line(p: &ProbeRecord) -> String {
         } else {
             "queue "
         },
-        fmt_us(p.p99_us),
+        super::interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
         100.0 * p.failure_ratio,
         p.throughput,
         if p.generator_bound {
@@ -55,7 +55,7 @@ fn what_broke(p: &ProbeRecord) -> String {
         .verdicts
         .iter()
         .filter(|v| !v.met)
-        .map(|v| format!("{} measured {}", v.objective, v.measured))
+        .map(|v| format!("{} measured {}", v.objective, super::interval::measured(v)))
         .chain(p.unsteady.iter().map(unsteady))
         .collect();
     missed.join("; ")
@@ -293,7 +293,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
         "throughput",
         "50%",
         "95%",
-        "99%",
+        "99% (95% CI)",
         "max",
         "std dev",
         "errors",
@@ -316,7 +316,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
             fmt_num(p.throughput, 1),
             fmt_us(p.p50_us),
             fmt_us(p.p95_us),
-            fmt_us(p.p99_us),
+            super::interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
             fmt_us(p.max_us),
             fmt_us_f(p.stdev_us),
             format!("{:.2}%", 100.0 * p.failure_ratio),
@@ -411,6 +411,55 @@ fn render_markdown(record: &CapacityRecord) -> String {
 mod tests {
     use super::*;
     use crate::capacity::search::SearchSettings;
+
+    #[test]
+    fn a_probe_shows_its_p99_with_its_interval_and_an_older_record_without() {
+        let stored = r#"{"rate": 1000.0, "phase": "grow", "run": "01-grow-1000rps", "met": true,
+            "generator_bound": false, "throughput": 999.5, "p50_us": 2000, "p95_us": 9000,
+            "p99_us": 12301, "max_us": 15000, "failure_ratio": 0.0, "verdicts": [],
+            "generator_cpu_percent": 12.0}"#;
+        let old: ProbeRecord = serde_json::from_str(stored).unwrap();
+        assert_eq!(old.p99_ci_us, None);
+        assert!(
+            probe_line(&old).contains("p99 12.301ms  errors"),
+            "{}",
+            probe_line(&old)
+        );
+        let mut new = old.clone();
+        new.p99_ci_us = Some(crate::summary::Interval {
+            lo: Some(11_900),
+            hi: None,
+        });
+        assert!(
+            probe_line(&new).contains("p99 12.301ms (≥11.900ms)  errors"),
+            "{}",
+            probe_line(&new)
+        );
+        let record = CapacityRecord {
+            command: vec![],
+            target: "http://127.0.0.1/".into(),
+            objectives: vec!["p99 < 250ms".into()],
+            settings: SearchSettings {
+                start: 1000.0,
+                max: 2000.0,
+                growth: 2.0,
+                precision: 0.05,
+                max_probes: 20,
+                hold: false,
+            },
+            window_secs: 10.0,
+            warmup_secs: 2.0,
+            confirm_secs: 0.0,
+            probes: vec![old, new],
+            knee: None,
+            clock: None,
+            outcome: None,
+        };
+        let rows = rows(&record);
+        let col = rows[0].iter().position(|h| h == "99% (95% CI)").unwrap();
+        assert_eq!(rows[1][col], "12.301ms");
+        assert_eq!(rows[2][col], "12.301ms (≥11.900ms)");
+    }
 
     #[test]
     fn a_search_that_reached_the_default_ceiling_says_so() {

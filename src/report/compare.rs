@@ -1,10 +1,10 @@
 //! Runs side by side (TLS at the balancer vs on the instance vs with client certificates):
-//! one row per measure, one column per run.
+//! one row per measure, one column per run; a percentile with its 95 % confidence interval.
 
 use super::plot::RunView;
 use super::table::{aligned, aligned_left, markdown, markdown_left};
 use super::Format;
-use crate::summary::Stats;
+use crate::summary::{Interval, PercentileIntervals, Stats};
 use crate::units::{fmt_count, fmt_rate, fmt_us, fmt_us_f};
 
 /// The comparison table: header (measure, then each run's label), then one row per measure.
@@ -26,18 +26,24 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
         format!("{:.2}%", 100.0 * v.summary.success_ratio)
     });
     type Pick = fn(&Stats) -> u64;
-    let latency: [(&str, Pick); 7] = [
-        ("latency min", |s| s.min_us),
-        ("latency 50%", |s| s.p50_us),
-        ("latency 90%", |s| s.p90_us),
-        ("latency 95%", |s| s.p95_us),
-        ("latency 99%", |s| s.p99_us),
-        ("latency 99.9%", |s| s.p999_us),
-        ("latency max", |s| s.max_us),
+    type PickCi = fn(&PercentileIntervals) -> &Interval<u64>;
+    // Each percentile with its 95 % confidence interval: two runs' percentiles whose
+    // intervals overlap may differ by chance alone.
+    let percentiles: [(&str, Pick, PickCi); 5] = [
+        ("latency 50%", |s| s.p50_us, |c| &c.p50_us),
+        ("latency 90%", |s| s.p90_us, |c| &c.p90_us),
+        ("latency 95%", |s| s.p95_us, |c| &c.p95_us),
+        ("latency 99%", |s| s.p99_us, |c| &c.p99_us),
+        ("latency 99.9%", |s| s.p999_us, |c| &c.p999_us),
     ];
-    for (name, pick) in latency {
-        add(name, &|v| fmt_us(pick(&v.summary.latency)));
+    add("latency min", &|v| fmt_us(v.summary.latency.min_us));
+    for (name, pick, ci) in percentiles {
+        add(name, &|v| {
+            let l = &v.summary.latency;
+            super::interval::us_with(pick(l), l.ci.as_ref().map(ci))
+        });
     }
+    add("latency max", &|v| fmt_us(v.summary.latency.max_us));
     add("latency mean", &|v| fmt_us_f(v.summary.latency.mean_us));
     add("latency std dev", &|v| fmt_us_f(v.summary.latency.stdev_us));
     add("TLS handshake mean", &|v| {

@@ -210,7 +210,7 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
         rows.extend(s.slo.iter().map(|v| {
             vec![
                 v.objective.clone(),
-                v.measured.clone(),
+                super::interval::measured(v),
                 if v.met { "met" } else { "not met" }.into(),
             ]
         }));

@@ -41,6 +41,9 @@ pub(super) struct Case {
     pub name: String,
     /// Why it failed, when it did.
     pub failure: Option<Failure>,
+    /// What a passing case has to say (an objective too close to call, a change within
+    /// noise), as its `<system-out>`.
+    pub output: Option<String>,
 }
 
 /// A `<failure>`: a one-line message, a type, and the detail as its text.
@@ -98,19 +101,23 @@ impl Suite {
                 escape(&case.classname),
                 escape(&case.name)
             );
-            match &case.failure {
-                None => {
-                    let _ = writeln!(out, "{head}/>");
-                }
-                Some(f) => {
-                    let _ = writeln!(
-                        out,
-                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                        escape(&f.message),
-                        escape(f.kind),
-                        escape(&f.detail)
-                    );
-                }
+            let mut body = String::new();
+            if let Some(f) = &case.failure {
+                let _ = writeln!(
+                    body,
+                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                    escape(&f.message),
+                    escape(f.kind),
+                    escape(&f.detail)
+                );
+            }
+            if let Some(text) = &case.output {
+                let _ = writeln!(body, "      <system-out>{}</system-out>", escape(text));
+            }
+            if body.is_empty() {
+                let _ = writeln!(out, "{head}/>");
+            } else {
+                let _ = writeln!(out, "{head}>\n{body}    </testcase>");
             }
         }
         out.push_str("  </testsuite>\n</testsuites>\n");
@@ -167,6 +174,7 @@ pub fn capacity(record: &CapacityRecord) -> String {
             kind: "no capacity found",
             detail: answer.join("\n"),
         }),
+        output: None,
     }];
     // The last probe that met the objectives at the capacity: the evidence it rests on.
     let at = outcome
@@ -207,11 +215,15 @@ pub(super) fn objective_case(v: &SloVerdict) -> Case {
         failure: (!v.met).then(|| Failure {
             message: format!(
                 "measured {} against the objective {}",
-                v.measured, v.objective
+                super::interval::measured(v),
+                v.objective
             ),
             kind: "objective not met",
-            detail: format!("{}: measured {}", v.objective, v.measured),
+            detail: format!("{}: measured {}", v.objective, super::interval::measured(v)),
         }),
+        // A met objective whose bound lies inside its interval passes, and says so.
+        output: (v.met && v.ci.is_some_and(|c| c.uncertain))
+            .then(|| format!("{}: measured {}", v.objective, super::interval::measured(v))),
     }
 }
 
@@ -230,6 +242,7 @@ fn generator_case(s: &Summary) -> Case {
         classname: TRUST.into(),
         name: "the generator kept up".into(),
         failure,
+        output: None,
     }
 }
 
@@ -248,6 +261,7 @@ fn succeeded_case(s: &Summary) -> Case {
         classname: TRUST.into(),
         name: "requests succeeded".into(),
         failure,
+        output: None,
     }
 }
 
@@ -261,6 +275,7 @@ fn completed_case(s: &Summary) -> Case {
             kind: "partial run",
             detail: why.clone(),
         }),
+        output: None,
     }
 }
 
@@ -275,6 +290,7 @@ mod tests {
             request: Some("a<b & \"c\"".into()),
             measured: "12.5ms".into(),
             met: false,
+            ci: None,
         };
         let xml = Suite {
             name: "x]]>\u{1}".into(),
@@ -301,9 +317,44 @@ mod tests {
             request: None,
             measured: "1ms".into(),
             met: true,
+            ci: None,
         };
         let case = objective_case(&v);
         assert_eq!(case.classname, "headroom.objectives");
         assert!(case.failure.is_none());
+        assert!(case.output.is_none());
+    }
+
+    #[test]
+    fn a_met_objective_too_close_to_call_passes_and_says_so() {
+        let v = SloVerdict {
+            objective: "p99 < 10ms".into(),
+            request: None,
+            measured: "9.800ms".into(),
+            met: true,
+            ci: Some(crate::summary::SloCi {
+                unit: crate::summary::regression::Unit::Micros,
+                interval: crate::summary::Interval {
+                    lo: Some(9_500.0),
+                    hi: None,
+                },
+                bound: 10_000.0,
+                uncertain: true,
+            }),
+        };
+        let xml = Suite {
+            name: "s".into(),
+            timestamp: None,
+            hostname: None,
+            secs: None,
+            properties: vec![],
+            cases: vec![objective_case(&v)],
+        }
+        .to_xml();
+        assert!(xml.contains(r#"failures="0""#), "{xml}");
+        assert!(
+            xml.contains("<system-out>p99 &lt; 10ms: measured 9.800ms (95% CI ≥9.500ms, which holds the bound 10.000ms: too close to call; more requests would settle it)</system-out>"),
+            "{xml}"
+        );
     }
 }

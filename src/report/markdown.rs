@@ -115,7 +115,12 @@ pub fn render_markdown(s: &Summary) -> String {
         out.push_str("### Objectives\n\n| objective | measured | verdict |\n|---|---:|---|\n");
         for v in &s.slo {
             let verdict = if v.met { "met" } else { "**not met**" };
-            let _ = writeln!(out, "| `{}` | {} | {verdict} |", v.objective, v.measured);
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {verdict} |",
+                v.objective,
+                super::interval::measured(v)
+            );
         }
         out.push('\n');
     }

@@ -11,6 +11,7 @@ mod failures;
 pub mod html;
 mod html_fit;
 mod html_tables;
+mod interval;
 mod json;
 pub mod junit;
 mod markdown;

@@ -1,14 +1,17 @@
-//! The regression verdict in words: each rule with the baseline's value, the candidate's,
-//! the change and whether it held; in text, markdown, JSON and JUnit.
+//! The regression verdict in words: each rule with the baseline's value, the candidate's
+//! (each with its 95 % confidence interval), the change and whether it held, regressed or
+//! differed within noise; in text, markdown, JSON and JUnit.
 
+use super::interval::{in_unit, value};
 use super::junit::{Case, Failure, Suite};
 use super::table::{aligned_left, markdown_left};
 use super::Format;
 use crate::summary::regression::{
-    Allowance, Incomplete, Mismatch, Outcome, RuleVerdict, Side, Unit,
+    Allowance, Incomplete, Latency, Mismatch, Outcome, RuleVerdict, Side, Unit,
 };
+use crate::summary::Interval;
 use crate::summary::Summary;
-use crate::units::{fmt_num, fmt_us_f};
+use crate::units::fmt_us_f;
 use std::fmt::Write as _;
 
 /// The two runs judged: their labels (directory names) and summaries.
@@ -79,18 +82,6 @@ pub fn mismatch_line(m: &Mismatch, baseline: &Summary, candidate: &Summary) -> S
     }
 }
 
-/// `value` in the rule's unit.
-fn value(unit: Unit, v: f64) -> String {
-    if v.is_nan() {
-        return "-".into();
-    }
-    match unit {
-        Unit::Micros => fmt_us_f(v),
-        Unit::Ratio => format!("{:.2}%", 100.0 * v),
-        Unit::PerSecond => format!("{} req/s", fmt_num(v, 1)),
-    }
-}
-
 /// The change from baseline to candidate, in the rule's terms: relative for `%` rules,
 /// absolute for `+Nms`, percentage points for errors.
 fn change(v: &RuleVerdict) -> String {
@@ -119,12 +110,37 @@ fn change(v: &RuleVerdict) -> String {
 fn outcome_word(o: Outcome) -> &'static str {
     match o {
         Outcome::Passed => "passed",
-        Outcome::Failed => "FAILED",
+        Outcome::WithinNoise => "within noise",
+        Outcome::Failed => "REGRESSED",
         Outcome::NoData => "FAILED (nothing to measure)",
     }
 }
 
-/// One line on a failed rule: what was measured against what was allowed.
+/// A side's value with its 95 % confidence interval when it has one.
+fn with_ci(unit: Unit, v: f64, ci: Option<&Interval<f64>>) -> String {
+    match ci {
+        Some(ci) if !v.is_nan() => format!("{} ({})", value(unit, v), in_unit(unit, ci)),
+        _ => value(unit, v),
+    }
+}
+
+/// The candidate against the baseline, each with its interval, the change and the limit.
+fn measured_line(v: &RuleVerdict) -> String {
+    format!(
+        "{}: candidate {} against baseline {} ({}), allowed at most {}",
+        v.rule.text,
+        with_ci(v.unit, v.candidate, v.candidate_ci.as_ref()),
+        with_ci(v.unit, v.baseline, v.baseline_ci.as_ref()),
+        change(v),
+        match v.rule.allowance {
+            Allowance::ThroughputShare { .. } => format!("a fall to {}", value(v.unit, v.limit)),
+            _ => value(v.unit, v.limit),
+        }
+    )
+}
+
+/// One line on a failed rule: what was measured against what was allowed, and why it is not
+/// noise.
 fn failure_line(v: &RuleVerdict) -> String {
     match v.outcome {
         Outcome::NoData => format!(
@@ -133,26 +149,41 @@ fn failure_line(v: &RuleVerdict) -> String {
             value(v.unit, v.baseline),
             value(v.unit, v.candidate)
         ),
+        _ if v.baseline_ci.is_some() && v.candidate_ci.is_some() => format!(
+            "{}; their 95% confidence intervals do not overlap",
+            measured_line(v)
+        ),
         _ => format!(
-            "{}: candidate {} against baseline {} ({}), allowed at most {}",
-            v.rule.text,
-            value(v.unit, v.candidate),
-            value(v.unit, v.baseline),
-            change(v),
+            "{}; {}, so it is judged on the values alone",
+            measured_line(v),
             match v.rule.allowance {
+                Allowance::LatencyShare {
+                    stat: Latency::Max, ..
+                }
+                | Allowance::LatencyBy {
+                    stat: Latency::Max, ..
+                } => "the maximum has no confidence interval",
                 Allowance::ThroughputShare { .. } =>
-                    format!("a fall to {}", value(v.unit, v.limit)),
-                _ => value(v.unit, v.limit),
+                    "a run is too short (under two whole seconds measured) for a throughput interval",
+                _ => "a run has too few requests for a confidence interval",
             }
         ),
     }
 }
 
+/// One line on a rule past its allowance whose intervals overlap.
+fn noise_line(v: &RuleVerdict) -> String {
+    format!(
+        "{}, but their 95% confidence intervals overlap: within noise, not a regression (chance alone can make a difference this size; more requests per run narrow the intervals)",
+        measured_line(v)
+    )
+}
+
 fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
     let mut rows = vec![[
         "rule",
-        "baseline",
-        "candidate",
+        "baseline (95% CI)",
+        "candidate (95% CI)",
         "change",
         "limit",
         "verdict",
@@ -162,8 +193,8 @@ fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
     for v in verdicts {
         rows.push(vec![
             v.rule.text.clone(),
-            value(v.unit, v.baseline),
-            value(v.unit, v.candidate),
+            with_ci(v.unit, v.baseline, v.baseline_ci.as_ref()),
+            with_ci(v.unit, v.candidate, v.candidate_ci.as_ref()),
             change(v),
             value(v.unit, v.limit),
             outcome_word(v.outcome).into(),
@@ -172,16 +203,33 @@ fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
     rows
 }
 
+/// The rules within noise, a line each, under the table.
+fn noise_lines(j: &Judged<'_>) -> Vec<String> {
+    j.verdicts
+        .iter()
+        .filter(|v| v.outcome == Outcome::WithinNoise)
+        .map(noise_line)
+        .collect()
+}
+
 /// The closing line: how many rules failed, and which runs are partial.
 fn tally(j: &Judged<'_>) -> String {
     let verdicts = j.verdicts;
     let failed = verdicts.iter().filter(|v| !v.passed()).count();
+    let noise = match verdicts
+        .iter()
+        .filter(|v| v.outcome == Outcome::WithinNoise)
+        .count()
+    {
+        0 => String::new(),
+        n => format!(" ({n} within noise)"),
+    };
     let rules = if failed == 0 && j.incomplete.is_empty() {
-        return format!("no regression: all {} rules held", verdicts.len());
+        return format!("no regression: all {} rules held{noise}", verdicts.len());
     } else if failed == 0 {
-        format!("all {} rules held", verdicts.len())
+        format!("all {} rules held{noise}", verdicts.len())
     } else {
-        format!("{failed} of {} rules failed", verdicts.len())
+        format!("{failed} of {} rules failed{noise}", verdicts.len())
     };
     let partial: Vec<&str> = j
         .incomplete
@@ -216,6 +264,9 @@ pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderErr
             );
             out.push_str(&aligned_left(&rows(j.verdicts), 1));
             out.push('\n');
+            for line in noise_lines(j) {
+                let _ = writeln!(out, "{line}");
+            }
             out.push_str(&incomplete_block(j));
             let _ = writeln!(out, "{}", tally(j));
             out
@@ -260,6 +311,9 @@ pub fn markdown(j: &Judged<'_>) -> String {
         .collect();
     out.push_str(&markdown_left(&escaped, 1));
     out.push('\n');
+    for line in noise_lines(j) {
+        let _ = writeln!(out, "- {}", super::step_summary::cell_text(&line));
+    }
     for i in j.incomplete {
         let _ = writeln!(
             out,
@@ -281,6 +335,7 @@ fn junit(j: &Judged<'_>) -> String {
             kind: "partial",
             detail: incomplete_line(i),
         }),
+        output: None,
     });
     let cases = j
         .verdicts
@@ -293,6 +348,7 @@ fn junit(j: &Judged<'_>) -> String {
                 kind: "regression",
                 detail: failure_line(v),
             }),
+            output: (v.outcome == Outcome::WithinNoise).then(|| noise_line(v)),
         })
         .chain(partial)
         .collect();

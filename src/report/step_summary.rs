@@ -81,7 +81,7 @@ fn objectives(out: &mut String, slo: &[SloVerdict]) {
             out,
             "| {mark} | `{}` | {} |",
             code_text(&v.objective),
-            cell_text(&v.measured)
+            cell_text(&super::interval::measured(v))
         );
     }
     out.push('\n');

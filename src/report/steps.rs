@@ -1,5 +1,5 @@
-//! Each stage (sweep step) as its own vegeta report: requests, latencies, status codes and
-//! Error Set, as the seeds list one block per rate.
+//! Each stage (sweep step) as its own vegeta report: requests, latencies and their 95 %
+//! confidence intervals, status codes and Error Set, as the seeds list one block per rate.
 
 use super::text::{error_set, row, stats_values, status_codes, STATS_FIELDS};
 use crate::summary::{StageRow, Summary};
@@ -38,7 +38,11 @@ pub fn measured(s: &Summary) -> Vec<(String, &StageRow)> {
         .collect()
 }
 
-/// One step's block, without its title.
+/// The percentiles whose 95 % confidence intervals a step's block lists.
+const CI_FIELDS: &str = "[50, 90, 95, 99, 99.9]";
+
+/// One step's block, without its title: a step's percentiles come from few samples (500
+/// requests a step in seed 003), so their confidence intervals follow them.
 pub fn block(st: &StageRow) -> String {
     let mut out = String::new();
     row(
@@ -53,6 +57,18 @@ pub fn block(st: &StageRow) -> String {
         STATS_FIELDS,
         &stats_values(&st.latency),
     );
+    if let Some(ci) = &st.latency.ci {
+        row(
+            &mut out,
+            "95% CI",
+            CI_FIELDS,
+            &[ci.p50_us, ci.p90_us, ci.p95_us, ci.p99_us, ci.p999_us]
+                .iter()
+                .map(super::interval::us)
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
     row(
         &mut out,
         "Success",

@@ -329,7 +329,8 @@ fn text(s: &Summary, tables: bool) -> String {
             let _ = writeln!(
                 out,
                 "  {verdict:<9}{:<width$}  measured {}",
-                v.objective, v.measured
+                v.objective,
+                super::interval::measured(v)
             );
         }
     }

@@ -3,6 +3,7 @@
 mod by_flow;
 mod by_request;
 mod by_stage;
+pub mod confidence;
 pub mod diagnosis;
 pub(crate) mod failures;
 mod generator;
@@ -16,12 +17,13 @@ mod stats;
 pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
+pub use confidence::{Interval, PercentileIntervals};
 pub use diagnosis::{Blame, Diagnosis, Finding, Limit};
 pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
-pub use slo::{measure, SloVerdict};
+pub use slo::{measure, SloCi, SloVerdict};
 pub use stats::Stats;
 
 use crate::plan::Load;

@@ -1,7 +1,15 @@
 //! The regression verdict of a candidate run against a baseline run: rules such as
 //! `p99 +10%, errors +0.1pp, rps -5%` (how much worse each measure may get), parsed and judged
 //! here; renderers word the verdicts.
+//!
+//! A measure worse than its allowance is a regression only when the two runs' 95 %
+//! confidence intervals of it are disjoint; when they overlap, chance alone can make the
+//! difference, and the rule passes "within noise". The intervals: order statistics for a
+//! percentile, the normal one for a mean, Wilson's for the error rate, and for throughput the
+//! spread of the completions of each whole second measured (see [`super::confidence`]). The
+//! maximum has none, and is judged on its values alone.
 
+use super::confidence::{self, Interval};
 use super::Summary;
 use serde::Serialize;
 
@@ -181,7 +189,7 @@ impl std::str::FromStr for Rule {
 }
 
 /// The unit a rule's values are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Microseconds of latency.
@@ -198,7 +206,11 @@ pub enum Unit {
 pub enum Outcome {
     /// Within its allowance.
     Passed,
-    /// Worse than it allows.
+    /// Worse than it allows, but the two runs' confidence intervals overlap: a difference
+    /// chance alone can make, so not a regression (it passes).
+    WithinNoise,
+    /// Worse than it allows, with disjoint confidence intervals (or none to compare, as for
+    /// the maximum): regressed.
     Failed,
     /// A side has nothing to measure (no answered request for a latency): not a pass.
     NoData,
@@ -217,14 +229,34 @@ pub struct RuleVerdict {
     pub candidate: f64,
     /// The worst the candidate may be and pass.
     pub limit: f64,
+    /// The baseline's 95 % confidence interval, in `unit`, when the measure has one.
+    pub baseline_ci: Option<Interval<f64>>,
+    /// The candidate's, likewise.
+    pub candidate_ci: Option<Interval<f64>>,
+    /// How the intervals were found, when there are any.
+    pub ci_method: Option<CiMethod>,
     /// The outcome.
     pub outcome: Outcome,
 }
 
+/// How a measure's confidence interval is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CiMethod {
+    /// A percentile's, from order statistics (distribution-free).
+    OrderStatistics,
+    /// A mean's, from the normal approximation (30 values or more).
+    NormalMean,
+    /// A proportion's, Wilson's score interval.
+    Wilson,
+    /// A rate's, from the spread of its whole seconds (Student's t).
+    PerSecondSpread,
+}
+
 impl RuleVerdict {
-    /// True when the rule held.
+    /// True when the rule held (within its allowance, or within noise).
     pub fn passed(&self) -> bool {
-        self.outcome == Outcome::Passed
+        matches!(self.outcome, Outcome::Passed | Outcome::WithinNoise)
     }
 }
 
@@ -286,24 +318,104 @@ fn judge_one(rule: &Rule, baseline: &Summary, candidate: &Summary) -> RuleVerdic
             )
         }
     };
+    let (b, c) = (
+        interval(rule.allowance, baseline),
+        interval(rule.allowance, candidate),
+    );
+    let ci_method = b.or(c).map(|(_, method)| method);
+    let (baseline_ci, candidate_ci) = (b.map(|(i, _)| i), c.map(|(i, _)| i));
     // Latency is the answered requests'; a side without any has no latency to compare, and
     // its zeros must not pass for a fast run.
     let empty = |s: &Summary| unit == Unit::Micros && s.latency.count == 0;
-    let outcome = if empty(baseline) || empty(candidate) || base.is_nan() || cand.is_nan() {
-        Outcome::NoData
-    } else if (higher_is_worse && cand <= limit) || (!higher_is_worse && cand >= limit) {
-        Outcome::Passed
-    } else {
-        Outcome::Failed
-    };
+    let outcome = decide(
+        empty(baseline) || empty(candidate) || base.is_nan() || cand.is_nan(),
+        (higher_is_worse && cand <= limit) || (!higher_is_worse && cand >= limit),
+        baseline_ci.zip(candidate_ci),
+    );
     RuleVerdict {
         rule: rule.clone(),
         unit,
         baseline: base,
         candidate: cand,
         limit,
+        baseline_ci,
+        candidate_ci,
+        ci_method,
         outcome,
     }
+}
+
+/// A rule's outcome: nothing to measure, within its allowance, or past it, and then within
+/// noise when the two runs' intervals overlap.
+fn decide(no_data: bool, held: bool, intervals: Option<(Interval<f64>, Interval<f64>)>) -> Outcome {
+    if no_data {
+        Outcome::NoData
+    } else if held {
+        Outcome::Passed
+    } else if intervals.is_some_and(|(b, c)| b.overlaps(&c)) {
+        Outcome::WithinNoise
+    } else {
+        Outcome::Failed
+    }
+}
+
+/// The 95 % confidence interval of what `allowance` watches in `s`, and how it was found;
+/// `None` for the maximum and when the run has too little to bound it.
+fn interval(allowance: Allowance, s: &Summary) -> Option<(Interval<f64>, CiMethod)> {
+    let l = &s.latency;
+    let stat = match allowance {
+        Allowance::LatencyShare { stat, .. } | Allowance::LatencyBy { stat, .. } => stat,
+        Allowance::ErrorPoints { .. } => {
+            // success_ratio is successes / total in f64: rounding recovers the count.
+            let failures = ((1.0 - s.success_ratio) * s.requests.total as f64).round() as u64;
+            return confidence::wilson(failures, s.requests.total).map(|i| (i, CiMethod::Wilson));
+        }
+        Allowance::ThroughputShare { .. } => {
+            return confidence::per_second(s.requests.throughput, &measured_seconds(s))
+                .map(|i| (i, CiMethod::PerSecondSpread));
+        }
+    };
+    if l.count == 0 {
+        return None;
+    }
+    let ci = l.ci.as_ref();
+    let percentile = match stat {
+        Latency::P50 => ci.map(|c| c.p50_us),
+        Latency::P90 => ci.map(|c| c.p90_us),
+        Latency::P95 => ci.map(|c| c.p95_us),
+        Latency::P99 => ci.map(|c| c.p99_us),
+        Latency::P999 => ci.map(|c| c.p999_us),
+        Latency::Mean => {
+            return confidence::mean(l.mean_us, l.stdev_us, l.count)
+                .map(|i| (i, CiMethod::NormalMean))
+        }
+        Latency::Max => return None,
+    };
+    percentile.map(|i| (i.as_f64(), CiMethod::OrderStatistics))
+}
+
+/// The completions of each whole second measured: warm-up seconds, the last partial second
+/// and the wait for the last answers are left out.
+fn measured_seconds(s: &Summary) -> Vec<u64> {
+    whole_seconds(&s.timeline, s.duration.attack_secs, |stage| {
+        stage
+            .and_then(|i| s.stages.get(usize::from(i)))
+            .is_some_and(|st| st.warmup)
+    })
+}
+
+/// The completions of the seconds of `timeline` wholly inside the `attack_secs` and outside
+/// a stage `warmup` says is one.
+fn whole_seconds(
+    timeline: &[crate::store::IntervalDigest],
+    attack_secs: f64,
+    warmup: impl Fn(Option<u16>) -> bool,
+) -> Vec<u64> {
+    timeline
+        .iter()
+        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && !warmup(d.stage))
+        .map(|d| d.completed)
+        .collect()
 }
 
 /// Which of the two runs.
@@ -447,6 +559,84 @@ mod tests {
                 us: 1e6
             }
         );
+    }
+
+    #[test]
+    fn past_the_allowance_is_a_regression_only_when_the_intervals_are_disjoint() {
+        let i = |lo: f64, hi: f64| Interval {
+            lo: Some(lo),
+            hi: Some(hi),
+        };
+        let open = Interval {
+            lo: Some(9.0),
+            hi: None,
+        };
+        assert_eq!(decide(false, true, None), Outcome::Passed);
+        assert_eq!(
+            decide(false, true, Some((i(1.0, 2.0), i(5.0, 6.0)))),
+            Outcome::Passed
+        );
+        assert_eq!(
+            decide(false, false, Some((i(1.0, 2.0), i(1.5, 3.0)))),
+            Outcome::WithinNoise
+        );
+        assert_eq!(
+            decide(false, false, Some((i(1.0, 2.0), i(2.5, 3.0)))),
+            Outcome::Failed
+        );
+        // A baseline whose p99 the samples cannot bound above may be as slow as anything.
+        assert_eq!(
+            decide(false, false, Some((open, i(20.0, 30.0)))),
+            Outcome::WithinNoise
+        );
+        // Without intervals (the maximum), the values alone decide.
+        assert_eq!(decide(false, false, None), Outcome::Failed);
+        assert_eq!(
+            decide(true, true, Some((i(1.0, 2.0), i(1.0, 2.0)))),
+            Outcome::NoData
+        );
+        let within = RuleVerdict {
+            rule: "p99 +10%".parse().unwrap(),
+            unit: Unit::Micros,
+            baseline: 1.0,
+            candidate: 2.0,
+            limit: 1.1,
+            baseline_ci: None,
+            candidate_ci: None,
+            ci_method: None,
+            outcome: Outcome::WithinNoise,
+        };
+        assert!(within.passed());
+    }
+
+    #[test]
+    fn throughput_noise_is_read_from_the_whole_measured_seconds() {
+        let second =
+            |index: u64, completed: u64, stage: Option<u16>| crate::store::IntervalDigest {
+                index,
+                sent: completed,
+                completed,
+                failed: 0,
+                p50_us: 0,
+                p90_us: 0,
+                p99_us: 0,
+                max_us: 0,
+                health: Default::default(),
+                stage,
+                server: None,
+                ..Default::default()
+            };
+        let timeline = [
+            second(0, 40, Some(0)),
+            second(1, 100, Some(1)),
+            second(2, 98, Some(1)),
+            second(3, 102, Some(1)),
+            second(4, 30, Some(1)),
+        ];
+        // Stage 0 is a warm-up; the attack ended 0.4 s into second 4.
+        let counts = whole_seconds(&timeline, 4.4, |stage| stage == Some(0));
+        assert_eq!(counts, vec![100, 98, 102]);
+        assert!(whole_seconds(&timeline, 0.9, |_| false).is_empty());
     }
 
     #[test]

@@ -1,5 +1,9 @@
-//! Judging a run against its service-level objectives, from the recorded histograms.
+//! Judging a run against its service-level objectives, from the recorded histograms, and how
+//! sure each verdict is: the measured value's 95 % confidence interval, and whether the bound
+//! lies inside it.
 
+use super::confidence::{self, Interval};
+use super::regression::Unit;
 use crate::plan::{Metric, Slo};
 use crate::record::RequestStats;
 use crate::store::RequestMeta;
@@ -19,6 +23,55 @@ pub struct SloVerdict {
     pub measured: String,
     /// True when the objective held.
     pub met: bool,
+    /// How sure `met` is, when the metric has a confidence interval (percentiles, the mean
+    /// and the error rate; not the maximum or the rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<SloCi>,
+}
+
+/// The measured value's 95 % confidence interval against the objective's bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloCi {
+    /// The unit of `interval` and `bound`.
+    pub unit: Unit,
+    /// The interval of the measured value.
+    pub interval: Interval<f64>,
+    /// The objective's bound.
+    pub bound: f64,
+    /// The bound lies inside the interval: `met` is what was measured, but the samples
+    /// cannot tell it from the other side of the bound (more requests would settle it).
+    pub uncertain: bool,
+}
+
+impl SloCi {
+    /// The interval of `metric` over `count` completions (`failures` of them failed) with the
+    /// answered requests' `latency`, against `bound`; `None` for a metric without one.
+    pub fn of(
+        metric: Metric,
+        bound: f64,
+        count: u64,
+        failures: u64,
+        latency: &crate::record::Histogram,
+    ) -> Option<SloCi> {
+        let h = latency.inner();
+        let (unit, interval) = match metric {
+            Metric::Quantile(q) if q < 1.0 && !latency.is_empty() => {
+                (Unit::Micros, confidence::quantile(latency, q).as_f64())
+            }
+            Metric::Mean if !latency.is_empty() => (
+                Unit::Micros,
+                confidence::mean(h.mean(), h.stdev(), h.len())?,
+            ),
+            Metric::ErrorRate => (Unit::Ratio, confidence::wilson(failures, count)?),
+            _ => return None,
+        };
+        Some(SloCi {
+            unit,
+            interval,
+            bound,
+            uncertain: interval.contains(bound),
+        })
+    }
 }
 
 /// Judges each objective (as stored with the run) against the run's per-request records.
@@ -37,6 +90,7 @@ pub fn judge(
                 request: None,
                 measured: format!("unreadable: {}", e.reason),
                 met: false,
+                ci: None,
             },
         })
         .collect()
@@ -56,14 +110,15 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
     for s in picked {
         scope.add(s);
     }
-    let verdict = |measured: String, met: bool| SloVerdict {
+    let verdict = |measured: String, met: bool, ci: Option<SloCi>| SloVerdict {
         objective: slo.text.clone(),
         request: slo.request.clone(),
         measured,
         met,
+        ci,
     };
     if scope.count == 0 && slo.metric != Metric::Rps {
-        return verdict("no requests completed".into(), false);
+        return verdict("no requests completed".into(), false, None);
     }
     let (value, measured) = measure(
         slo.metric,
@@ -72,7 +127,14 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
         &scope.latency,
         secs,
     );
-    verdict(measured, slo.op.holds(value, slo.bound))
+    let ci = SloCi::of(
+        slo.metric,
+        slo.bound,
+        scope.count,
+        scope.failures,
+        &scope.latency,
+    );
+    verdict(measured, slo.op.holds(value, slo.bound), ci)
 }
 
 /// The value of `metric` over `count` completions (`failures` of them failed) taking
@@ -110,5 +172,61 @@ pub fn measure(
             let r = if secs > 0.0 { count as f64 / secs } else { 0.0 };
             (r, format!("{r:.1} req/s"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Histogram;
+    use std::time::Duration;
+
+    fn latencies(n: u64, spread_ms: u64) -> Histogram {
+        let mut h = Histogram::new();
+        for i in 0..n {
+            h.record(Duration::from_micros(
+                200_000 + (i * 7_919) % (spread_ms * 1_000),
+            ));
+        }
+        h
+    }
+
+    #[test]
+    fn an_objective_met_with_its_bound_inside_the_interval_is_uncertain() {
+        // 50 latencies from 200 to 260 ms: a p99 of about 259 ms, whose interval from 50
+        // samples has no upper bound, so `p99 < 300ms` holds but cannot be sure.
+        let few = latencies(50, 60);
+        let p99 = Metric::Quantile(0.99);
+        let ci = SloCi::of(p99, 300_000.0, 50, 0, &few).unwrap();
+        assert_eq!(ci.unit, Unit::Micros);
+        assert_eq!(ci.interval.hi, None);
+        assert!(ci.uncertain, "{ci:?}");
+        // 10,000 of them: the interval closes below the bound.
+        let many = latencies(10_000, 60);
+        let ci = SloCi::of(p99, 300_000.0, 10_000, 0, &many).unwrap();
+        assert!(ci.interval.hi.unwrap() < 300_000.0, "{ci:?}");
+        assert!(!ci.uncertain);
+        // A median far from the bound is sure even from 50.
+        let ci = SloCi::of(Metric::Quantile(0.5), 300_000.0, 50, 0, &few).unwrap();
+        assert!(!ci.uncertain, "{ci:?}");
+    }
+
+    #[test]
+    fn the_error_rate_has_a_wilson_interval_and_the_maximum_none() {
+        let h = latencies(500, 10);
+        // 1 failure in 500 (0.2 %) against `error_rate < 0.5%`: Wilson's upper bound is 1.1 %.
+        let ci = SloCi::of(Metric::ErrorRate, 0.005, 500, 1, &h).unwrap();
+        assert_eq!(ci.unit, Unit::Ratio);
+        assert!(ci.uncertain, "{ci:?}");
+        assert_eq!(SloCi::of(Metric::Max, 300_000.0, 500, 0, &h), None);
+        assert_eq!(SloCi::of(Metric::Rps, 100.0, 500, 0, &h), None);
+        assert_eq!(
+            SloCi::of(Metric::Quantile(1.0), 300_000.0, 500, 0, &h),
+            None
+        );
+        assert_eq!(
+            SloCi::of(Metric::Quantile(0.99), 1.0, 0, 0, &Histogram::new()),
+            None
+        );
     }
 }

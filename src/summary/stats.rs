@@ -1,5 +1,6 @@
 //! Latency statistics read from an HDR histogram.
 
+use super::confidence::PercentileIntervals;
 use crate::record::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,10 @@ pub struct Stats {
     pub max_us: u64,
     /// Standard deviation.
     pub stdev_us: f64,
+    /// The 95 % confidence intervals of the percentiles (absent when there are no values,
+    /// and from summaries stored before they were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<PercentileIntervals>,
 }
 
 impl Stats {
@@ -46,6 +51,7 @@ impl Stats {
             p999_us: i.value_at_quantile(0.999),
             max_us: i.max(),
             stdev_us: i.stdev(),
+            ci: Some(PercentileIntervals::of(h)),
         }
     }
 

@@ -26,7 +26,7 @@ fn junit_schema() -> PathBuf {
 }
 
 /// Validates `xml` against the JUnit XML schema with xmllint, failing with its complaint.
-fn assert_valid_junit(xml: &str, dir: &Path) {
+pub(crate) fn assert_valid_junit(xml: &str, dir: &Path) {
     let file = dir.join("junit.xml");
     std::fs::write(&file, xml).unwrap();
     let out = std::process::Command::new("xmllint")
@@ -52,7 +52,7 @@ fn stderr(o: &Output) -> String {
 }
 
 /// The `<testcase …>` element named `name` (attribute-escaped), up to its end.
-fn testcase<'a>(xml: &'a str, name: &str) -> &'a str {
+pub(crate) fn testcase<'a>(xml: &'a str, name: &str) -> &'a str {
     let at = xml
         .find(&format!(" name=\"{name}\""))
         .unwrap_or_else(|| panic!("no test case {name}:\n{xml}"));
@@ -287,7 +287,7 @@ fn compare_against_a_baseline_fails_a_slower_candidate_with_its_exit_status() {
         .lines()
         .find(|l| l.starts_with("p50 +10%"))
         .unwrap_or_else(|| panic!("no line for the rule: {table}"));
-    assert!(p50.ends_with("FAILED"), "{table}");
+    assert!(p50.ends_with("REGRESSED"), "{table}");
     let errors = table
         .lines()
         .find(|l| l.starts_with("errors +0.1pp"))

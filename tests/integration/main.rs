@@ -21,6 +21,7 @@ mod kube;
 mod matrix;
 mod merge;
 mod nginx;
+mod noise;
 mod overrides;
 mod ports;
 mod protocols;
