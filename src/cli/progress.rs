@@ -3,11 +3,13 @@
 use headroom::plan::AttackPlan;
 use headroom::run::Observer;
 use headroom::store::IntervalLine;
+use headroom::summary::live::SoFar;
 use headroom::units::fmt_us;
 use std::io::{IsTerminal, Write};
 
 /// Prints one line per interval: where the run is (second, step, time left), sent and
-/// completed rate, p50/p99, errors this second and in all, the generator's CPU.
+/// completed rate, p50/p99, errors this second and in all, the generator's CPU, and the
+/// diagnosis so far in the report's own words.
 pub struct Progress {
     enabled: bool,
     /// When the run ends by itself: after a time, or after a count of requests.
@@ -17,6 +19,8 @@ pub struct Progress {
     errors: u64,
     sent: u64,
     shown: bool,
+    /// The diagnosis so far; `None` when nothing is shown.
+    so_far: Option<SoFar>,
 }
 
 /// What ends a run, for the time left.
@@ -39,13 +43,15 @@ impl Progress {
             (None, Some(n)) => End::Requests(n),
             (None, None) => End::Unknown,
         };
+        let enabled = !quiet && std::io::stderr().is_terminal();
         Progress {
-            enabled: !quiet && std::io::stderr().is_terminal(),
+            enabled,
             end,
             stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
             errors: 0,
             sent: 0,
             shown: false,
+            so_far: enabled.then(|| SoFar::new(plan)),
         }
     }
 
@@ -111,11 +117,21 @@ impl Observer for Progress {
         if !self.enabled {
             return;
         }
+        // The verdict so far, once a stage has seconds enough for one.
+        let verdict = self.so_far.as_mut().and_then(|so_far| {
+            so_far.add(line);
+            let d = so_far.diagnosis();
+            let undecided = d
+                .findings
+                .iter()
+                .any(|f| matches!(f, headroom::summary::Finding::TooShort { .. }));
+            (!undecided).then(|| headroom::report::verdict::cell(&d))
+        });
         let latency = r.latency_ok();
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[2K[{}]{}  sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%",
+            "\r\x1b[2K[{}]{}  sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%{}",
             self.position(r.index + 1, r.sent),
             self.step(line.stage),
             r.sent,
@@ -125,6 +141,7 @@ impl Observer for Progress {
             errors_now,
             self.errors,
             line.health.cpu.total.as_secs_f64() * 100.0,
+            verdict.map_or(String::new(), |v| format!("  so far: {v}")),
         );
         let _ = err.flush();
         self.shown = true;
@@ -143,6 +160,7 @@ mod tests {
             errors: 0,
             sent: 0,
             shown: false,
+            so_far: None,
         }
     }
 

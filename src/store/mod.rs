@@ -127,7 +127,8 @@ pub struct IntervalDigest {
 }
 
 impl IntervalDigest {
-    fn of(line: &IntervalLine) -> Self {
+    /// The digest of one interval line.
+    pub fn of(line: &IntervalLine) -> Self {
         let r = &line.record;
         let latency = r.latency_ok();
         IntervalDigest {

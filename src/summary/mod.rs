@@ -7,6 +7,7 @@ pub mod confidence;
 pub mod diagnosis;
 pub(crate) mod failures;
 mod generator;
+pub mod live;
 pub mod matrix;
 pub mod regression;
 mod server;
