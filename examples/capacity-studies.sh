@@ -27,7 +27,7 @@ SEARCH=(--start 2000 --window 5s --warmup 2s)
 if [ "$QUICK" = 1 ]; then
   USERS=(--concurrency 1..121 --step 30 --step-requests 200)
   RATES=(--rate 2500..20000 --step 5000 --step-duration 1s --warmup 1s)
-  SEARCH=(--start 2000 --max 8000 --precision 10% --window 5s --warmup 1s)
+  SEARCH=(--start 2000 --max 8000 --precision 10% --window 5s --warmup 1s --confirm 10s)
   DOCS="$RUNS/docs"
 fi
 if [ "${1:-}" = render ]; then RUNS="$(cd "$CALLER" && cd "${2:?give the studies directory}" && pwd)"; fi

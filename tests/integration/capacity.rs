@@ -166,6 +166,8 @@ fn search_never_overclaims(
         "p99 < 250ms, errors < 0.1%",
         "--max",
         "5000",
+        "--confirm",
+        "15s",
         "-q",
         "--out",
         out.to_str().unwrap(),
@@ -232,7 +234,11 @@ fn the_search_never_overclaims_a_known_capacity() {
     assert!(text.contains("Sustainable capacity") && text.contains("Tipping point"));
     assert!(text.contains("Knee:"), "{text}");
     let probes = record["probes"].as_array().unwrap();
-    assert_eq!(probes.last().unwrap()["phase"], "confirm");
+    // The answer was repeated, then held for the confirmation.
+    let last = probes.last().unwrap();
+    assert_eq!((last["phase"].as_str(), last["met"].as_bool()), (Some("hold"), Some(true)));
+    assert_eq!(record["outcome"]["held"], true);
+    assert!(text.contains("held it for 15 s"), "{text}");
     // Every probe is a run of its own that `headroom report` renders.
     let first = out.join(probes[0]["run"].as_str().unwrap());
     assert!(ok(headroom(&["report", first.to_str().unwrap()])).contains("Latencies"));
