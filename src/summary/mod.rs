@@ -5,6 +5,7 @@ mod by_flow;
 mod by_request;
 mod by_stage;
 mod failures;
+pub mod fit;
 mod generator;
 pub mod matrix;
 pub mod regression;
