@@ -314,6 +314,10 @@ pub struct IntervalRecord {
     /// Per flow of the run, by its index in the plan: the iterations that ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowStats>,
+    /// How long spans of a Poisson run's consecutive arrivals took to leave (`None` for
+    /// even arrivals and the closed model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_spans: Option<super::SendSpans>,
 }
 
 /// What the requests sent for one stage met, wherever their answers fell.
@@ -486,6 +490,9 @@ impl IntervalRecord {
         add_each(&mut self.flows, &other.flows, FlowStats::add);
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
+        }
+        if let Some(spans) = &other.send_spans {
+            self.send_spans.get_or_insert_default().add(spans);
         }
     }
 

@@ -10,6 +10,7 @@ mod by_class;
 mod histogram;
 mod interval;
 mod raw;
+mod send_spans;
 
 pub use aggregate::{Aggregator, Part};
 pub use by_class::{ByClass, ClassLatency};
@@ -18,3 +19,4 @@ pub use interval::{
     ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
 };
 pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};
+pub use send_spans::{arrivals_per_span, SendSpans, SEND_RESOLUTION_US};

@@ -1,5 +1,6 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
+mod arrivals;
 mod attribution;
 mod by_flow;
 mod by_request;
@@ -14,6 +15,7 @@ mod shards;
 mod slo;
 mod stats;
 
+pub use arrivals::{Arrivals, SendCheck, SendFinding, MIN_SPANS};
 pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
@@ -41,6 +43,10 @@ pub struct Summary {
     pub method: Option<String>,
     /// The load model and its parameter.
     pub load: Load,
+    /// How the open model's arrivals were spaced, and whether a Poisson run's sends were
+    /// Poisson (absent from summaries stored before it was kept: even).
+    #[serde(default)]
+    pub arrivals: Arrivals,
     /// The HTTP version spoken.
     pub protocol: String,
     /// What the preflight noticed about the server.
@@ -292,6 +298,7 @@ impl Summary {
                 _ => None,
             },
             load: run.meta.load,
+            arrivals: Arrivals::of(&run.meta, &run.all),
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),

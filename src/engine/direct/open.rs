@@ -10,14 +10,14 @@ use super::table::Table;
 use super::{Chores, READ_WITHIN, TICK};
 use crate::engine::spec::Pace;
 use crate::engine::turns::DueWalk;
-use crate::schedule::Pacer;
+use crate::schedule::Schedule;
 use std::time::Instant;
 
 /// Runs worker `index`'s share of an open-model schedule; true when interrupted.
 pub(super) fn run(
     table: &mut Table<'_>,
     pace: &Pace,
-    pacer: &Pacer,
+    pacer: &Schedule,
     index: usize,
     chores: &mut Chores<'_>,
 ) -> bool {

@@ -17,7 +17,7 @@ use super::tally::{Seconds, Tally, WorkerReport};
 use super::turns::{DueWalk, Users};
 use crate::record::Part;
 use crate::sample::{ErrorKind, Sample};
-use crate::schedule::Pacer;
+use crate::schedule::Schedule;
 use crate::timer::Alarm;
 use pool::Pool;
 use std::collections::VecDeque;
@@ -95,7 +95,7 @@ impl Worker {
         Worker {
             index,
             cancel,
-            tally: Mutex::new(Tally::new(pace.start, spec.raw.as_ref())),
+            tally: Mutex::new(Tally::new(pace, spec.raw.as_ref())),
             pools,
             queue: Mutex::new(VecDeque::new()),
             wake: Notify::new(),
@@ -211,7 +211,7 @@ impl Worker {
 }
 
 /// Sends this worker's share of the open-model schedule; true when interrupted.
-async fn pace(worker: &Arc<Worker>, pacer: &Pacer) -> bool {
+async fn pace(worker: &Arc<Worker>, pacer: &Schedule) -> bool {
     let spec = worker.spec.clone();
     // Without a timerfd, fall back to tokio's millisecond timer (the lag shows it).
     let alarm = Alarm::new().ok();
