@@ -59,11 +59,15 @@ impl Tally {
         self.retries.earn();
         self.last_send = Some(at);
         if let Some(meter) = self.meter.as_deref().filter(|_| job.is_arrival()) {
-            if let Some(length) = meter.left(at) {
-                self.record
-                    .send_spans
-                    .get_or_insert_with(|| meter.spans())
-                    .record(length);
+            let left = meter.left(at);
+            if left.gap.is_some() || left.span.is_some() {
+                let gaps = self.record.send_gaps.get_or_insert_with(|| meter.record());
+                if let Some(gap) = left.gap {
+                    gaps.gap(gap);
+                }
+                if let Some(span) = left.span {
+                    gaps.span(span);
+                }
             }
         }
     }

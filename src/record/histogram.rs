@@ -32,7 +32,7 @@ impl Histogram {
         }
     }
 
-    /// Records one raw value, in whatever unit its owner keeps (`SendSpans`: thousandths
+    /// Records one raw value, in whatever unit its owner keeps (`SendGaps`: thousandths
     /// of an expected arrival); 0 included.
     #[inline]
     pub(crate) fn record_value(&mut self, value: u64) {

@@ -314,10 +314,10 @@ pub struct IntervalRecord {
     /// Per flow of the run, by its index in the plan: the iterations that ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowStats>,
-    /// How long spans of a Poisson run's consecutive arrivals took to leave (`None` for
-    /// even arrivals and the closed model).
+    /// The gaps between a Poisson run's arrivals as they left, and how long spans of them
+    /// took (`None` for even arrivals and the closed model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send_spans: Option<super::SendSpans>,
+    pub send_gaps: Option<super::SendGaps>,
 }
 
 /// What the requests sent for one stage met, wherever their answers fell.
@@ -491,8 +491,8 @@ impl IntervalRecord {
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
         }
-        if let Some(spans) = &other.send_spans {
-            self.send_spans.get_or_insert_default().add(spans);
+        if let Some(gaps) = &other.send_gaps {
+            self.send_gaps.get_or_insert_default().add(gaps);
         }
     }
 

@@ -335,11 +335,11 @@ mod tests {
 
     /// KS statistic and critical value of `gaps` (in expected arrivals) against Exp(1).
     fn exponential_fit(gaps: &[f64]) -> (f64, f64) {
-        use crate::summary::fit::{banded_ks, critical_5pct, erlang_cdf};
+        use crate::summary::fit::{banded_ks, critical, erlang_cdf};
         let mut points: Vec<(f64, u64)> = gaps.iter().map(|&g| (g, 1)).collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (d, n) = banded_ks(&points, |x| erlang_cdf(1, x), 0.0);
-        (d, critical_5pct(n))
+        (d, critical(n, 0.05))
     }
 
     #[test]

@@ -2,21 +2,25 @@
 //! Poisson: a generator that fell behind sends late requests in bunches (or, saturated, at
 //! its own even pace), and a result measured so is not one of Poisson traffic.
 //!
-//! The check is a Kolmogorov–Smirnov test (5 %) of how long spans of consecutive sends took
-//! (`IntervalRecord::send_spans`, on the schedule's count axis, where the gaps between
-//! Poisson arrivals are exponential) against the schedule's own distribution: Erlang-k for
-//! spans of `k` arrivals. Sends are trusted to `record::SEND_RESOLUTION_US` (see `fit`): a
-//! generator that sends each request within it of its due time passes, one whose sends bunch
-//! or even out does not.
+//! Two Kolmogorov–Smirnov tests, each at 2.5 % so that the check is at 5 %, of what the
+//! engine recorded (`IntervalRecord::send_gaps`, on the schedule's count axis, where the gaps
+//! between Poisson arrivals are exponential): the gaps between consecutive sends against the
+//! schedule's gaps (exponential; Erlang-N for a shard of N, which sends every N-th arrival),
+//! and how long spans of them took against Erlang-k for spans of `k` arrivals. Sends are
+//! trusted to `record::SEND_RESOLUTION_US` (see `fit`): a generator that sends each request
+//! within it of its due time passes, one whose sends bunch or even out does not.
 
-use super::fit::{banded_ks, critical_5pct, erlang_cdf};
+use super::fit::{banded_ks, critical, erlang_cdf};
 use crate::plan::{ArrivalKind, Load};
-use crate::record::{IntervalRecord, SEND_RESOLUTION_US};
+use crate::record::{send_gaps_points as points, Histogram, IntervalRecord, SEND_RESOLUTION_US};
 use crate::store::RunMeta;
 use serde::{Deserialize, Serialize};
 
 /// Fewer spans than this are too few to tell a Poisson process from another.
 pub const MIN_SPANS: u64 = 50;
+
+/// The level of each of the check's two tests: together at most 5 %.
+const LEVEL: f64 = 0.025;
 
 /// How the run's arrivals were spaced, and what its sends were.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,13 +41,13 @@ pub struct Arrivals {
 pub struct SendCheck {
     /// The finding.
     pub finding: SendFinding,
-    /// The Kolmogorov–Smirnov statistic (the largest distance between the distribution of
-    /// the spans' lengths and the schedule's, beyond the resolution).
-    pub statistic: f64,
-    /// Its critical value at the 5 % level for this many spans.
-    pub critical: f64,
-    /// Spans checked.
-    pub samples: u64,
+    /// The gaps between consecutive sends against the schedule's.
+    pub gaps: Fit,
+    /// How long spans of consecutive sends took against the schedule's.
+    pub spans: Fit,
+    /// Arrivals of the whole test between two consecutive sends (1; a shard's count of
+    /// shards) and per span.
+    pub arrivals_per_gap: u64,
     /// Arrivals of the whole test per span.
     pub arrivals_per_span: u64,
     /// Sends within this of their due time count as on time, µs.
@@ -53,13 +57,32 @@ pub struct SendCheck {
     pub lag_p99_us: u64,
 }
 
+/// One Kolmogorov–Smirnov test of the sends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    /// The largest distance between the distribution of what was measured and the
+    /// schedule's, beyond the resolution.
+    pub statistic: f64,
+    /// Its critical value at the test's level (2.5 %) for this many samples.
+    pub critical: f64,
+    /// Samples tested.
+    pub samples: u64,
+}
+
+impl Fit {
+    /// True when the statistic is below its critical value.
+    pub fn holds(&self) -> bool {
+        self.statistic < self.critical
+    }
+}
+
 /// Whether a Poisson run's sends were Poisson.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SendFinding {
-    /// They fit the schedule's exponential gaps (the statistic below its critical value).
+    /// Gaps and spans fit the schedule's (both statistics below their critical values).
     Poisson,
-    /// They did not: the statistic is at or above its critical value.
+    /// They did not: a statistic is at or above its critical value.
     NotPoisson,
     /// Too few spans to tell (fewer than [`MIN_SPANS`]).
     TooFew,
@@ -93,23 +116,31 @@ impl Arrivals {
 
 /// Checks the sends of a Poisson run.
 fn check(all: &IntervalRecord) -> SendCheck {
-    let spans = all.send_spans.clone().unwrap_or_default();
-    let k = u32::try_from(spans.arrivals.max(1)).unwrap_or(u32::MAX);
-    let (statistic, samples) = banded_ks(&spans.points(), |x| erlang_cdf(k, x), spans.band);
-    let critical = critical_5pct(samples);
-    let finding = if samples < MIN_SPANS {
+    let sent = all.send_gaps.clone().unwrap_or_default();
+    let fit = |h: &Histogram, k: u64| {
+        let k = u32::try_from(k.max(1)).unwrap_or(u32::MAX);
+        let (statistic, samples) = banded_ks(&points(h), |x| erlang_cdf(k, x), sent.band);
+        Fit {
+            statistic,
+            critical: critical(samples, LEVEL),
+            samples,
+        }
+    };
+    let gaps = fit(&sent.gaps, sent.stride);
+    let spans = fit(&sent.spans, sent.span);
+    let finding = if spans.samples < MIN_SPANS {
         SendFinding::TooFew
-    } else if statistic < critical {
+    } else if gaps.holds() && spans.holds() {
         SendFinding::Poisson
     } else {
         SendFinding::NotPoisson
     };
     SendCheck {
         finding,
-        statistic,
-        critical,
-        samples,
-        arrivals_per_span: spans.arrivals,
+        gaps,
+        spans,
+        arrivals_per_gap: sent.stride,
+        arrivals_per_span: sent.span,
         resolution_us: SEND_RESOLUTION_US,
         lag_p99_us: all.lag.inner().value_at_quantile(0.99),
     }
@@ -119,7 +150,7 @@ fn check(all: &IntervalRecord) -> SendCheck {
 mod tests {
     use super::*;
     use crate::plan::{Arrivals as Asked, Rate};
-    use crate::record::SendSpans;
+    use crate::record::SendGaps;
 
     fn meta(arrivals: Asked) -> RunMeta {
         let plan = crate::plan::AttackPlan {
@@ -137,22 +168,26 @@ mod tests {
         RunMeta::describe(&plan, &[], None, "HTTP/1.1", &[])
     }
 
-    /// A record of spans of 10 arrivals (band 0.25: 5,000 req/s) lasting `lengths`.
-    fn record(lengths: impl Iterator<Item = f64>) -> IntervalRecord {
-        let mut spans = SendSpans::new(10, 0.25);
-        lengths.for_each(|x| spans.record(x));
+    /// A record of 5,000 req/s (band 0.25) whose gaps are `gaps` and whose spans of 10 are
+    /// their sums.
+    fn record(gaps: impl Iterator<Item = f64>) -> IntervalRecord {
+        let mut sent = SendGaps::new(1, 10, 0.25);
+        let gaps: Vec<f64> = gaps.collect();
+        gaps.iter().for_each(|&x| sent.gap(x));
+        gaps.chunks_exact(10)
+            .for_each(|c| sent.span(c.iter().sum()));
         IntervalRecord {
-            send_spans: Some(spans),
+            send_gaps: Some(sent),
             ..Default::default()
         }
     }
 
-    /// Spans of 10 exponential gaps drawn from `seed`.
-    fn erlang(seed: u64, count: u64) -> impl Iterator<Item = f64> {
+    /// `count` exponential gaps drawn from `seed`.
+    fn exponential(seed: u64, count: u64) -> impl Iterator<Item = f64> {
         let mut counts = crate::schedule::Counts::new(crate::schedule::Spacing::Poisson { seed });
         let mut last = counts.at(0);
         (1..=count).map(move |i| {
-            let now = counts.at(10 * i);
+            let now = counts.at(i);
             now - std::mem::replace(&mut last, now)
         })
     }
@@ -160,36 +195,53 @@ mod tests {
     #[test]
     fn poisson_sends_pass_and_bunched_or_even_ones_do_not() {
         let poisson = Asked::Poisson { seed: Some(9) };
-        let got = Arrivals::of(&meta(poisson), &record(erlang(1, 2000)));
+        let got = Arrivals::of(&meta(poisson), &record(exponential(1, 20_000)));
         assert_eq!((got.kind, got.seed), (ArrivalKind::Poisson, Some(9)));
         let check = got.check.unwrap();
         assert_eq!(check.finding, SendFinding::Poisson, "{check:?}");
-        assert_eq!((check.samples, check.arrivals_per_span), (2000, 10));
-        // A generator stalled now and then, sending what fell due meanwhile at once: one
-        // span in twenty in no time, the next one twice as long.
-        let stalled = erlang(2, 2000).enumerate().map(|(i, x)| match i % 20 {
-            0 => 0.01,
-            1 => x + 10.0,
-            _ => x,
-        });
+        assert_eq!((check.gaps.samples, check.spans.samples), (20_000, 2000));
+        assert_eq!((check.arrivals_per_gap, check.arrivals_per_span), (1, 10));
+        // A generator stalled for 10 arrivals in every 100, then sending what fell due
+        // meanwhile at once: the spans see it.
+        let stalled = exponential(2, 20_000)
+            .enumerate()
+            .map(|(i, x)| match i % 100 {
+                0..=9 => 0.001,
+                10 => x + 10.0,
+                _ => x,
+            });
         let check = Arrivals::of(&meta(poisson), &record(stalled))
             .check
             .unwrap();
         assert_eq!(check.finding, SendFinding::NotPoisson, "{check:?}");
-        // A metronome.
-        let even = (0..2000).map(|_| 10.0);
+        assert!(!check.spans.holds(), "{check:?}");
+        // Sends in pairs, a mean gap apart: spans of 10 keep their lengths, the gaps do not.
+        let paired = exponential(3, 20_000)
+            .collect::<Vec<f64>>()
+            .chunks_exact(2)
+            .flat_map(|c| [0.0, c[0] + c[1]])
+            .collect::<Vec<f64>>();
+        let check = Arrivals::of(&meta(poisson), &record(paired.into_iter()))
+            .check
+            .unwrap();
+        assert_eq!(check.finding, SendFinding::NotPoisson, "{check:?}");
+        assert!(check.spans.holds() && !check.gaps.holds(), "{check:?}");
+        // A metronome fails both.
+        let even = (0..20_000).map(|_| 1.0);
         let check = Arrivals::of(&meta(poisson), &record(even)).check.unwrap();
-        assert_eq!(check.finding, SendFinding::NotPoisson);
-        assert!(check.statistic > 0.4, "{check:?}");
+        assert!(
+            check.gaps.statistic > 0.4 && check.spans.statistic > 0.4,
+            "{check:?}"
+        );
     }
 
     #[test]
     fn too_few_spans_cannot_tell_and_even_arrivals_are_not_checked() {
         let poisson = Asked::Poisson { seed: Some(1) };
-        let few = Arrivals::of(&meta(poisson), &record(erlang(3, 20)));
+        let few = Arrivals::of(&meta(poisson), &record(exponential(3, 200)));
         assert_eq!(few.check.unwrap().finding, SendFinding::TooFew);
         let none = Arrivals::of(&meta(poisson), &IntervalRecord::default());
-        assert_eq!(none.check.unwrap().samples, 0);
+        assert_eq!(none.check.unwrap().spans.samples, 0);
         let even = Arrivals::of(&meta(Asked::Even), &IntervalRecord::default());
         assert_eq!(even, Arrivals::default());
     }

@@ -11,11 +11,13 @@
 //! that bunch (a generator catching up) or even out (a metronome) move the empirical
 //! distribution by more than the band, and are rejected.
 
-/// The Kolmogorov–Smirnov critical value at the 5 % level for `n` samples against a fully
-/// specified distribution (Stephens' approximation, within 1 % of the exact value from n = 5).
-pub fn critical_5pct(n: u64) -> f64 {
+/// The Kolmogorov–Smirnov critical value at `level` (0.05, 0.025, …) for `n` samples against
+/// a fully specified distribution: the asymptotic `sqrt(−ln(level/2)/2)` with Stephens'
+/// small-sample correction (within 1 % of the exact value from n = 5).
+pub fn critical(n: u64, level: f64) -> f64 {
+    let c = (-(level / 2.0).ln() / 2.0).sqrt();
     let r = (n.max(1) as f64).sqrt();
-    1.358 / (r + 0.12 + 0.11 / r)
+    c / (r + 0.12 + 0.11 / r)
 }
 
 /// P(X ≤ x) for X the sum of `k` independent Exp(1) draws (Erlang-k; `k = 1`: 1 − e^(−x)).
@@ -83,15 +85,16 @@ mod tests {
         let (d, n) = banded_ks(&even, |x| erlang_cdf(1, x), 0.0);
         assert_eq!(n, 1000);
         assert!((d - (1.0 - (-1.0f64).exp())).abs() < 1e-12);
-        assert!(d > critical_5pct(n));
+        assert!(d > critical(n, 0.05));
         let (banded, _) = banded_ks(&even, |x| erlang_cdf(1, x), 0.1);
-        assert!(banded < d && banded > critical_5pct(n));
+        assert!(banded < d && banded > critical(n, 0.05));
         // Exact quantiles of Exp(1) fit it.
         let quantiles: Vec<(f64, u64)> = (0..1000)
             .map(|i| (-(1.0 - (f64::from(i) + 0.5) / 1000.0).ln(), 1))
             .collect();
         let (d, _) = banded_ks(&quantiles, |x| erlang_cdf(1, x), 0.0);
         assert!(d <= 0.0005 + 1e-12, "{d}");
-        assert!((critical_5pct(1000) - 0.0429).abs() < 2e-4);
+        assert!((critical(1000, 0.05) - 0.0429).abs() < 2e-4);
+        assert!((critical(1_000_000, 0.025) - 1.480e-3).abs() < 1e-5);
     }
 }

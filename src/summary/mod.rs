@@ -15,7 +15,7 @@ mod shards;
 mod slo;
 mod stats;
 
-pub use arrivals::{Arrivals, SendCheck, SendFinding, MIN_SPANS};
+pub use arrivals::{Arrivals, Fit, SendCheck, SendFinding, MIN_SPANS};
 pub use attribution::{Attribution, Blame, Finding, Limit};
 pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
