@@ -357,6 +357,14 @@ fn pacer(plan: &AttackPlan, whole: Option<&crate::plan::shard::Whole>) -> Option
     })
 }
 
+/// The highest rate of an open-model load, req/s: the constant rate, or the stages' peak.
+fn peak_rate(load: Load, stages: &[crate::plan::Stage]) -> f64 {
+    match load {
+        Load::Open { rate } if stages.is_empty() => rate.per_second(),
+        _ => stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max),
+    }
+}
+
 /// What the workers of a prepared plan share.
 fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
     let Prepared {
@@ -401,10 +409,7 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
                 Some(w) => (w.load, &w.stages, w.shard.count),
                 None => (plan.load, &plan.stages, 1),
             };
-            let peak = match load {
-                Load::Open { rate } if stages.is_empty() => rate.per_second(),
-                _ => stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max),
-            };
+            let peak = peak_rate(load, stages);
             Arc::new(sends::SendMeter::new(&s.pacer, start, peak, shards))
         });
     Ok(RunSpec {

@@ -80,7 +80,8 @@ impl SendMeter {
             .filter(|_| i > 0)
             .map(|began| (now - began).max(0.0));
         Left {
-            gap: (i > 0).then(|| (now - before).max(0.0)),
+            // Every count after the start is above 0: 0 is the first send's predecessor.
+            gap: (before > 0.0).then(|| (now - before).max(0.0)),
             span,
         }
     }

@@ -17,11 +17,11 @@ use std::time::Instant;
 pub(super) fn run(
     table: &mut Table<'_>,
     pace: &Pace,
-    pacer: &Schedule,
+    schedule: &Schedule,
     index: usize,
     chores: &mut Chores<'_>,
 ) -> bool {
-    let mut walk = DueWalk::new(pace, pacer, index);
+    let mut walk = DueWalk::new(pace, schedule, index);
     loop {
         table.flush();
         table.harvest();
