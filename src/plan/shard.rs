@@ -73,7 +73,7 @@ impl Shard {
         let n = self.count;
         if !whole.arrivals.is_even() && whole.arrivals.seed().is_none() {
             return Err(PlanError::Range(
-                "a sharded test of Poisson arrivals needs one seed for all its shards, so that they walk one schedule: give --seed N (load.seed in a scenario; headroom kube adds one)".into(),
+                "a sharded test of Poisson arrivals needs one seed for all its shards, so that they walk one schedule: give attack --seed N, or a scenario load.seed (--set load.seed=N); headroom kube gives its shards one".into(),
             ));
         }
         let mut plan = whole.clone();
