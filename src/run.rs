@@ -118,6 +118,12 @@ pub fn attack_launched(
     launch: &Launch,
 ) -> Result<StoredRun, RunError> {
     let raw = launch.raw;
+    // Poisson arrivals not given a seed draw one here, once per run; meta.json keeps it, so
+    // the run can be repeated exactly (a shard is always given one: see `Shard::split`).
+    let plan = &AttackPlan {
+        arrivals: plan.arrivals.seeded(crate::plan::fresh_seed),
+        ..plan.clone()
+    };
     let open_files = crate::monitor::raise_open_files_limit();
     let mut prepared = engine::prepare(plan, open_files)?;
     if let Some(shard) = &launch.shard {

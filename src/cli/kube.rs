@@ -89,6 +89,7 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
             CollectChoice::Copy => Collect::Copy,
         },
         cpu_milli: args.cpu,
+        seed: headroom::plan::fresh_seed(),
     };
     let bundle = kube::build(&spec, &|name| std::env::var(name).ok())?;
     let removed = bundle.write(&args.out)?;

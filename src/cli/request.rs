@@ -4,8 +4,8 @@
 use anyhow::Context;
 use clap::Args;
 use headroom::plan::{
-    AttackPlan, ClientIdentity, ConnectionOptions, HttpVersion, Load, NamedRequest, RequestSpec,
-    Stop, Target, TlsOptions,
+    ArrivalKind, Arrivals, AttackPlan, ClientIdentity, ConnectionOptions, HttpVersion, Load,
+    NamedRequest, RequestSpec, Stop, Target, TlsOptions,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,11 +66,44 @@ pub struct RequestArgs {
     pub server_name: Option<String>,
     /// Send requests falling due within this window of a pacer wake-up together: early, never
     /// late, so latency is never inflated; fewer wake-ups cost less CPU (0 = exact spacing).
+    /// Even arrivals only: Poisson arrivals each leave at their own time.
     #[arg(long, default_value = "1ms", value_parser = super::duration)]
     pub coalesce: Duration,
     /// Engine threads (default: the cores this process may use).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub arrivals: ArrivalArgs,
+}
+
+/// How the open model's arrivals are spaced (`attack`, `sweep`, `capacity`).
+#[derive(Debug, Args)]
+pub struct ArrivalArgs {
+    /// How requests arrive at the rate: even (evenly spaced; the default, or a scenario's
+    /// own) or poisson (exponential gaps, as independent users send: bursts and lulls at
+    /// the same mean rate). A capacity found with even arrivals overstates what bursty
+    /// traffic gets at the same p99.
+    #[arg(long, value_name = "even|poisson")]
+    pub arrivals: Option<ArrivalKind>,
+    /// Seed of Poisson arrivals: the same seed sends the same schedule (default: drawn at
+    /// random, and stored with the run).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+impl ArrivalArgs {
+    /// Applies the flags to `plan`'s arrivals (a scenario's own, unless the flags say
+    /// otherwise).
+    pub fn apply(&self, plan: &mut AttackPlan) -> anyhow::Result<()> {
+        let kind = self.arrivals.unwrap_or(plan.arrivals.kind());
+        if kind == ArrivalKind::Even && self.seed.is_some() {
+            anyhow::bail!(
+                "--seed seeds Poisson arrivals: add --arrivals poisson, or leave out --seed"
+            );
+        }
+        plan.arrivals = Arrivals::of(kind, self.seed.or(plan.arrivals.seed()));
+        Ok(())
+    }
 }
 
 impl RequestArgs {
@@ -88,7 +121,7 @@ impl RequestArgs {
             RequestSpec::parse(&self.method, &self.headers, body)?,
             &target,
         );
-        Ok(AttackPlan {
+        let mut plan = AttackPlan {
             connection: ConnectionOptions {
                 http: match (self.http1, self.http2) {
                     (true, _) => HttpVersion::Http1,
@@ -118,7 +151,9 @@ impl RequestArgs {
             },
             threads: self.threads.unwrap_or_else(super::available_cores),
             ..AttackPlan::new(target, vec![request], load, stop)
-        })
+        };
+        self.arrivals.apply(&mut plan)?;
+        Ok(plan)
     }
 }
 
@@ -158,6 +193,7 @@ impl Subject {
                 plan.load = load;
                 plan.stop = stop;
                 plan.stages.clear();
+                self.request.arrivals.apply(&mut plan)?;
                 Ok(plan)
             }
             (Some(_), None) if !self.set.is_empty() => {

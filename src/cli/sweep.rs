@@ -63,6 +63,9 @@ pub fn run(args: SweepArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
     };
     let limits = parse_limits(&args.stop_when)?;
     let mut plan = args.subject.plan()?;
+    if axis == Axis::Concurrency && !plan.arrivals.is_even() {
+        bail!("--arrivals poisson spaces the arrivals of a rate; a concurrency sweep's users send when they are answered: sweep --rate, or leave arrivals even");
+    }
     sweep.apply(&mut plan)?;
     args.output.execute_until(&plan, "sweep", shutdown, limits)
 }

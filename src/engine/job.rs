@@ -139,6 +139,12 @@ impl Job {
         }
     }
 
+    /// True for an arrival's first send: a scheduled request (or a flow's first step), not
+    /// a login, a retry or a later step.
+    pub fn is_arrival(&self) -> bool {
+        !self.login && !self.retried && self.session.as_ref().is_none_or(|s| s.step == 0)
+    }
+
     /// As the closed model sends it: due when it leaves (`at`), since waiting behind the
     /// other replies of one wake-up, or for a stream, is not the server's time; a retry
     /// keeps the first attempt's time, so its latency counts both.

@@ -28,6 +28,7 @@ pub mod preview;
 pub(crate) mod reply;
 mod request;
 mod retries;
+mod sends;
 mod settle;
 mod spec;
 mod tally;
@@ -40,7 +41,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::plan::{AttackPlan, HttpVersion, Load, Scheme};
 use crate::record::{Aggregator, IntervalRecord, RawSink};
 use crate::sample::Notice;
-use crate::schedule::{ConstantPacer, Mix, Pacer, RateProfile};
+use crate::schedule::{ConstantPacer, Mix, Pacer, RateProfile, Schedule};
 use request::RequestTemplate;
 use spec::{ConnSpec, Endpoint, Pace, Requests, RunSpec};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -293,6 +294,11 @@ pub fn prepare(plan: &AttackPlan, open_files: Option<u64>) -> Result<Prepared, E
         }
     }
     let mut plan = plan.clone();
+    if !plan.arrivals.is_even() {
+        // Coalescing sends requests due soon along with an earlier one: it would even out
+        // the very bursts Poisson arrivals are asked for.
+        plan.connection.coalesce = Duration::ZERO;
+    }
     fit_connections(&mut plan, h2, open_files, &mut notices)?;
     let mut templates = Vec::new();
     let login = plan.login.as_ref().map(|l| usize::from(l.request));
@@ -318,7 +324,16 @@ pub fn prepare(plan: &AttackPlan, open_files: Option<u64>) -> Result<Prepared, E
 }
 
 /// The open model's due times: the constant rate, or the stages as a rate profile; for a
-/// shard, its indices of the whole test's schedule.
+/// shard, its indices of the whole test's schedule; arrivals spaced as the plan asks.
+fn schedule(plan: &AttackPlan, whole: Option<&crate::plan::shard::Whole>) -> Option<Schedule> {
+    Some(Schedule {
+        pacer: pacer(plan, whole)?,
+        spacing: plan.arrivals.spacing(),
+    })
+}
+
+/// The open model's count→time map: the constant rate, or the stages as a rate profile; for
+/// a shard, its indices of the whole test's schedule.
 fn pacer(plan: &AttackPlan, whole: Option<&crate::plan::shard::Whole>) -> Option<Pacer> {
     let (load, stages) = match whole {
         Some(w) => (w.load, &w.stages),
@@ -340,6 +355,14 @@ fn pacer(plan: &AttackPlan, whole: Option<&crate::plan::shard::Whole>) -> Option
         },
         None => pacer,
     })
+}
+
+/// The highest rate of an open-model load, req/s: the constant rate, or the stages' peak.
+fn peak_rate(load: Load, stages: &[crate::plan::Stage]) -> f64 {
+    match load {
+        Load::Open { rate } if stages.is_empty() => rate.per_second(),
+        _ => stages.iter().map(|s| s.from.max(s.to)).fold(0.0, f64::max),
+    }
 }
 
 /// What the workers of a prepared plan share.
@@ -376,13 +399,27 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
     };
     // Leave the threads time to start so the first due time is not already late.
     let start = start.unwrap_or_else(|| Instant::now() + Duration::from_millis(20));
+    let schedule = schedule(&plan, whole.as_ref());
+    // Only Poisson sends are checked: even ones are known not to be Poisson.
+    let meter = schedule
+        .as_ref()
+        .filter(|_| !plan.arrivals.is_even())
+        .map(|s| {
+            let (load, stages, shards) = match &whole {
+                Some(w) => (w.load, &w.stages, w.shard.count),
+                None => (plan.load, &plan.stages, 1),
+            };
+            let peak = peak_rate(load, stages);
+            Arc::new(sends::SendMeter::new(&s.pacer, start, peak, shards))
+        });
     Ok(RunSpec {
         pace: Pace {
             start,
             load: plan.load,
             stop: plan.stop,
             threads: shape.threads,
-            pacer: pacer(&plan, whole.as_ref()),
+            pacer: schedule,
+            meter,
             coalesce: plan.connection.coalesce,
             stage_bounds: crate::plan::StageBounds::of(&plan.stages),
             stages: plan.stages.clone(),

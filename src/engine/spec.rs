@@ -3,7 +3,7 @@
 
 use super::request::RequestTemplate;
 use crate::plan::{Flow, Load, Login, Stage, StageBounds, Stop};
-use crate::schedule::{Mix, Pacer};
+use crate::schedule::{Mix, Schedule};
 use rustls::pki_types::ServerName;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -34,7 +34,10 @@ pub struct Pace {
     /// its share of the closed model's users.
     pub threads: usize,
     /// Due times of the open model; `None` in the closed model.
-    pub pacer: Option<Pacer>,
+    pub pacer: Option<Schedule>,
+    /// The gaps between a Poisson run's arrivals as they left; `None` for even arrivals and
+    /// in the closed model.
+    pub meter: Option<Arc<super::sends::SendMeter>>,
     /// Requests falling due within this window of a wake-up leave with it, early.
     pub coalesce: Duration,
     /// The stages of a staged load (users, in the closed model).

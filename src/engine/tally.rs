@@ -3,10 +3,12 @@
 //! Both drivers record through here; the hot path takes no shared lock.
 
 use super::job::{Failure, Job, Unprocessed};
+use super::sends::SendMeter;
 use super::spec::Pace;
 use crate::record::{IntervalRecord, Part, RawBatch, RawRecord, RawSink};
 use crate::sample::Sample;
 use std::sync::mpsc::Sender;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a worker tells the engine when it is done.
@@ -28,19 +30,21 @@ pub struct Tally {
     last_send: Option<Instant>,
     last_done: Option<Instant>,
     raw: Option<RawBatch>,
+    meter: Option<Arc<SendMeter>>,
 }
 
 impl Tally {
-    /// An empty tally of a run that starts at `start`, keeping each request's record too
-    /// when given a `raw` sink.
-    pub fn new(start: Instant, raw: Option<&RawSink>) -> Tally {
+    /// An empty tally of a run paced by `pace`, keeping each request's record too when
+    /// given a `raw` sink.
+    pub fn new(pace: &Pace, raw: Option<&RawSink>) -> Tally {
         Tally {
             record: IntervalRecord::new(0),
             retries: Default::default(),
-            start,
+            start: pace.start,
             last_send: None,
             last_done: None,
             raw: raw.map(RawSink::batch),
+            meter: pace.meter.clone(),
         }
     }
 
@@ -49,11 +53,23 @@ impl Tally {
         self.record.scheduled += 1;
     }
 
-    /// A request left at `at`.
-    pub fn sent(&mut self, at: Instant) {
+    /// `job` left at `at`.
+    pub fn sent(&mut self, job: &Job, at: Instant) {
         self.record.sent += 1;
         self.retries.earn();
         self.last_send = Some(at);
+        if let Some(meter) = self.meter.as_deref().filter(|_| job.is_arrival()) {
+            let left = meter.left(at);
+            if left.gap.is_some() || left.span.is_some() {
+                let gaps = self.record.send_gaps.get_or_insert_with(|| meter.record());
+                if let Some(gap) = left.gap {
+                    gaps.gap(gap);
+                }
+                if let Some(span) = left.span {
+                    gaps.span(span);
+                }
+            }
+        }
     }
 
     /// Whether `job`, failed with `failure`, is sent again: when the retry rule

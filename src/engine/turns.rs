@@ -4,24 +4,26 @@
 //! for the next one differs.
 
 use super::spec::{share, Pace};
-use crate::schedule::{within, Pacer, Stride};
+use crate::schedule::{within, Schedule, Stride, Walk};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// One worker's walk through the open model's schedule.
 pub struct DueWalk<'a> {
     pace: &'a Pace,
-    pacer: &'a Pacer,
+    /// A cursor on the schedule: each next due time costs one step (for Poisson arrivals,
+    /// a draw per index of the whole schedule passed), never a walk from the start.
+    schedule: Walk<'a>,
     stride: Stride,
     next: Option<Instant>,
 }
 
 impl<'a> DueWalk<'a> {
     /// Worker `worker`'s share of the schedule: requests `worker, worker + threads, …`.
-    pub fn new(pace: &'a Pace, pacer: &'a Pacer, worker: usize) -> DueWalk<'a> {
+    pub fn new(pace: &'a Pace, schedule: &'a Schedule, worker: usize) -> DueWalk<'a> {
         let mut walk = DueWalk {
             pace,
-            pacer,
+            schedule: schedule.walk(),
             stride: Stride::new(worker, pace.threads),
             next: None,
         };
@@ -29,10 +31,10 @@ impl<'a> DueWalk<'a> {
         walk
     }
 
-    fn due_of_next(&self) -> Option<Instant> {
+    fn due_of_next(&mut self) -> Option<Instant> {
         let n = self.stride.peek();
         let due = self
-            .pacer
+            .schedule
             .due(n)
             .filter(|&d| within(&self.pace.stop, n, d))?;
         Some(self.pace.start + due)
@@ -138,7 +140,7 @@ impl<'a> Users<'a> {
 mod tests {
     use super::*;
     use crate::plan::{Load, Rate, Stage, StageBounds, Stop};
-    use crate::schedule::ConstantPacer;
+    use crate::schedule::{ConstantPacer, Pacer};
     use std::sync::atomic::AtomicU64;
     use std::time::Duration;
 
@@ -149,6 +151,7 @@ mod tests {
             stop,
             threads,
             pacer: None,
+            meter: None,
             coalesce: Duration::ZERO,
             stage_bounds: StageBounds::of(&stages),
             stages,
@@ -164,7 +167,10 @@ mod tests {
             requests: Some(10),
         };
         let p = pace(Load::Open { rate: Rate(1000.0) }, stop, 2, vec![]);
-        let pacer = Pacer::Constant(ConstantPacer::new(Rate(1000.0)));
+        let pacer = Schedule {
+            pacer: Pacer::Constant(ConstantPacer::new(Rate(1000.0))),
+            spacing: crate::schedule::Spacing::Even,
+        };
         let mut taken = vec![];
         for worker in 0..2 {
             let mut walk = DueWalk::new(&p, &pacer, worker);

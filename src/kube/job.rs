@@ -25,6 +25,8 @@ pub(super) struct ShardJob<'a> {
     pub materials: &'a Materials,
     /// Where the runs go.
     pub runs: &'a Volume,
+    /// The seed every shard's Poisson arrivals are given, when the scenario has none.
+    pub seed: Option<u64>,
 }
 
 impl ShardJob<'_> {
@@ -132,23 +134,27 @@ impl ShardJob<'_> {
                 }),
             })
             .collect();
+        let mut args = vec![
+            "run".into(),
+            format!("{}/{}", files::FILES_DIR, files::SCENARIO_KEY),
+            "--shard".into(),
+            format!("$(JOB_COMPLETION_INDEX)/{}", self.spec.shards),
+            "--start-at".into(),
+            self.start_at.to_string(),
+            "--out".into(),
+            self.naming.shard_dir("$(JOB_COMPLETION_INDEX)"),
+            "--quiet".into(),
+            "--set".into(),
+            format!("threads={}", sizing.threads),
+        ];
+        if let Some(seed) = self.seed {
+            args.extend(["--set".into(), format!("load.seed={seed}")]);
+        }
         Container {
             name: "headroom".into(),
             image: self.spec.image.clone(),
             command: vec!["headroom".into()],
-            args: vec![
-                "run".into(),
-                format!("{}/{}", files::FILES_DIR, files::SCENARIO_KEY),
-                "--shard".into(),
-                format!("$(JOB_COMPLETION_INDEX)/{}", self.spec.shards),
-                "--start-at".into(),
-                self.start_at.to_string(),
-                "--out".into(),
-                self.naming.shard_dir("$(JOB_COMPLETION_INDEX)"),
-                "--quiet".into(),
-                "--set".into(),
-                format!("threads={}", sizing.threads),
-            ],
+            args,
             env,
             resources: Some(Resources {
                 // No CPU limit: a throttled generator stops for the rest of a 100 ms period

@@ -183,6 +183,9 @@ pub struct KubeSpec {
     pub collect: Collect,
     /// CPU per shard in millicores, instead of the bench-sized figure.
     pub cpu_milli: Option<u64>,
+    /// The seed of Poisson arrivals when the scenario gives none (passed in, as `now` is):
+    /// every shard must walk one schedule, so each is given it.
+    pub seed: u64,
 }
 
 /// The manifests, ready to be written: paths relative to the output directory.
@@ -254,6 +257,9 @@ pub fn build(
         },
     };
     let (mut plan, materials) = read_scenario(spec, lookup)?;
+    // Poisson arrivals without a seed: the shards are all given this one.
+    let seed = (!plan.arrivals.is_even() && plan.arrivals.seed().is_none()).then_some(spec.seed);
+    plan.arrivals = plan.arrivals.seeded(|| spec.seed);
     let sizing = sizing::size(&plan, spec.shards, materials.data_bytes, spec.cpu_milli);
     // Checked as the pods will check it (their `--set threads=` included), so that what is
     // written runs, and what would not is refused here rather than in every pod.
@@ -287,6 +293,7 @@ pub fn build(
         sizing: &sizing,
         materials: &materials,
         runs: &runs.volume,
+        seed,
     };
     out.push((output::JOB.into(), shards.yaml()?));
     if let Collect::Volume { .. } = spec.collect {

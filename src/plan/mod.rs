@@ -3,6 +3,7 @@
 //! Every way of starting load (`headroom attack`'s flags, a scenario file for `headroom run`)
 //! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
+mod arrivals;
 mod body_file;
 mod data;
 mod flow;
@@ -20,6 +21,7 @@ mod template;
 mod tls;
 pub(crate) mod weights;
 
+pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
@@ -100,6 +102,8 @@ pub struct AttackPlan {
     pub requests: Vec<NamedRequest>,
     /// Open (rate) or closed (concurrency) load.
     pub load: Load,
+    /// How the open model's arrivals are spaced: evenly, or as a Poisson process.
+    pub arrivals: Arrivals,
     /// When the run stops sending.
     pub stop: Stop,
     /// Connection behaviour.
@@ -165,6 +169,7 @@ impl AttackPlan {
             target,
             requests,
             load,
+            arrivals: Arrivals::Even,
             stop,
             connection: ConnectionOptions::default(),
             tls: TlsOptions::default(),
@@ -282,6 +287,7 @@ impl AttackPlan {
     /// shard's part is then checked as a plan of its own).
     pub fn validate_for(&self, generators: u32) -> Result<(), PlanError> {
         self.load.validate(generators)?;
+        self.arrivals.validate(&self.load)?;
         self.stop.validate(&self.load)?;
         if self.threads == 0 {
             return Err(PlanError::Range("threads must be at least 1".into()));

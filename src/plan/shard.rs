@@ -71,6 +71,11 @@ impl Shard {
     /// is too small to give every shard something to do.
     pub fn split(self, whole: &AttackPlan) -> Result<Split, PlanError> {
         let n = self.count;
+        if !whole.arrivals.is_even() && whole.arrivals.seed().is_none() {
+            return Err(PlanError::Range(
+                "a sharded test of Poisson arrivals needs one seed for all its shards, so that they walk one schedule: give attack --seed N, or a scenario load.seed (--set load.seed=N); headroom kube gives its shards one".into(),
+            ));
+        }
         let mut plan = whole.clone();
         let users = |u: f64| self.share(u.round() as u64) as f64;
         match whole.load {

@@ -32,6 +32,15 @@ impl Histogram {
         }
     }
 
+    /// Records one raw value, in whatever unit its owner keeps (`SendGaps`: thousandths
+    /// of an expected arrival); 0 included.
+    #[inline]
+    pub(crate) fn record_value(&mut self, value: u64) {
+        if self.0.record(value).is_err() {
+            self.0.saturating_record(value);
+        }
+    }
+
     /// Adds every value of `other`.
     pub fn add(&mut self, other: &Histogram) {
         self.0

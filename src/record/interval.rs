@@ -314,6 +314,10 @@ pub struct IntervalRecord {
     /// Per flow of the run, by its index in the plan: the iterations that ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowStats>,
+    /// The gaps between a Poisson run's arrivals as they left, and how long spans of them
+    /// took (`None` for even arrivals and the closed model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_gaps: Option<super::SendGaps>,
 }
 
 /// What the requests sent for one stage met, wherever their answers fell.
@@ -486,6 +490,9 @@ impl IntervalRecord {
         add_each(&mut self.flows, &other.flows, FlowStats::add);
         for (stage, step) in &other.steps {
             self.steps.entry(*stage).or_default().add(step);
+        }
+        if let Some(gaps) = &other.send_gaps {
+            self.send_gaps.get_or_insert_default().add(gaps);
         }
     }
 

@@ -10,6 +10,7 @@ mod by_class;
 mod histogram;
 mod interval;
 mod raw;
+mod send_gaps;
 
 pub use aggregate::{Aggregator, Part};
 pub use by_class::{ByClass, ClassLatency};
@@ -18,3 +19,4 @@ pub use interval::{
     ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
 };
 pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};
+pub use send_gaps::{arrivals_per_span, points as send_gaps_points, SendGaps, SEND_RESOLUTION_US};

@@ -73,6 +73,9 @@ pub fn render_markdown(s: &Summary) -> String {
         );
     }
     let _ = writeln!(out, "Started {}.\n", s.started_at);
+    if let Some(arrivals) = super::arrivals::words(s) {
+        let _ = writeln!(out, "Arrivals: {arrivals}.\n");
+    }
     if let Some(shards) = &s.shards {
         let _ = writeln!(out, "Merged: {}.\n", super::shards::line(shards));
     }

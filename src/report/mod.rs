@@ -1,5 +1,6 @@
 //! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
 
+mod arrivals;
 mod by_flow;
 mod by_request;
 mod by_stage;

@@ -189,6 +189,9 @@ fn text(s: &Summary, tables: bool) -> String {
     }
     let load = load_words(s);
     row(&mut out, "Target", "", &target_line(s, &load));
+    if let Some(arrivals) = super::arrivals::words(s) {
+        row(&mut out, "Arrivals", "", &arrivals);
+    }
     if let Some(shard) = shard_words(s) {
         row(&mut out, "Shard", "", &shard);
     }

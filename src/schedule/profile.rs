@@ -87,7 +87,12 @@ impl RateProfile {
 
     /// Offset from the start at which request `n` (from 0) is due; `None` past the profile.
     pub fn due(&self, n: u64) -> Option<Duration> {
-        let n = n as f64;
+        self.at(n as f64)
+    }
+
+    /// Offset from the start at which the expected count of arrivals reaches `n` (a real
+    /// number: Poisson arrivals fall between whole counts); `None` past the profile.
+    pub fn at(&self, n: f64) -> Option<Duration> {
         // Stages are few: a linear scan from the end finds the one holding arrival n.
         let s = self
             .stages
@@ -108,6 +113,22 @@ impl RateProfile {
             2.0 * k / (a + (a * a + 2.0 * (b - a) * k / secs).max(0.0).sqrt())
         };
         Some(Duration::from_secs_f64(s.start + t.min(secs)))
+    }
+
+    /// The expected count of arrivals by `elapsed`: the inverse of [`RateProfile::at`] (the
+    /// whole profile's count once it is over).
+    pub fn expected_by(&self, elapsed: Duration) -> f64 {
+        let t = elapsed.as_secs_f64();
+        let Some(s) = self.stages.iter().rev().find(|s| s.start <= t) else {
+            return 0.0;
+        };
+        let secs = s.stage.duration.as_secs_f64();
+        let into = (t - s.start).min(secs);
+        if secs <= 0.0 {
+            return s.before + s.count;
+        }
+        let (a, b) = (s.stage.from, s.stage.to);
+        s.before + a * into + (b - a) * into * into / (2.0 * secs)
     }
 }
 
@@ -168,5 +189,26 @@ mod tests {
             all.windows(2).all(|w| w[1] >= w[0]),
             "due times never go back"
         );
+    }
+
+    #[test]
+    fn the_expected_count_by_a_time_inverts_the_due_time_of_a_count() {
+        let p = RateProfile::new(&[
+            stage(0.0, 200.0, 2),
+            stage(200.0, 200.0, 5),
+            stage(0.0, 0.0, 1),
+            stage(400.0, 0.0, 1),
+        ]);
+        for tenth in 0..=13_990u32 {
+            let count = f64::from(tenth) / 10.0;
+            let at = p.at(count).unwrap();
+            let back = p.expected_by(at);
+            // Due times are rounded to the nanosecond: at most 400 req/s × 1 ns off.
+            assert!((back - count).abs() < 1e-6, "{count} -> {at:?} -> {back}");
+        }
+        // A pause adds nothing; past the end, the whole count.
+        let pause = p.expected_by(Duration::from_millis(7500));
+        assert!((pause - 1200.0).abs() < 1e-9);
+        assert!((p.expected_by(Duration::from_secs(60)) - 1400.0).abs() < 1e-9);
     }
 }

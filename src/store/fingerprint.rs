@@ -26,6 +26,9 @@ struct Canonical<'a> {
     login: Option<(u16, Option<u128>, &'a [u16])>,
     slo: &'a [String],
     load: &'a crate::plan::Load,
+    // Left out when even, so the fingerprints of tests made before arrivals were kept stand.
+    #[serde(skip_serializing_if = "crate::plan::Arrivals::is_even")]
+    arrivals: crate::plan::Arrivals,
     stages: &'a [crate::plan::Stage],
     stop: &'a crate::plan::Stop,
     connection: &'a crate::plan::ConnectionOptions,
@@ -109,6 +112,7 @@ pub fn plan_fingerprint(plan: &AttackPlan) -> String {
         }),
         slo: &meta.slo,
         load: &plan.load,
+        arrivals: plan.arrivals,
         stages: &plan.stages,
         stop: &plan.stop,
         connection: &plan.connection,

@@ -2,7 +2,9 @@
 
 use crate::monitor::CpuTime;
 use crate::plan::secret_names::redact_query;
-use crate::plan::{AttackPlan, ConnectionOptions, Expect, Load, Stage, Stop, Target, TlsOptions};
+use crate::plan::{
+    Arrivals, AttackPlan, ConnectionOptions, Expect, Load, Stage, Stop, Target, TlsOptions,
+};
 use serde::{Deserialize, Serialize};
 
 /// Everything needed to know what a run was, with secrets already removed.
@@ -33,6 +35,9 @@ pub struct RunMeta {
     pub stages: Vec<Stage>,
     /// The load model.
     pub load: Load,
+    /// How the open model's arrivals were spaced, with a Poisson run's seed (absent: even).
+    #[serde(default, skip_serializing_if = "Arrivals::is_even")]
+    pub arrivals: Arrivals,
     /// When the run was to stop.
     pub stop: Stop,
     /// Connection behaviour.
@@ -212,6 +217,7 @@ impl RunMeta {
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
             stages: plan.stages.clone(),
             load: plan.load,
+            arrivals: plan.arrivals,
             stop: plan.stop,
             connection: plan.connection.clone(),
             tls: plan.tls.clone(),

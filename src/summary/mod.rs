@@ -1,11 +1,13 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
 
+mod arrivals;
 mod by_flow;
 mod by_request;
 mod by_stage;
 pub mod confidence;
 pub mod diagnosis;
 pub(crate) mod failures;
+pub mod fit;
 mod generator;
 pub mod live;
 pub mod matrix;
@@ -15,6 +17,7 @@ mod shards;
 mod slo;
 mod stats;
 
+pub use arrivals::{Arrivals, Fit, SendCheck, SendFinding, MIN_SPANS};
 pub use by_flow::FlowRow;
 pub use by_request::{RequestRow, ROW_QUANTILES};
 pub use by_stage::StageRow;
@@ -43,6 +46,10 @@ pub struct Summary {
     pub method: Option<String>,
     /// The load model and its parameter.
     pub load: Load,
+    /// How the open model's arrivals were spaced, and whether a Poisson run's sends were
+    /// Poisson (absent from summaries stored before it was kept: even).
+    #[serde(default)]
+    pub arrivals: Arrivals,
     /// The HTTP version spoken.
     pub protocol: String,
     /// What the preflight noticed about the server.
@@ -341,6 +348,7 @@ impl Summary {
                 _ => None,
             },
             load: run.meta.load,
+            arrivals: Arrivals::of(&run.meta, &run.all),
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),

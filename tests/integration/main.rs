@@ -3,6 +3,7 @@
 //! `nginx` tests need nginx installed (`.ci/run` installs it); the built-in target and the
 //! hostile servers run in-process.
 
+mod arrivals;
 mod bad_input;
 mod breakdowns;
 mod capacity;

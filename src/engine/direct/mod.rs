@@ -99,7 +99,7 @@ pub fn run(
         next_expiry: Instant::now() + EXPIRE_EVERY,
     };
     let interrupted = match &pace.pacer {
-        Some(pacer) => open::run(&mut table, pace, pacer, index, &mut chores),
+        Some(schedule) => open::run(&mut table, pace, schedule, index, &mut chores),
         None => closed::run(&mut table, &Users::new(pace, index), &mut chores),
     };
     Ok(chores.seconds.finish(&mut table.tally, interrupted))

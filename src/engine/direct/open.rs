@@ -10,18 +10,18 @@ use super::table::Table;
 use super::{Chores, READ_WITHIN, TICK};
 use crate::engine::spec::Pace;
 use crate::engine::turns::DueWalk;
-use crate::schedule::Pacer;
+use crate::schedule::Schedule;
 use std::time::Instant;
 
 /// Runs worker `index`'s share of an open-model schedule; true when interrupted.
 pub(super) fn run(
     table: &mut Table<'_>,
     pace: &Pace,
-    pacer: &Pacer,
+    schedule: &Schedule,
     index: usize,
     chores: &mut Chores<'_>,
 ) -> bool {
-    let mut walk = DueWalk::new(pace, pacer, index);
+    let mut walk = DueWalk::new(pace, schedule, index);
     loop {
         table.flush();
         table.harvest();

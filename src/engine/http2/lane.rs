@@ -172,7 +172,7 @@ impl Lane {
         // Stamped before the stream leaves, as on HTTP/1.1.
         let at = Instant::now();
         job.leaving(at, spec.pace.pacer.is_some());
-        lock(&self.worker.tally).sent(at);
+        lock(&self.worker.tally).sent(job, at);
         let sent = Sent {
             at,
             body_bytes: request.body.len() as u64,

@@ -17,7 +17,7 @@ use super::tally::{Seconds, Tally, WorkerReport};
 use super::turns::{DueWalk, Users};
 use crate::record::Part;
 use crate::sample::{ErrorKind, Sample};
-use crate::schedule::Pacer;
+use crate::schedule::Schedule;
 use crate::timer::Alarm;
 use pool::Pool;
 use std::collections::VecDeque;
@@ -95,7 +95,7 @@ impl Worker {
         Worker {
             index,
             cancel,
-            tally: Mutex::new(Tally::new(pace.start, spec.raw.as_ref())),
+            tally: Mutex::new(Tally::new(pace, spec.raw.as_ref())),
             pools,
             queue: Mutex::new(VecDeque::new()),
             wake: Notify::new(),
@@ -211,11 +211,11 @@ impl Worker {
 }
 
 /// Sends this worker's share of the open-model schedule; true when interrupted.
-async fn pace(worker: &Arc<Worker>, pacer: &Pacer) -> bool {
+async fn pace(worker: &Arc<Worker>, schedule: &Schedule) -> bool {
     let spec = worker.spec.clone();
     // Without a timerfd, fall back to tokio's millisecond timer (the lag shows it).
     let alarm = Alarm::new().ok();
-    let mut walk = DueWalk::new(&spec.pace, pacer, worker.index);
+    let mut walk = DueWalk::new(&spec.pace, schedule, worker.index);
     loop {
         let Some(at) = walk.next_due() else {
             return false;
@@ -294,7 +294,7 @@ async fn work(worker: Arc<Worker>, seconds: Seconds) -> WorkerReport {
     let stop_ticking = Arc::new(Notify::new());
     let ticker = tokio::spawn(tick(worker.clone(), seconds, stop_ticking.clone()));
     let interrupted = match &spec.pace.pacer {
-        Some(pacer) => pace(&worker, pacer).await,
+        Some(schedule) => pace(&worker, schedule).await,
         None => {
             if !spec.pace.stages.is_empty() {
                 tokio::spawn(watch_users(worker.clone()));

@@ -218,6 +218,8 @@ pub fn assemble(
                 duration: Some("30s".into()),
                 requests: None,
                 stages: None,
+                arrivals: None,
+                seed: None,
             },
             slo: Vec::new(),
             data: BTreeMap::new(),

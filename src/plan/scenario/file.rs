@@ -261,6 +261,12 @@ pub struct LoadSection {
     /// A load in stages, run in order (instead of rate or users): burst, ramp, steady state,
     /// spike and step profiles.
     pub stages: Option<Vec<StageSection>>,
+    /// How the open model's arrivals are spaced: "even" (the default) or "poisson"
+    /// (exponential gaps, as independent users send; ramps and stages vary its rate).
+    pub arrivals: Option<crate::plan::ArrivalKind>,
+    /// Seeds Poisson arrivals, so that a run can be repeated exactly (default: drawn at
+    /// random, and stored with the run).
+    pub seed: Option<u64>,
 }
 
 /// One stage: a rate or a number of users, constant or ramped, for a duration.

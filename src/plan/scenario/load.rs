@@ -2,7 +2,7 @@
 
 use super::file;
 use super::{Lowering, ScenarioError};
-use crate::plan::{Load, Rate, Stage};
+use crate::plan::{ArrivalKind, Arrivals, Load, Rate, Stage};
 
 impl Lowering<'_> {
     pub(super) fn load(&self, l: &file::LoadSection) -> Result<Load, ScenarioError> {
@@ -30,6 +30,28 @@ impl Lowering<'_> {
                 "load: give rate (requests per second, open model), users (closed model) or stages"
                     .into(),
             )),
+        }
+    }
+
+    /// How the load's arrivals are spaced, checked against its model.
+    pub(super) fn arrivals(
+        &self,
+        l: &file::LoadSection,
+        load: &Load,
+    ) -> Result<Arrivals, ScenarioError> {
+        let kind = l.arrivals.unwrap_or_default();
+        match (kind, l.seed, load) {
+            (ArrivalKind::Even, Some(_), _) => Err(self.error_near(
+                "seed",
+                0,
+                "load.seed seeds Poisson arrivals: add arrivals: poisson, or remove the seed".into(),
+            )),
+            (ArrivalKind::Poisson, _, Load::Closed { .. }) => Err(self.error_near(
+                "arrivals",
+                0,
+                "load.arrivals: poisson spaces an open model's requests (a rate); users send when they are answered: give rate, or remove arrivals".into(),
+            )),
+            (kind, seed, _) => Ok(Arrivals::of(kind, seed)),
         }
     }
 

@@ -370,6 +370,7 @@ impl Lowering<'_> {
             target,
             requests,
             load,
+            arrivals: self.arrivals(&s.load, &load)?,
             stop: Stop {
                 duration: stop_after,
                 requests: s.load.requests,

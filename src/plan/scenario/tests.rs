@@ -239,6 +239,47 @@ mod stage_tests {
         assert!(e.contains("several generators"), "{e}");
     }
 
+    #[test]
+    fn arrivals_lower_from_the_load_and_from_set() {
+        use crate::plan::Arrivals;
+        let p = plan("  rate: 500\n  duration: 30s\n  arrivals: poisson\n").unwrap();
+        assert_eq!(p.arrivals, Arrivals::Poisson { seed: None });
+        let p = plan("  {rate: 500, duration: 30s, arrivals: poisson, seed: 7}\n").unwrap();
+        assert_eq!(p.arrivals, Arrivals::Poisson { seed: Some(7) });
+        // Ramps and stages have arrivals too.
+        let p =
+            plan("  arrivals: poisson\n  stages:\n    - {rate: [0, 50], duration: 2s}\n").unwrap();
+        assert_eq!(p.arrivals, Arrivals::Poisson { seed: None });
+        let p = plan("  rate: 500\n  duration: 30s\n").unwrap();
+        assert_eq!(p.arrivals, Arrivals::Even);
+        // --set, through the schema's own fields.
+        let source = "target: {url: 'http://127.0.0.1:9'}\nrequests: [{name: a, path: /}]\nload: {rate: 5, duration: 1s}\n";
+        let doc = Document::parse(source.into(), Path::new("s.yaml"), &|_| None).unwrap();
+        let set: Vec<Override> = ["load.arrivals=poisson", "load.seed=42"]
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let p = doc.lower(&set, 1).unwrap();
+        assert_eq!(p.arrivals, Arrivals::Poisson { seed: Some(42) });
+        let e = doc
+            .lower(&["load.arrivals=bursty".parse().unwrap()], 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("even") && e.contains("poisson"), "{e}");
+        assert!(json_schema().contains("\"poisson\""));
+    }
+
+    #[test]
+    fn arrivals_that_cannot_be_spaced_are_refused_at_their_line() {
+        let e = plan("  users: 5\n  duration: 1s\n  arrivals: poisson\n").unwrap_err();
+        assert!(e.contains("open model") && e.contains("s.yaml:6:"), "{e}");
+        let e = plan("  rate: 5\n  duration: 1s\n  seed: 3\n").unwrap_err();
+        assert!(
+            e.contains("arrivals: poisson") && e.contains("s.yaml:6:"),
+            "{e}"
+        );
+    }
+
     /// A header that uses both a data column and a captured value (a login's token in the
     /// target's headers, a user name from a CSV) is checked without reading past the
     /// data set's columns (it panicked: index out of bounds).

@@ -49,6 +49,7 @@ fn spec(scenario: &str, shards: u32, collect: Collect) -> KubeSpec {
         now: at("2099-01-01T00:00:00Z"),
         collect,
         cpu_milli: None,
+        seed: 77,
     }
 }
 
@@ -315,3 +316,28 @@ fn kube_cli(args: &[&str]) -> std::process::Output {
 mod pods;
 mod refusals;
 mod steps;
+
+/// Poisson arrivals without a seed: every shard is given the one passed in, so that all walk
+/// one schedule; a seed the scenario has is left to it.
+#[test]
+fn shards_of_poisson_arrivals_are_given_one_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let args_of = |load: &str| {
+        let path = dir.path().join("poisson.yaml");
+        std::fs::write(
+            &path,
+            format!("target: {{url: 'http://127.0.0.1:9'}}\nrequests: [{{name: a, path: /}}]\nload: {load}\n"),
+        )
+        .unwrap();
+        let bundle =
+            kube::build(&spec(path.to_str().unwrap(), 3, Collect::Copy), &|_| None).unwrap();
+        let job: Job = parse(&files_of(&bundle), "40-job.yaml");
+        job.spec.template.spec.containers[0].args.join(" ")
+    };
+    let args = args_of("{rate: 300, duration: 10s, arrivals: poisson}");
+    assert!(args.ends_with("--set load.seed=77"), "{args}");
+    let args = args_of("{rate: 300, duration: 10s, arrivals: poisson, seed: 5}");
+    assert!(!args.contains("load.seed"), "{args}");
+    let args = args_of("{rate: 300, duration: 10s}");
+    assert!(!args.contains("load.seed"), "{args}");
+}

@@ -112,7 +112,7 @@ impl<'a> Table<'a> {
         Ok(Table {
             spec,
             worker,
-            tally: Tally::new(spec.pace.start, spec.raw.as_ref()),
+            tally: Tally::new(&spec.pace, spec.raw.as_ref()),
             poller: Poller::new()?,
             tokens: Vec::new(),
             slots: Vec::new(),
@@ -319,7 +319,7 @@ impl<'a> Table<'a> {
         // request, so no time is shorter than the exchange took.
         let at = Instant::now();
         job.leaving(at, self.paced);
-        self.tally.sent(at);
+        self.tally.sent(&job, at);
         let sent = Sent {
             at,
             body_bytes,
