@@ -340,6 +340,14 @@ pub fn sentence(f: &Finding) -> String {
             fmt_num(*implied, 1),
             fmt_num(*users, 0)
         ),
+        Finding::NotPoisson {
+            lag_p99_us,
+            statistic,
+            critical,
+        } => format!(
+            "Poisson arrivals were asked, but what left the generator was not Poisson (its sends fail the check: KS D={statistic:.4} ≥ {critical:.4}; its send lag p99 {}): the latencies describe other traffic than was asked",
+            fmt_us(*lag_p99_us)
+        ),
         Finding::AtStep { name, .. } => format!("at step {name}"),
     }
 }
@@ -447,6 +455,7 @@ pub fn phrase(f: &Finding) -> String {
             fmt_num(*implied, 0),
             fmt_num(*users, 0)
         ),
+        Finding::NotPoisson { .. } => "sends not Poisson".into(),
         Finding::AtStep { name, .. } => format!("at {name}"),
     }
 }

@@ -98,6 +98,8 @@ pub struct StageInputs<'a> {
     pub stages: &'a [Stage],
     /// The load model.
     pub load: Load,
+    /// Poisson arrivals (see `diagnosis::Evidence::poisson`).
+    pub poisson: bool,
     /// Engine threads (the generator's cores).
     pub threads: usize,
     /// The connection cap, when it bounds the rate (see `diagnosis::Evidence`).
@@ -201,6 +203,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 descriptors: None,
                 connection_cap: inputs.connection_cap,
                 open_model: matches!(inputs.load, Load::Open { .. }),
+                poisson: inputs.poisson,
                 // A ramp's latency follows its load: only a constant step's trend is judged.
                 seconds: if s.from == s.to { &whole_seconds } else { &[] },
                 whole_secs: (!counted).then_some(whole_seconds.len() as f64),

@@ -119,6 +119,7 @@ impl GeneratorHealth {
             descriptors: self.open_files_limit.map(|l| (self.peak_open_fds, l)),
             connection_cap: connection_cap(run),
             open_model: matches!(run.meta.load, Load::Open { .. }),
+            poisson: run.meta.arrivals.kind() == crate::plan::ArrivalKind::Poisson,
             requests: &run.meta.requests,
             seconds,
             whole_secs: run

@@ -15,6 +15,7 @@ pub struct SoFar {
     stages: Vec<Stage>,
     threads: usize,
     connection_cap: Option<u32>,
+    poisson: bool,
     stage: Option<u16>,
     record: IntervalRecord,
     seconds: Vec<IntervalDigest>,
@@ -37,6 +38,7 @@ impl SoFar {
             threads: plan.threads,
             connection_cap: (matches!(plan.load, Load::Open { .. }) && http1)
                 .then_some(plan.connection.max_connections),
+            poisson: plan.arrivals.kind() == crate::plan::ArrivalKind::Poisson,
             stage: None,
             record: IntervalRecord::new(0),
             seconds: Vec::new(),
@@ -93,6 +95,7 @@ impl SoFar {
             descriptors: None,
             connection_cap: self.connection_cap,
             open_model: matches!(self.load, Load::Open { .. }),
+            poisson: self.poisson,
             seconds: if constant { &self.seconds } else { &[] },
             whole_secs: Some(secs),
         })

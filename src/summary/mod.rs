@@ -288,6 +288,7 @@ impl Summary {
         let mut stages = by_stage::rows(&by_stage::StageInputs {
             stages: &run.meta.stages,
             load: run.meta.load,
+            poisson: run.meta.arrivals.kind() == crate::plan::ArrivalKind::Poisson,
             threads: run.meta.threads,
             connection_cap: generator::connection_cap(run),
             attack_secs,
@@ -330,6 +331,8 @@ impl Summary {
             let whole = diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &[]));
             diagnosis::of_staged_run(whole, &stages)
         };
+        let arrivals = Arrivals::of(&run.meta, &run.all);
+        let verdict = diagnosis::with_sends(verdict, &arrivals);
         let verdict = match &shards {
             Some(s) => shards::judge(verdict, s),
             None => verdict,
@@ -348,7 +351,7 @@ impl Summary {
                 _ => None,
             },
             load: run.meta.load,
-            arrivals: Arrivals::of(&run.meta, &run.all),
+            arrivals,
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),
             started_at: run.meta.started_at.clone(),

@@ -236,7 +236,10 @@ fn the_search_never_overclaims_a_known_capacity() {
     let probes = record["probes"].as_array().unwrap();
     // The answer was repeated, then held for the confirmation.
     let last = probes.last().unwrap();
-    assert_eq!((last["phase"].as_str(), last["met"].as_bool()), (Some("hold"), Some(true)));
+    assert_eq!(
+        (last["phase"].as_str(), last["met"].as_bool()),
+        (Some("hold"), Some(true))
+    );
     assert_eq!(record["outcome"]["held"], true);
     assert!(text.contains("held it for 15 s"), "{text}");
     // Every probe is a run of its own that `headroom report` renders.

@@ -56,6 +56,9 @@ pub struct Evidence<'a> {
     /// The open model (requests sent on a schedule, whatever the server does): requests can
     /// pile up at the server; in the closed model its users wait instead.
     pub open_model: bool,
+    /// Poisson arrivals: the count sent in a span differs from rate × time by chance (its
+    /// standard deviation is the square root of the count), so "short" allows for that.
+    pub poisson: bool,
     /// The span's whole seconds at one load, in order: their trends are judged. Empty when
     /// the load changed through the span (a sweep's whole run): a trend then follows the
     /// load, and each step is judged on its own.
@@ -117,12 +120,25 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
 
     let mut findings = Vec::new();
     let mut rate_held = true;
+    // How many fewer than `n` asked may leave: the tolerance, and for Poisson arrivals
+    // three standard deviations of the count.
+    let slack = |n: f64| {
+        let even = n * (1.0 - RATE_TOLERANCE);
+        if e.poisson {
+            even.max(3.0 * n.sqrt())
+        } else {
+            even
+        }
+    };
+    let secs = e.whole_secs.filter(|s| *s > 0.0).unwrap_or(1.0);
     match e.asked {
-        Asked::Rate { asked, sent } if asked > 0.0 && sent < asked * RATE_TOLERANCE => {
+        Asked::Rate { asked, sent }
+            if asked > 0.0 && sent * secs < asked * secs - slack(asked * secs) =>
+        {
             findings.push(Finding::RateShort { asked, sent });
             rate_held = false;
         }
-        Asked::Count { asked, sent } if (sent as f64) < asked as f64 * RATE_TOLERANCE => {
+        Asked::Count { asked, sent } if (sent as f64) < asked as f64 - slack(asked as f64) => {
             findings.push(Finding::CountShort { asked, sent });
             rate_held = false;
         }

@@ -328,6 +328,17 @@ pub enum Finding {
         /// Think time per request, µs.
         think_us: f64,
     },
+    /// Poisson arrivals, but what was sent was not Poisson (the run's check of its sends):
+    /// the latencies describe other traffic than was asked.
+    NotPoisson {
+        /// The generator's send lag p99, µs: a generator behind its schedule bunches its
+        /// sends.
+        lag_p99_us: u64,
+        /// The check's largest Kolmogorov–Smirnov statistic…
+        statistic: f64,
+        /// …and its critical value.
+        critical: f64,
+    },
     /// Where a run's verdict was found: the first step of a staged run to show it.
     AtStep {
         /// The step's index in the run's stages.
@@ -341,9 +352,10 @@ impl Finding {
     /// What it is evidence for.
     pub fn blame(&self) -> Blame {
         match self {
-            Finding::RateShort { .. } | Finding::CountShort { .. } | Finding::SentLate { .. } => {
-                Blame::Symptom
-            }
+            Finding::RateShort { .. }
+            | Finding::CountShort { .. }
+            | Finding::SentLate { .. }
+            | Finding::NotPoisson { .. } => Blame::Symptom,
             Finding::CpuBusy { .. }
             | Finding::CpuStarved { .. }
             | Finding::Shortage { .. }
@@ -383,6 +395,35 @@ impl Default for Diagnosis {
             findings: Vec::new(),
         }
     }
+}
+
+/// `d` with the check of a Poisson run's sends: sends that were not Poisson are a symptom
+/// of the whole run (the check is over all of its sends), unless nothing succeeded anyway.
+pub fn with_sends(d: Diagnosis, arrivals: &crate::summary::Arrivals) -> Diagnosis {
+    let Some(c) = arrivals
+        .check
+        .as_ref()
+        .filter(|c| c.finding == crate::summary::SendFinding::NotPoisson)
+    else {
+        return d;
+    };
+    if d.limit == Limit::NothingSucceeded {
+        return d;
+    }
+    let worse = if c.gaps.statistic / c.gaps.critical.max(f64::MIN_POSITIVE)
+        >= c.spans.statistic / c.spans.critical.max(f64::MIN_POSITIVE)
+    {
+        c.gaps
+    } else {
+        c.spans
+    };
+    let mut findings = d.findings;
+    findings.push(Finding::NotPoisson {
+        lag_p99_us: c.lag_p99_us,
+        statistic: worse.statistic,
+        critical: worse.critical,
+    });
+    Diagnosis::of(findings)
 }
 
 impl Diagnosis {

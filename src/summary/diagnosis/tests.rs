@@ -88,7 +88,11 @@ impl Case {
     }
 
     fn judge(&self) -> Diagnosis {
-        diagnose(&Evidence {
+        diagnose(&self.evidence())
+    }
+
+    fn evidence(&self) -> Evidence<'_> {
+        Evidence {
             record: &self.record,
             requests: &self.requests,
             asked: self.asked,
@@ -98,9 +102,10 @@ impl Case {
             descriptors: self.descriptors,
             connection_cap: self.connection_cap,
             open_model: self.open_model,
+            poisson: false,
             seconds: &self.seconds,
             whole_secs: Some(self.seconds.len() as f64),
-        })
+        }
     }
 }
 
@@ -311,4 +316,57 @@ fn evidence_on_both_sides_says_both() {
 fn old_verdicts_read_back() {
     let d: Diagnosis = serde_json::from_str(r#"{"limit":"unexplained","findings":[]}"#).unwrap();
     assert_eq!(d.limit, Limit::CannotTell);
+}
+
+#[test]
+fn sends_that_were_not_poisson_are_a_symptom_and_a_poisson_counts_chance_is_not() {
+    use crate::summary::{Arrivals, Fit, SendCheck, SendFinding};
+    let fit = |statistic: f64| Fit {
+        statistic,
+        critical: 0.01,
+        samples: 10_000,
+    };
+    let check = |finding, gaps| Arrivals {
+        kind: crate::plan::ArrivalKind::Poisson,
+        seed: Some(7),
+        check: Some(SendCheck {
+            finding,
+            gaps: fit(gaps),
+            spans: fit(0.001),
+            arrivals_per_gap: 1,
+            arrivals_per_span: 10,
+            resolution_us: 50.0,
+            lag_p99_us: 30_000,
+        }),
+    };
+    let kept_up = Case::new(record(1000, 0), rate(100.0, 100.0)).judge();
+    let d = with_sends(kept_up.clone(), &check(SendFinding::NotPoisson, 0.05));
+    assert_eq!(d.limit, Limit::CannotTell);
+    assert!(matches!(
+        d.findings[..],
+        [Finding::NotPoisson { lag_p99_us: 30_000, statistic, .. }] if statistic == 0.05
+    ));
+    assert_eq!(
+        with_sends(kept_up, &check(SendFinding::Poisson, 0.001)).limit,
+        Limit::Neither
+    );
+
+    // 1,000 asked over 10 s, 960 sent: 1.3 standard deviations of a Poisson count, not a
+    // generator falling short; 4 % short of even arrivals is.
+    let mut c = Case::new(record(960, 0), rate(100.0, 96.0));
+    assert_eq!(c.judge().limit, Limit::CannotTell);
+    let poisson = diagnose(&Evidence {
+        poisson: true,
+        ..c.evidence()
+    });
+    assert_eq!(poisson.limit, Limit::Neither, "{poisson:?}");
+    c.asked = rate(100.0, 90.0);
+    assert_eq!(
+        diagnose(&Evidence {
+            poisson: true,
+            ..c.evidence()
+        })
+        .limit,
+        Limit::CannotTell
+    );
 }
