@@ -165,8 +165,11 @@ fn http1_without_the_required_client_certificate_the_cli_says_so() {
             .any(|l| l.to_lowercase().contains("client certificate")),
         "stderr should have a line naming the missing client certificate:\n{stderr}"
     );
-    assert_eq!(o.status.code(), Some(0), "the run completes:\n{stderr}");
+    // The run completes, and says that not one request succeeded (status 3): every answer
+    // was nginx's 400 for the missing certificate.
+    assert_eq!(o.status.code(), Some(3), "the run completes:\n{stderr}");
     let summary = Summary::of(&RunDir::at(&out).load().unwrap());
+    assert!(summary.nothing_succeeded(), "{:?}", summary.verdict);
     assert_eq!(
         summary.status_codes,
         [(400, 20)].into(),
