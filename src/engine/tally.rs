@@ -49,9 +49,12 @@ impl Tally {
         self.record.scheduled += 1;
     }
 
-    /// A request left at `at`.
-    pub fn sent(&mut self, at: Instant) {
+    /// A request sent for `stage` (in a staged run) left at `at`.
+    pub fn sent(&mut self, at: Instant, stage: Option<u16>) {
         self.record.sent += 1;
+        if let Some(stage) = stage {
+            self.record.sent_for(stage);
+        }
         self.retries.earn();
         self.last_send = Some(at);
     }

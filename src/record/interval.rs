@@ -248,6 +248,10 @@ impl FlowStats {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u64>) {
     for (k, n) in theirs {
         *mine.entry(*k).or_default() += n;
@@ -316,9 +320,30 @@ pub struct IntervalRecord {
     pub flows: Vec<FlowStats>,
 }
 
-/// What the requests sent for one stage met, wherever their answers fell.
+/// What the requests sent for one stage met, wherever their answers fell: everything a
+/// report counts of a request is here, so a stage's numbers (and a run's, warm-up left
+/// out) never take a request sent for another stage.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStats {
+    /// Requests sent for it (retries included, as [`IntervalRecord::sent`]); absent from
+    /// runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sent: u64,
+    /// Of its completions, requests that were sent a second time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
+    /// Request body bytes of its completions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bytes_out: u64,
+    /// Time to the response head of its completions that had one.
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
+    pub first_byte: Histogram,
+    /// TCP connect times of the connections its requests opened.
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
+    pub connect: Histogram,
+    /// TLS handshake times of those connections.
+    #[serde(default, skip_serializing_if = "Histogram::is_empty")]
+    pub tls_handshake: Histogram,
     /// Requests completed.
     pub count: u64,
     /// Completions without an expected answer.
@@ -349,6 +374,10 @@ impl StepStats {
         // Before the early return: an iteration begun in this stage may end in an interval
         // that counts none of its requests.
         add_each(&mut self.flows, &other.flows, FlowStats::add);
+        // So are its sends: a request leaves seconds before its answer comes.
+        self.sent += other.sent;
+        self.connect.add(&other.connect);
+        self.tls_handshake.add(&other.tls_handshake);
         if other.count == 0 {
             return;
         }
@@ -356,8 +385,16 @@ impl StepStats {
         self.count += other.count;
         self.failures += other.failures;
         self.errors += other.errors;
+        self.retried += other.retried;
+        self.bytes_out += other.bytes_out;
         self.latency.add(&other.latency);
+        self.first_byte.add(&other.first_byte);
         add_each(&mut self.requests, &other.requests, RequestStats::add);
+    }
+
+    /// Requests sent for it, retries left out: what the load asked for that left.
+    pub fn sent_first(&self) -> u64 {
+        self.sent.saturating_sub(self.retried)
     }
 
     /// Stretches the span to take in requests first sent at `first_us` and completed from
@@ -461,7 +498,25 @@ impl IntervalRecord {
         if s.expected {
             step.latency.record(s.latency);
         }
+        step.retried += u64::from(s.retried);
+        step.bytes_out += s.bytes_out;
+        if let Some(d) = s.first_byte {
+            step.first_byte.record(d);
+        }
+        if let Some(d) = s.connect {
+            step.connect.record(d);
+        }
+        if let Some(d) = s.tls_handshake {
+            step.tls_handshake.record(d);
+        }
         nth(&mut step.requests, s.request).record(s);
+    }
+
+    /// A request sent for `stage` left (the generator counts [`IntervalRecord::sent`]
+    /// itself).
+    #[inline]
+    pub fn sent_for(&mut self, stage: u16) {
+        self.steps.entry(stage).or_default().sent += 1;
     }
 
     /// Adds everything in `other` (the interval index is kept).

@@ -48,7 +48,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         row.extend([
             fmt_secs(st.duration_secs),
             fmt_count(st.count),
-            fmt_rate(st.rps),
+            fmt_rate(st.throughput),
             fmt_us(st.latency.p50_us),
             fmt_us(st.latency.p95_us),
             fmt_us(st.latency.p99_us),

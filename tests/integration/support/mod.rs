@@ -2,6 +2,7 @@
 
 pub mod certs;
 pub mod chromium;
+pub mod counts;
 pub mod etcd;
 pub mod held;
 pub mod influxdb;
@@ -54,6 +55,7 @@ pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
         &mut (),
     )
     .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
+    counts::check(&stored, &plan.target.url);
     (Summary::of(&stored), stored, dir)
 }
 
@@ -84,13 +86,16 @@ pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
-/// The `headroom` binary run with `args`, as a user runs it.
+/// The `headroom` binary run with `args`, as a user runs it; the runs it stores (`--out`)
+/// are checked for one set of counts.
 pub fn headroom(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("the binary runs")
+        .expect("the binary runs");
+    counts::check_out(args);
+    out
 }
 
 /// A free loopback port for a server a test starts.
