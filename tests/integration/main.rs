@@ -9,6 +9,7 @@ mod capacity;
 mod check;
 mod ci;
 mod cli;
+mod counts;
 mod data;
 mod distributed;
 mod examples;
