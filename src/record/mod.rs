@@ -10,11 +10,14 @@ mod by_class;
 mod histogram;
 mod interval;
 mod raw;
+mod step;
 
 pub use aggregate::{Aggregator, Part};
 pub use by_class::{ByClass, ClassLatency};
 pub use histogram::Histogram;
+pub(crate) use interval::add_each;
 pub use interval::{
-    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
+    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass,
 };
 pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};
+pub use step::StepStats;

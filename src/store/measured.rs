@@ -22,7 +22,7 @@
 
 use super::IntervalDigest;
 use crate::plan::Stage;
-use crate::record::{FlowStats, Histogram, IntervalRecord, RequestStats};
+use crate::record::{add_each, FlowStats, Histogram, IntervalRecord, RequestStats};
 use crate::sample::Outcome;
 
 /// How a run's measured requests are told from its warm-up.
@@ -241,8 +241,8 @@ fn of_stages(
         r.first_byte.add(&step.first_byte);
         r.connect.add(&step.connect);
         r.tls_handshake.add(&step.tls_handshake);
-        grow_add(&mut r.requests, &step.requests, RequestStats::add);
-        grow_add(&mut r.flows, &step.flows, FlowStats::add);
+        add_each(&mut r.requests, &step.requests, RequestStats::add);
+        add_each(&mut r.flows, &step.flows, FlowStats::add);
         r.steps.insert(*stage, step.clone());
     }
     for q in &r.requests {
@@ -270,13 +270,4 @@ fn of_stages(
         r.classes.clear();
     }
     r
-}
-
-fn grow_add<T: Default>(mine: &mut Vec<T>, other: &[T], add: impl Fn(&mut T, &T)) {
-    if other.len() > mine.len() {
-        mine.resize_with(other.len(), T::default);
-    }
-    for (m, t) in mine.iter_mut().zip(other) {
-        add(m, t);
-    }
 }
