@@ -8,7 +8,7 @@ use super::Histogram;
 /// out) never take a request sent for another stage.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStats {
-    /// Requests sent for it (retries included, as [`IntervalRecord::sent`]); absent from
+    /// Requests sent for it (retries included, as [`super::IntervalRecord::sent`]); absent from
     /// runs stored before it was kept.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sent: u64,

@@ -271,3 +271,115 @@ fn of_stages(
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::Health;
+    use crate::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
+    use crate::sample::Sample;
+    use crate::store::{IntervalLine, RunDir, RunMeta};
+    use std::time::Duration;
+
+    fn sample(stage: u16, latency_ms: u64) -> Sample {
+        Sample {
+            outcome: Outcome::Status(200),
+            latency: Duration::from_millis(latency_ms),
+            service: Duration::from_millis(latency_ms),
+            lag: Duration::ZERO,
+            connect: None,
+            tls_handshake: None,
+            first_byte: Some(Duration::from_millis(1)),
+            bytes_in: 1,
+            bytes_out: 0,
+            retried: false,
+            request: 0,
+            stage: Some(stage),
+            expected: true,
+            iteration: None,
+        }
+    }
+
+    /// A warm-up second then a measured one: 10 requests sent in each, the warm-up's last
+    /// 4 answered in the measured second. `sends` records the sends per stage (runs stored
+    /// before it did not).
+    fn stored(sends: bool) -> (tempfile::TempDir, crate::store::StoredRun) {
+        let target = Target::parse("http://127.0.0.1:9/").unwrap();
+        let request = NamedRequest::single(
+            RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+            &target,
+        );
+        let mut plan = AttackPlan::new(
+            target,
+            vec![request],
+            Load::Open { rate: Rate(10.0) },
+            Stop {
+                duration: Some(Duration::from_secs(2)),
+                requests: None,
+            },
+        );
+        plan.stages = vec![
+            Stage {
+                warmup: true,
+                ..Stage::constant("warm", 10.0, Duration::from_secs(1))
+            },
+            Stage::constant("hold", 10.0, Duration::from_secs(1)),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::at(dir.path().join("run"));
+        let meta = RunMeta::describe(&plan, &[], None, "HTTP/1.1", &[]);
+        let mut log = run.create(&meta).unwrap();
+        let mut lines = [IntervalRecord::new(0), IntervalRecord::new(1)];
+        for stage in 0..2u16 {
+            for k in 0..10u64 {
+                let sent_ms = 1000 * u64::from(stage) + 100 * k;
+                let late = stage == 0 && k >= 6;
+                let latency = if late { 500 } else { 5 };
+                let done_ms = sent_ms + latency;
+                let sent = &mut lines[(sent_ms / 1000) as usize];
+                sent.sent += 1;
+                if sends {
+                    sent.sent_for(stage);
+                }
+                let s = sample(stage, latency);
+                let done = &mut lines[(done_ms / 1000) as usize];
+                done.record(&s);
+                done.record_step(stage, &s, Duration::from_millis(done_ms));
+            }
+        }
+        for (i, record) in lines.into_iter().enumerate() {
+            log.append(&IntervalLine {
+                record,
+                health: Health::default(),
+                stage: Some(i as u16),
+                server: None,
+                shards: Vec::new(),
+            })
+            .unwrap();
+        }
+        let stored = run.load().unwrap();
+        (dir, stored)
+    }
+
+    #[test]
+    fn a_warm_up_request_answered_after_the_warm_up_is_left_out() {
+        let (_dir, run) = stored(true);
+        assert_eq!(run.counting, Counting::ByStage);
+        assert_eq!((run.total.completed(), run.total.sent), (10, 10));
+        assert_eq!(run.total.requests[0].count, 10);
+        // The measured second completed 14, 4 of them the warm-up's.
+        let second = &run.intervals[1];
+        assert_eq!((second.completed, second.warmup_completed), (14, 4));
+        assert_eq!(second.measured_completed(), 10);
+        assert_eq!(run.intervals[0].warmup_sent, 10);
+    }
+
+    #[test]
+    fn a_run_stored_before_sends_were_kept_per_stage_counts_whole_seconds() {
+        let (_dir, run) = stored(false);
+        assert_eq!(run.counting, Counting::BySecond);
+        assert_eq!(run.total.completed(), 14);
+        let measured: u64 = run.intervals.iter().map(|d| d.measured_completed()).sum();
+        assert_eq!(measured, 14);
+    }
+}

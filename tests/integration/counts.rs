@@ -359,3 +359,37 @@ fn random_stored_runs_keep_one_set_of_counts_in_every_format() {
         "{crossing} runs with warm-up answers after it"
     );
 }
+
+#[test]
+fn the_identity_names_what_does_not_add_up() {
+    use headroom::summary::Mismatch;
+    let dir = tempfile::tempdir().unwrap();
+    let mut dice = Dice(7);
+    let run = random_run(&mut dice, dir.path());
+    let s = Summary::of(&run.load().unwrap());
+    assert_eq!(s.count_identity(), []);
+    let total = s.requests.total;
+    // A warm-up answer counted in the total (the probe's 17,223 against its step's 16,000).
+    let mut one_more = s.clone();
+    one_more.requests.total += 1;
+    let found = one_more.count_identity();
+    assert!(found.contains(&Mismatch::Seconds {
+        total: total + 1,
+        seconds: total
+    }));
+    assert!(found.iter().any(|m| matches!(m, Mismatch::Outcomes { .. })));
+    // Rows that are not the run's.
+    let mut rows = s.clone();
+    rows.by_request[0].count += 2;
+    assert!(rows.count_identity().contains(&Mismatch::RequestRows {
+        total,
+        rows: total + 2
+    }));
+    // A throughput over another span than its rows'.
+    let mut fast = s;
+    fast.requests.throughput *= 1.5;
+    assert!(fast
+        .count_identity()
+        .iter()
+        .any(|m| matches!(m, Mismatch::Throughput { .. })));
+}
