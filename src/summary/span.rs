@@ -2,7 +2,7 @@
 //!
 //! # Definitions
 //! - The **measured span** runs from the first measured request's intended send to the last
-//!   measured answer. A run without stages starts at 0 and ends with the run (its attack
+//!   measured answer, less the warm-up stages between measured ones. A run without stages starts at 0 and ends with the run (its attack
 //!   and the wait for the last answers: vegeta's span); a staged run's span is read from its
 //!   measured stages' tallies, so a run of one measured stage (a capacity probe) has that
 //!   stage's span exactly, and the same throughput.
@@ -47,10 +47,13 @@ impl Span {
             },
             Counting::Whole | Counting::ByStage => match of_steps(&run.total) {
                 // Computed as a stage's own span is, so one measured stage's numbers and
-                // the run's are the same to the last bit.
+                // the run's are the same to the last bit; the warm-ups between measured
+                // stages (a sweep's `--warmup` before each step) are not measured time.
                 Some((from_us, to_us)) => Span {
                     from_secs: from_us as f64 / 1e6,
-                    secs: to_us.saturating_sub(from_us) as f64 / 1e6,
+                    secs: (to_us.saturating_sub(from_us) as f64 / 1e6
+                        - warmups_between(run))
+                    .max(0.0),
                     ..whole
                 },
                 None => whole,
@@ -68,6 +71,25 @@ impl Span {
     pub fn send_rate(&self, sent: u64, lead: f64) -> f64 {
         super::send_rate(sent, (self.sent_to_secs - self.from_secs).max(0.0), lead)
     }
+}
+
+/// Seconds of warm-up stages after the first measured stage with answers.
+fn warmups_between(run: &StoredRun) -> f64 {
+    let stages = &run.meta.stages;
+    let answered = |i: usize| {
+        u16::try_from(i)
+            .ok()
+            .and_then(|i| run.total.steps.get(&i))
+            .is_some_and(|s| s.count > 0)
+    };
+    let Some(first) = (0..stages.len()).find(|&i| !stages[i].warmup && answered(i)) else {
+        return 0.0;
+    };
+    stages[first..]
+        .iter()
+        .filter(|s| s.warmup)
+        .map(|s| s.duration.as_secs_f64())
+        .sum()
 }
 
 /// The earliest intended send and the latest answer of the stages `total` keeps, µs; none
