@@ -73,7 +73,7 @@ impl Span {
     }
 }
 
-/// Seconds of warm-up stages after the first measured stage with answers.
+/// Seconds of warm-up stages between the first and the last measured stage with answers.
 fn warmups_between(run: &StoredRun) -> f64 {
     let stages = &run.meta.stages;
     let answered = |i: usize| {
@@ -82,10 +82,14 @@ fn warmups_between(run: &StoredRun) -> f64 {
             .and_then(|i| run.total.steps.get(&i))
             .is_some_and(|s| s.count > 0)
     };
-    let Some(first) = (0..stages.len()).find(|&i| !stages[i].warmup && answered(i)) else {
+    let measured = |i: &usize| !stages[*i].warmup && answered(*i);
+    let (Some(first), Some(last)) = (
+        (0..stages.len()).find(measured),
+        (0..stages.len()).rfind(measured),
+    ) else {
         return 0.0;
     };
-    stages[first..]
+    stages[first..=last]
         .iter()
         .filter(|s| s.warmup)
         .map(|s| s.duration.as_secs_f64())
