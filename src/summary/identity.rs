@@ -68,6 +68,13 @@ pub enum Mismatch {
         /// The rows' completions less failures, per second.
         rows: f64,
     },
+    /// A run of one measured stage does not have that stage's send rate.
+    StageRate {
+        /// `requests.rate`.
+        run: f64,
+        /// The stage's `sent_rps`.
+        stage: f64,
+    },
     /// A run of one measured stage does not have that stage's throughput.
     StageThroughput {
         /// `requests.throughput`.
@@ -168,6 +175,15 @@ impl Summary {
                 out.push(Mismatch::StageThroughput {
                     run: self.requests.throughput,
                     stage: only.throughput,
+                });
+            }
+            if !only.counted
+                && self.counting == Counting::ByStage
+                && !close(only.sent_rps, self.requests.rate)
+            {
+                out.push(Mismatch::StageRate {
+                    run: self.requests.rate,
+                    stage: only.sent_rps,
                 });
             }
         }

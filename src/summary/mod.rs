@@ -261,10 +261,6 @@ impl Summary {
         };
         let span = Span::of(run, attack_secs, total_secs, warmup_secs);
         let measured_secs = span.secs;
-        let rate = match run.counting {
-            Counting::ByStage => span.send_rate(total.sent_first(), lead),
-            Counting::Whole | Counting::BySecond => generator_rate,
-        };
 
         let partial = match (&run.end, run.torn_tail) {
             (None, _) => Some(format!(
@@ -322,9 +318,12 @@ impl Summary {
             requests: &run.meta.requests,
             flows: &run.meta.flows,
         });
+        // A warm-up's sends are the generator's: the rate of the measured ones is their
+        // stages' (or, for counted steps, over the span they were sent in).
         let rate = match run.counting {
-            Counting::ByStage => measured_send_rate(&stages).unwrap_or(rate),
-            Counting::Whole | Counting::BySecond => rate,
+            Counting::ByStage => measured_send_rate(&stages)
+                .unwrap_or_else(|| span.send_rate(total.sent_first(), lead)),
+            Counting::Whole | Counting::BySecond => generator_rate,
         };
         let per = |x: u64| {
             if completed > 0 {

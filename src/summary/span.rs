@@ -10,8 +10,10 @@
 //!   measured span; a per-request row's RPS is its completions over the same span, so the
 //!   rows add up to the run's.
 //! - The **send rate** (`requests.rate`) is the measured requests sent (retries left out)
-//!   per second from the first one's intended send to the last send: `n` requests span
-//!   `n - 1` gaps. The generator's own rate held is over the whole run, warm-up included.
+//!   per second of their sending: over the run, from the first send to the last (`n`
+//!   requests span `n - 1` gaps), or, in a run with warm-ups, over the measured stages'
+//!   lengths, as each stage's row has it. The generator's own rate held is over the whole
+//!   run, warm-up included.
 //! - Runs stored before sends were kept per stage ([`Counting::BySecond`]) keep the span
 //!   they were reported with: the run less its whole warm-up seconds.
 
@@ -51,9 +53,8 @@ impl Span {
                 // stages (a sweep's `--warmup` before each step) are not measured time.
                 Some((from_us, to_us)) => Span {
                     from_secs: from_us as f64 / 1e6,
-                    secs: (to_us.saturating_sub(from_us) as f64 / 1e6
-                        - warmups_between(run))
-                    .max(0.0),
+                    secs: (to_us.saturating_sub(from_us) as f64 / 1e6 - warmups_between(run))
+                        .max(0.0),
                     ..whole
                 },
                 None => whole,
