@@ -330,6 +330,8 @@ fn random_run(dice: &mut Dice, dir: &Path) -> RunDir {
 
 #[test]
 fn random_stored_runs_keep_one_set_of_counts_in_every_format() {
+    // Seconds of CPU: never beside a test that times a server.
+    let _one = crate::support::one_heavy_at_a_time();
     let mut dice = Dice(0x5eed_cafe_f00d_beef);
     let mut crossing = 0;
     for case in 0..30 {

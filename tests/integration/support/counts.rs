@@ -54,19 +54,23 @@ pub fn check_out(args: &[&str]) {
 
 /// Checks `stored`'s counts in every format; `name` says which run failed.
 pub fn check(stored: &StoredRun, name: &str) {
+    check_summary(stored, &Summary::of(stored), name);
+}
+
+/// Checks the counts of `s`, `stored`'s summary, in every format.
+pub fn check_summary(stored: &StoredRun, s: &Summary, name: &str) {
     let started = std::time::Instant::now();
-    check_formats(stored, name);
+    check_formats(stored, s, name);
     // What the check costs the suite: HEADROOM_COUNTS_TIMING=1 prints it per run.
     if std::env::var_os("HEADROOM_COUNTS_TIMING").is_some() {
         eprintln!("counts checked in {:?}: {name}", started.elapsed());
     }
 }
 
-fn check_formats(stored: &StoredRun, name: &str) {
-    let s = Summary::of(stored);
+fn check_formats(stored: &StoredRun, s: &Summary, name: &str) {
     let bad = s.count_identity();
     assert!(bad.is_empty(), "{name}: the counts do not add up: {bad:?}");
-    let out = |format| render(stored, &s, format, Some("run")).unwrap();
+    let out = |format| render(stored, s, format, Some("run")).unwrap();
 
     let back: Summary = serde_json::from_str(&out(Format::Json)).unwrap();
     let bad = back.count_identity();
@@ -78,8 +82,8 @@ fn check_formats(stored: &StoredRun, name: &str) {
     );
 
     let text = out(Format::Text);
-    check_text(&text, &s, &format!("{name}: text"));
-    check_markdown(&out(Format::Markdown), &s, &format!("{name}: markdown"));
+    check_text(&text, s, &format!("{name}: text"));
+    check_markdown(&out(Format::Markdown), s, &format!("{name}: markdown"));
 
     let html = out(Format::Html);
     let pre = html
@@ -87,7 +91,7 @@ fn check_formats(stored: &StoredRun, name: &str) {
         .nth(1)
         .and_then(|p| p.split("</pre>").next())
         .unwrap_or_else(|| panic!("{name}: HTML without its summary"));
-    check_requests_line(&unescape(pre), &s, &format!("{name}: HTML"));
+    check_requests_line(&unescape(pre), s, &format!("{name}: HTML"));
 
     let junit = out(Format::Junit);
     let property = format!(

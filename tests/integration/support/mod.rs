@@ -55,8 +55,9 @@ pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
         &mut (),
     )
     .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
-    counts::check(&stored, &plan.target.url);
-    (Summary::of(&stored), stored, dir)
+    let summary = Summary::of(&stored);
+    counts::check_summary(&stored, &summary, &plan.target.url);
+    (summary, stored, dir)
 }
 
 /// Runs `plan` in-process expecting it to fail before any request; returns the error text
