@@ -140,6 +140,7 @@
           ctx.fillStyle = "#333";
           ctx.textAlign = "left";
           ctx.textBaseline = "bottom";
+          var placed = [];
           spec.series.forEach(function (s, k) {
             var si = k + 1;
             if (!u.series[si].show) return;
@@ -159,6 +160,7 @@
             }
             if (!s.labels.length) return;
             s.labels.forEach(function (text, i) {
+              if (text == null || text === "") return;
               var x, y;
               if (spec.mode === 2) { x = u.data[si][0][i]; y = u.data[si][1][i]; }
               else {
@@ -174,13 +176,38 @@
               ctx.textAlign = right ? "right" : "left";
               ctx.textBaseline = py < u.bbox.top + 16 * dpr ? "top" : "bottom";
               var dy = ctx.textBaseline === "top" ? 6 * dpr : -8 * dpr;
-              ctx.fillText(text, px + (right ? -6 : 6) * dpr, py + dy);
+              var tx = px + (right ? -6 : 6) * dpr, ty = py + dy;
+              // A label that would overlap one drawn already is left out (it shows on
+              // hover, in the readout): never a stack of labels smeared into one.
+              var w = ctx.measureText(text).width, h = 15 * dpr;
+              var box = [right ? tx - w : tx, ctx.textBaseline === "top" ? ty : ty - h, 0, 0];
+              box[2] = box[0] + w; box[3] = box[1] + h;
+              var clear = placed.every(function (b) {
+                return box[0] >= b[2] || b[0] >= box[2] || box[1] >= b[3] || b[1] >= box[3];
+              });
+              if (!clear) return;
+              placed.push(box);
+              ctx.fillText(text, tx, ty);
             });
           });
           ctx.restore();
         }
       }
     };
+  }
+
+  // The point of series si under the cursor, with its index among the series' own points
+  // (the index of its label), or null.
+  function pointAt(u, si, spec) {
+    if (spec.mode === 2) {
+      var i = nearest(u, si);
+      return i == null ? null : { i: i, x: u.data[si][0][i], y: u.data[si][1][i] };
+    }
+    var idx = u.cursor.idx;
+    if (idx == null || u.data[si][idx] == null) return null;
+    var n = -1;
+    for (var j = 0; j <= idx; j++) if (u.data[si][j] != null) n++;
+    return { i: n, x: u.data[0][idx], y: u.data[si][idx] };
   }
 
   function readoutPlugin(spec, el) {
@@ -192,10 +219,12 @@
           spec.series.forEach(function (s, k) {
             var si = k + 1;
             if (!u.series[si].show) return;
-            var i = nearest(u, si);
-            if (i == null) return;
-            var level = s.labels[i] ? " (" + s.labels[i] + ")" : "";
-            parts.push(s.name + level + ": " + short(u.data[si][1][i]) + " at " + short(u.data[si][0][i]));
+            // On one x the legend has the values: the readout adds each point's label.
+            if (spec.mode === 1 && !s.labels.length) return;
+            var p = pointAt(u, si, spec);
+            if (p == null) return;
+            var level = s.labels[p.i] ? " (" + s.labels[p.i] + ")" : "";
+            parts.push(s.name + level + ": " + short(p.y) + " at " + short(p.x));
           });
           el.textContent = parts.join(" \u00b7 ") || "\u00a0";
         }
@@ -206,7 +235,8 @@
   function chart(spec, holder) {
     var readout = null;
     var plugins = [marksPlugin(spec)];
-    if (spec.mode === 2) {
+    var labelled = spec.series.some(function (s) { return s.labels.length > 0; });
+    if (spec.mode === 2 || labelled) {
       readout = document.createElement("div");
       readout.className = "readout";
       readout.textContent = "\u00a0";

@@ -168,6 +168,9 @@ mod tests {
             p99_us: p50_us,
             max_us: p50_us,
             health: Default::default(),
+            warmup_sent: 0,
+            warmup_completed: 0,
+            warmup_failed: 0,
             stage: Some(1),
             server: None,
             ..Default::default()

@@ -86,7 +86,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let r = &args.rendering;
     if let Some(dir) = &r.plots {
-        super::report::announce(plot::write_all(&plot::for_comparison(&views), dir)?);
+        let drawn = plot::for_comparison(&views);
+        super::report::say_left_out(&drawn.left_out);
+        super::report::announce(plot::write_all(&drawn.shown, dir)?);
     }
     let text = compare::render(&views, r.format)?;
     super::report::emit(&text, r.output.as_deref())?;

@@ -67,7 +67,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             let drawn = plots.is_some() || matches!(format, Format::Html);
             let view = view(&stored, &summary, &args.run, drawn);
             if let Some(dir) = plots {
-                announce(plot::write_all(&plot::for_run(&view), dir)?);
+                let drawn = plot::for_run(&view);
+                say_left_out(&drawn.left_out);
+                announce(plot::write_all(&drawn.shown, dir)?);
             }
             render_view(&view, *format, &args.run)?
         }
@@ -159,7 +161,16 @@ pub fn write_plots_and_page(
 ) -> anyhow::Result<()> {
     let view = view(stored, summary, dir, true);
     let page = report::html::run_page(&view)?;
-    write_page(&plot::for_run(&view), &page, dir)
+    let drawn = plot::for_run(&view);
+    say_left_out(&drawn.left_out);
+    write_page(&drawn.shown, &page, dir)
+}
+
+/// Says which figures were not written, and why.
+pub fn say_left_out(left_out: &[plot::LeftOut]) {
+    for note in left_out {
+        eprintln!("{}", note.sentence());
+    }
 }
 
 /// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.

@@ -53,9 +53,12 @@ impl Tally {
         self.record.scheduled += 1;
     }
 
-    /// `job` left at `at`.
-    pub fn sent(&mut self, job: &Job, at: Instant) {
+    /// `job` (sent for `stage`, in a staged run) left at `at`.
+    pub fn sent(&mut self, job: &Job, at: Instant, stage: Option<u16>) {
         self.record.sent += 1;
+        if let Some(stage) = stage {
+            self.record.sent_for(stage);
+        }
         self.retries.earn();
         self.last_send = Some(at);
         if let Some(meter) = self.meter.as_deref().filter(|_| job.is_arrival()) {

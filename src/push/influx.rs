@@ -80,14 +80,17 @@ impl LineProtocol {
         let record = &line.record;
         let seconds = i64::try_from(record.index.saturating_add(1)).unwrap_or(i64::MAX);
         let at_ms = self.started_ms.saturating_add(seconds.saturating_mul(1000));
-        let parts: Vec<(Option<u16>, &[RequestStats])> = if record.steps.is_empty() {
-            vec![(None, &record.requests)]
+        // A stage whose requests only left this second (no answer yet) has no point.
+        let answered: Vec<(Option<u16>, &[RequestStats])> = record
+            .steps
+            .iter()
+            .filter(|(_, step)| !step.requests.is_empty())
+            .map(|(stage, step)| (Some(*stage), step.requests.as_slice()))
+            .collect();
+        let parts = if answered.is_empty() {
+            vec![(None, record.requests.as_slice())]
         } else {
-            record
-                .steps
-                .iter()
-                .map(|(stage, step)| (Some(*stage), step.requests.as_slice()))
-                .collect()
+            answered
         };
         let mut body = String::with_capacity(512 * parts.len() * self.request_tags.len());
         let mut points = 0;

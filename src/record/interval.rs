@@ -1,6 +1,7 @@
 //! One interval's worth of results: histograms per status class, counts, bytes and errors.
 
 use super::by_class::{self, ByClass};
+use super::step::StepStats;
 use super::Histogram;
 use crate::sample::{ErrorKind, Iteration, Outcome, Sample};
 use std::borrow::Cow;
@@ -248,6 +249,10 @@ impl FlowStats {
     }
 }
 
+pub(super) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u64>) {
     for (k, n) in theirs {
         *mine.entry(*k).or_default() += n;
@@ -256,7 +261,7 @@ fn add_counts<K: Ord + Copy>(mine: &mut BTreeMap<K, u64>, theirs: &BTreeMap<K, u
 
 /// Adds `other` to `mine` item by item (requests, flows: by index in the plan), growing
 /// `mine` to take them all.
-fn add_each<T: Default>(mine: &mut Vec<T>, other: &[T], add: impl Fn(&mut T, &T)) {
+pub(crate) fn add_each<T: Default>(mine: &mut Vec<T>, other: &[T], add: impl Fn(&mut T, &T)) {
     if other.len() > mine.len() {
         mine.resize_with(other.len(), T::default);
     }
@@ -318,79 +323,6 @@ pub struct IntervalRecord {
     /// took (`None` for even arrivals and the closed model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_gaps: Option<super::SendGaps>,
-}
-
-/// What the requests sent for one stage met, wherever their answers fell.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct StepStats {
-    /// Requests completed.
-    pub count: u64,
-    /// Completions without an expected answer.
-    pub failures: u64,
-    /// Completions with no answer at all (a classified error).
-    pub errors: u64,
-    /// Latency of the completions with an expected answer.
-    pub latency: Histogram,
-    /// Earliest intended send, µs after the start of the run.
-    pub first_us: u64,
-    /// Latest completion, µs after the start of the run.
-    pub last_us: u64,
-    /// Earliest completion, µs after the start of the run.
-    #[serde(default)]
-    pub first_done_us: u64,
-    /// Per request of the run, by its index in the plan: the request × step table, with
-    /// each step's status codes and errors (absent from runs stored before it was kept).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requests: Vec<RequestStats>,
-    /// Per flow of the run: the iterations begun in this stage that ended.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<FlowStats>,
-}
-
-impl StepStats {
-    /// Adds everything in `other`.
-    pub fn add(&mut self, other: &StepStats) {
-        // Before the early return: an iteration begun in this stage may end in an interval
-        // that counts none of its requests.
-        add_each(&mut self.flows, &other.flows, FlowStats::add);
-        if other.count == 0 {
-            return;
-        }
-        self.widen(other.first_us, other.first_done_us, other.last_us);
-        self.count += other.count;
-        self.failures += other.failures;
-        self.errors += other.errors;
-        self.latency.add(&other.latency);
-        add_each(&mut self.requests, &other.requests, RequestStats::add);
-    }
-
-    /// Stretches the span to take in requests first sent at `first_us` and completed from
-    /// `first_done_us` to `last_us`; before the first count, the span is theirs.
-    fn widen(&mut self, first_us: u64, first_done_us: u64, last_us: u64) {
-        if self.count == 0 {
-            (self.first_us, self.first_done_us) = (first_us, first_done_us);
-        } else {
-            self.first_us = self.first_us.min(first_us);
-            self.first_done_us = self.first_done_us.min(first_done_us);
-        }
-        self.last_us = self.last_us.max(last_us);
-    }
-
-    /// Seconds from the first intended send to the last completion.
-    pub fn span_secs(&self) -> f64 {
-        self.last_us.saturating_sub(self.first_us) as f64 / 1e6
-    }
-
-    /// Completions per second between the first and the last: a closed-model step's
-    /// throughput, not stretched by the latency of its first answer.
-    pub fn completion_rate(&self) -> f64 {
-        let secs = self.last_us.saturating_sub(self.first_done_us) as f64 / 1e6;
-        if self.count > 1 && secs > 0.0 {
-            (self.count - 1) as f64 / secs
-        } else {
-            0.0
-        }
-    }
 }
 
 /// [`ErrorKind`] as a map key that serializes to its stable key string.
@@ -465,7 +397,25 @@ impl IntervalRecord {
         if s.expected {
             step.latency.record(s.latency);
         }
+        step.retried += u64::from(s.retried);
+        step.bytes_out += s.bytes_out;
+        if let Some(d) = s.first_byte {
+            step.first_byte.record(d);
+        }
+        if let Some(d) = s.connect {
+            step.connect.record(d);
+        }
+        if let Some(d) = s.tls_handshake {
+            step.tls_handshake.record(d);
+        }
         nth(&mut step.requests, s.request).record(s);
+    }
+
+    /// A request sent for `stage` left (the generator counts [`IntervalRecord::sent`]
+    /// itself).
+    #[inline]
+    pub fn sent_for(&mut self, stage: u16) {
+        self.steps.entry(stage).or_default().sent += 1;
     }
 
     /// Adds everything in `other` (the interval index is kept).
@@ -494,25 +444,6 @@ impl IntervalRecord {
         if let Some(gaps) = &other.send_gaps {
             self.send_gaps.get_or_insert_default().add(gaps);
         }
-    }
-
-    /// The requests sent for one stage (`step`), as a record: their counts, statuses,
-    /// errors and latencies, whatever second they fell in; no per-connection or lag readings
-    /// (those are kept per second, not per stage).
-    pub fn of_step(step: &StepStats) -> IntervalRecord {
-        let mut r = IntervalRecord::new(0);
-        for q in &step.requests {
-            for (code, n) in &q.status {
-                *r.status.entry(*code).or_default() += n;
-            }
-            for (kind, n) in &q.errors {
-                *r.errors.entry(*kind).or_default() += n;
-            }
-            r.bytes_in += q.bytes_in;
-        }
-        r.sent = step.count;
-        r.requests = step.requests.clone();
-        r
     }
 
     /// Requests sent, retries left out: what the load asked for that left.

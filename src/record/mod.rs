@@ -11,12 +11,15 @@ mod histogram;
 mod interval;
 mod raw;
 mod send_gaps;
+mod step;
 
 pub use aggregate::{Aggregator, Part};
 pub use by_class::{ByClass, ClassLatency};
 pub use histogram::Histogram;
+pub(crate) use interval::add_each;
 pub use interval::{
-    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass, StepStats,
+    ClassStats, ErrorKindKey, FlowStats, IntervalRecord, RequestStats, StatusClass,
 };
 pub use raw::{raw_channel, RawBatch, RawRecord, RawSink, RawStream, RAW_BATCH, RAW_QUEUE};
 pub use send_gaps::{arrivals_per_span, points as send_gaps_points, SendGaps, SEND_RESOLUTION_US};
+pub use step::StepStats;

@@ -32,12 +32,12 @@ pub fn fails_cell(failures: u64, count: u64) -> String {
     }
 }
 
-/// A request's name as rows show it: a connection's login says so, and that it counts
-/// the warm-up when it does.
+/// A request's name as rows show it: a connection's login says so, and how many more the
+/// warm-up had.
 pub fn name(r: &RequestRow) -> String {
-    match (r.login, r.warmup_included) {
-        (true, true) => format!("{} (login, warm-up included)", r.name),
-        (true, false) => format!("{} (login)", r.name),
+    match (r.login, r.warmup_logins) {
+        (true, 0) => format!("{} (login)", r.name),
+        (true, n) => format!("{} (login; {} more in the warm-up)", r.name, fmt_count(n)),
         _ => r.name.clone(),
     }
 }

@@ -50,7 +50,7 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         row.extend([
             fmt_secs(st.duration_secs),
             fmt_count(st.count),
-            fmt_rate(st.rps),
+            fmt_rate(st.throughput),
             fmt_us(st.latency.p50_us),
             fmt_us(st.latency.p95_us),
             super::interval::us_with(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us)),

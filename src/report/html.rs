@@ -2,7 +2,7 @@
 //! library that draws them (uPlot, MIT, vendored in assets/uplot) inline, so it opens
 //! anywhere without network access and fits a 1280-pixel window.
 
-use super::plot::{self, Figure, PlotError, RunView};
+use super::plot::{self, Figure, LeftOut, PlotError, RunView};
 use crate::capacity::study::CapacityRecord;
 use std::fmt::Write as _;
 
@@ -85,9 +85,12 @@ pub(super) fn page(title: &str, body: &str) -> String {
     )
 }
 
-/// The figures as interactive charts: a place for each, then their data and the script
-/// that draws them.
-fn figures(out: &mut String, figures: &[Figure]) -> Result<(), PlotError> {
+/// The figures as interactive charts: a note for each left out, a place for each drawn,
+/// then their data and the script that draws them.
+fn figures(out: &mut String, figures: &[Figure], left_out: &[LeftOut]) -> Result<(), PlotError> {
+    for note in left_out {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&note.sentence()));
+    }
     let shown: Vec<&Figure> = figures.iter().filter(|f| !f.is_empty()).collect();
     if shown.is_empty() {
         return Ok(());
@@ -227,7 +230,8 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     }
     super::html_tables::steps(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
-    figures(&mut b, &plot::for_run(view))?;
+    let drawn = plot::for_run(view);
+    figures(&mut b, &drawn.shown, &drawn.left_out)?;
     let _ = writeln!(
         b,
         "<h2>Options</h2>\n<p>As stored with the run (secrets redacted).</p>"
@@ -258,7 +262,7 @@ pub fn capacity_page(record: &CapacityRecord) -> Result<String, PlotError> {
     let _ = writeln!(b, "<h2>Probes</h2>");
     b.push_str(&table(&super::capacity::rows(record)));
     let _ = writeln!(b, "<h2>Figures</h2>");
-    figures(&mut b, &plot::for_capacity(record))?;
+    figures(&mut b, &plot::for_capacity(record), &[])?;
     let _ = writeln!(
         b,
         "<h2>Command</h2>\n<pre>{}</pre>",
@@ -278,7 +282,8 @@ pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<Strin
         b.push_str(&super::html_fit::fitted(&rows, 1));
     }
     let _ = writeln!(b, "<h2>Figures</h2>");
-    figures(&mut b, &plot::for_comparison(views))?;
+    let drawn = plot::for_comparison(views);
+    figures(&mut b, &drawn.shown, &drawn.left_out)?;
     let _ = writeln!(b, "<h2>Runs</h2>");
     for v in views {
         let _ = writeln!(

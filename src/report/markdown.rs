@@ -68,7 +68,7 @@ pub fn render_markdown(s: &Summary) -> String {
     if s.warmup_secs > 0.0 {
         let _ = writeln!(
             out,
-            "> The first {} (warm-up stages) are left out of every number but the generator's.\n",
+            "> The requests sent in the first {} (warm-up stages) are left out of every number but the generator's, wherever their answers fell.\n",
             fmt_secs(s.warmup_secs)
         );
     }
@@ -153,10 +153,12 @@ pub fn render_markdown(s: &Summary) -> String {
     let g = &s.generator;
     let _ = writeln!(
         out,
-        "\n### Generator\n\nRate asked {}, held {}; its send lag (how late requests left it) p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
-        g.rate_asked
-            .map(|r| format!("{}/s", super::text::stage_level_number(r)))
-            .unwrap_or_else(|| "-".into()),
+        "\n### Generator\n\n{}eld {}; its send lag (how late requests left it) p99 {}, max {}; CPU {:.1}% of a core ({:.1} µs per request on {} thread(s)).",
+        // The rate asked only when one was (an open model's).
+        g.rate_asked.map_or("Rate h".into(), |r| format!(
+            "Rate asked {}/s, h",
+            super::text::stage_level_number(r)
+        )),
         fmt_rate(g.rate_held),
         fmt_us(g.lag.p99_us),
         fmt_us(g.lag.max_us),

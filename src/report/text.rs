@@ -216,7 +216,7 @@ fn text(s: &Summary, tables: bool) -> String {
             "Warm-up",
             "",
             &format!(
-                "the first {} (warm-up stages) are left out of every number but the generator's",
+                "the requests sent in the first {} (warm-up stages) are left out of every number but the generator's, wherever their answers fell",
                 fmt_secs(s.warmup_secs)
             ),
         );
@@ -338,16 +338,20 @@ fn text(s: &Summary, tables: bool) -> String {
         }
     }
     let g = &s.generator;
-    let asked = g
-        .rate_asked
-        .map(|r| format!("{}/s", stage_level_number(r)))
-        .unwrap_or_else(|| "-".into());
+    // The rate asked only when one was (an open model's).
+    let (fields, asked) = match g.rate_asked {
+        Some(r) => (
+            "[asked, held, lag p99, lag max, cpu]",
+            format!("{}/s, ", stage_level_number(r)),
+        ),
+        None => ("[held, lag p99, lag max, cpu]", String::new()),
+    };
     row(
         &mut out,
         "Generator",
-        "[asked, held, lag p99, lag max, cpu]",
+        fields,
         &format!(
-            "{asked}, {}, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
+            "{asked}{}, {}, {}, {:.1}% of a core ({:.1}µs/req on {} thread(s))",
             fmt_rate(g.rate_held),
             fmt_us(g.lag.p99_us),
             fmt_us(g.lag.max_us),

@@ -32,15 +32,20 @@ pub fn implausible(r: &IntervalRecord) -> Option<String> {
         return over("the requests' completions or bytes");
     }
     for (stage, s) in &r.steps {
-        if s.failures > s.count || s.errors > s.count {
+        if s.failures > s.count || s.errors > s.count || s.retried > s.count {
             return Some(format!(
-                "stage {stage} has {} failures and {} errors of {} completions",
-                s.failures, s.errors, s.count
+                "stage {stage} has {} failures, {} errors and {} retries of {} completions",
+                s.failures, s.errors, s.retried, s.count
             ));
         }
     }
     if sum(r.steps.values().map(|s| s.count)).is_none() {
         return over("the stages' completions");
+    }
+    if sum(r.steps.values().map(|s| s.sent)).is_none()
+        || sum(r.steps.values().map(|s| s.bytes_out)).is_none()
+    {
+        return over("the stages' sends or bytes");
     }
     if let Some(reason) = flows_implausible(&r.flows, "") {
         return Some(reason);

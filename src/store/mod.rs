@@ -15,6 +15,7 @@ mod check;
 mod fingerprint;
 mod log;
 pub mod matrix;
+mod measured;
 pub mod merge;
 mod meta;
 mod outputs;
@@ -23,6 +24,7 @@ mod redact;
 
 pub use fingerprint::plan_fingerprint;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
+pub use measured::{failed, record_of_stages, Counting};
 pub use meta::{
     EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
 };
@@ -72,8 +74,11 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 pub struct StoredRun {
     /// What was asked.
     pub meta: RunMeta,
-    /// Every whole interval merged, except those of warm-up stages: what is reported.
+    /// What is reported: the requests sent for the stages that are not warm-ups, wherever
+    /// their answers fell (see [`measured`](self::measured) for the one definition).
     pub total: IntervalRecord,
+    /// How the warm-up was told apart from `total`.
+    pub counting: Counting,
     /// Every whole interval merged, warm-up included: what the generator did.
     pub all: IntervalRecord,
     /// The intervals of each stage merged, by stage index (staged runs only).
@@ -88,7 +93,10 @@ pub struct StoredRun {
     pub outputs: Vec<OutputRecord>,
 }
 
-/// The few numbers of one interval that reports over time need.
+/// The few numbers of one interval that reports over time need. Its counts are of the
+/// whole second (what was sent and completed then, warm-up included), each with the
+/// warm-up's share beside it: the second's measured completions are `completed -
+/// warmup_completed`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalDigest {
     /// Seconds since the start.
@@ -97,9 +105,19 @@ pub struct IntervalDigest {
     pub sent: u64,
     /// Requests completed.
     pub completed: u64,
-    /// Completed requests that failed (errors and 5xx).
+    /// Of those, completions without an answer they expect: the same split as the Success
+    /// ratio and the Failures table (a 401 the request does not expect is one).
     pub failed: u64,
-    /// Median latency, µs.
+    /// Of `sent`, requests sent for a warm-up stage.
+    #[serde(default)]
+    pub warmup_sent: u64,
+    /// Of `completed`, answers to requests sent for a warm-up stage.
+    #[serde(default)]
+    pub warmup_completed: u64,
+    /// Of `failed`, those of requests sent for a warm-up stage.
+    #[serde(default)]
+    pub warmup_failed: u64,
+    /// Median latency of the second's measured answers, µs.
     pub p50_us: u64,
     /// 90th percentile latency, µs.
     #[serde(default)]
@@ -127,26 +145,25 @@ pub struct IntervalDigest {
 }
 
 impl IntervalDigest {
-    /// The digest of one interval line.
-    pub fn of(line: &IntervalLine) -> Self {
-        let r = &line.record;
-        let latency = r.latency_ok();
-        IntervalDigest {
-            index: r.index,
-            sent: r.sent,
-            completed: r.completed(),
-            failed: r.errors.values().sum::<u64>()
-                + r.status.range(500..).map(|(_, n)| n).sum::<u64>(),
-            p50_us: latency.quantile(0.5).as_micros() as u64,
-            p90_us: latency.quantile(0.90).as_micros() as u64,
-            p99_us: latency.quantile(0.99).as_micros() as u64,
-            max_us: latency.quantile(1.0).as_micros() as u64,
-            lag_p99_us: r.lag.quantile(0.99).as_micros() as u64,
-            connects: r.connect.len(),
-            health: line.health,
-            stage: line.stage,
-            server: line.server.clone(),
-        }
+    /// The second's completions of measured requests.
+    pub fn measured_completed(&self) -> u64 {
+        self.completed.saturating_sub(self.warmup_completed)
+    }
+
+    /// Of those, the ones without an answer they expect.
+    pub fn measured_failed(&self) -> u64 {
+        self.failed.saturating_sub(self.warmup_failed)
+    }
+
+    /// Of those, the ones with an answer they expect.
+    pub fn measured_ok(&self) -> u64 {
+        self.measured_completed()
+            .saturating_sub(self.measured_failed())
+    }
+
+    /// The second's measured requests sent.
+    pub fn measured_sent(&self) -> u64 {
+        self.sent.saturating_sub(self.warmup_sent)
     }
 }
 
@@ -235,10 +252,9 @@ impl RunDir {
             return Err(StoreError::NotARun(self.root.clone()));
         }
         let meta: RunMeta = read_json(&meta_path)?;
-        let mut total = IntervalRecord::new(0);
         let mut all = IntervalRecord::new(0);
         let mut stages: Vec<IntervalRecord> = Vec::new();
-        let mut intervals = Vec::new();
+        let mut gather = measured::Gather::new(&meta.stages);
         let mut torn_tail = false;
         let bounds = LineBounds {
             requests: meta.requests.len(),
@@ -247,7 +263,6 @@ impl RunDir {
         };
         if let Some(mut reader) = IntervalReader::open(&self.log_path(), bounds)? {
             while let Some(line) = reader.next_line()? {
-                intervals.push(IntervalDigest::of(&line));
                 all.merge(&line.record);
                 // Each line is within bounds (the reader checks it), so adding one to a total
                 // within them cannot overflow; the total is checked before the next.
@@ -257,13 +272,7 @@ impl RunDir {
                         reason: format!("line {}: the run's {reason}", reader.line_number()),
                     });
                 }
-                let warmup = line
-                    .stage
-                    .and_then(|s| meta.stages.get(usize::from(s)))
-                    .is_some_and(|s| s.warmup);
-                if !warmup {
-                    total.merge(&line.record);
-                }
+                gather.line(&line);
                 if let Some(stage) = line.stage {
                     let i = usize::from(stage);
                     // The index sizes a vector: a line naming a stage the run does not have
@@ -286,6 +295,7 @@ impl RunDir {
             }
             torn_tail = reader.torn_tail;
         }
+        let (total, intervals, counting) = gather.finish(&all);
         let end_path = self.end_path();
         let end = if end_path.exists() {
             Some(read_json(&end_path)?)
@@ -301,6 +311,7 @@ impl RunDir {
         Ok(StoredRun {
             meta,
             total,
+            counting,
             all,
             stages,
             intervals,

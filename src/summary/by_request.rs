@@ -20,10 +20,11 @@ pub struct RequestRow {
     /// True for the login each connection runs before its first request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub login: bool,
-    /// True when the row counts the warm-up too: a login's row does, since connections
-    /// log in when they open, mostly while the load warms up (the aggregated row does not).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub warmup_included: bool,
+    /// For a login, its completions sent in the warm-up, left out of the row's numbers like
+    /// every warm-up request's but said beside them: connections log in when they open,
+    /// mostly while the load warms up.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_logins: u64,
     /// Requests completed.
     pub count: u64,
     /// Completions without an expected answer.
@@ -54,7 +55,7 @@ impl RequestRow {
             name: name.to_string(),
             method: method.to_string(),
             login: false,
-            warmup_included: false,
+            warmup_logins: 0,
             count: stats.count,
             failures: stats.failures,
             latency: Stats::of(&stats.latency),
@@ -82,23 +83,18 @@ fn percentiles(h: &Histogram) -> Vec<u64> {
         .collect()
 }
 
-/// The login rows of `rows` counted over the whole run, warm-up included (`all`, over
-/// `secs`): a run with a warm-up would otherwise show few logins or none.
-pub fn logins_with_warmup(
-    rows: &mut [RequestRow],
-    requests: &[RequestMeta],
-    all: &[RequestStats],
-    secs: f64,
-) {
+/// Says on each login row of `rows` how many of its completions the warm-up had (`all`:
+/// the whole run's, warm-up included).
+pub fn warmup_logins(rows: &mut [RequestRow], requests: &[RequestMeta], all: &[RequestStats]) {
     for ((row, meta), stats) in rows.iter_mut().zip(requests).zip(all) {
         if meta.login {
-            *row = RequestRow {
-                login: true,
-                warmup_included: true,
-                ..RequestRow::of(&meta.name, &meta.method, stats, secs)
-            };
+            row.warmup_logins = stats.count.saturating_sub(row.count);
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One row per request of the run, in plan order, and the aggregated row over all of them.

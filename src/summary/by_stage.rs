@@ -1,5 +1,20 @@
 //! One row per stage of a staged load (a step of a sweep): latency and failures of the
 //! requests sent for it, throughput, and whether the generator kept up while it ran.
+//!
+//! # Definitions
+//! - A stage's counts (`count`, `failures`, `errors`, status codes, latency, the request ×
+//!   step table) are of the requests sent for it, wherever their answers fell (see
+//!   [`crate::store`]'s `measured`): the measured stages' counts add up to the run's.
+//! - A stage's `rps` and `throughput` are its completions, and of those the ones answered as
+//!   they expect, per second of its span: from its first request's intended send to its last
+//!   answer ([`StepStats::span_secs`]), as the run's are over the measured span, so a run
+//!   of one measured stage has that stage's throughput. A step counted in requests (the
+//!   closed model's "500 requests per step") is read between its first answer and its last
+//!   instead ([`StepStats::completion_rate`]): its users' first answers come a latency after
+//!   they start, a large part of a short step.
+//! - `sent_rps` is the requests sent for it (retries left out) per second of its length.
+//! - Runs stored before the per-stage tallies kept their sends read `rps` and `sent_rps`
+//!   from the seconds that began in the stage, as they were reported then.
 
 use super::Stats;
 use crate::plan::{Load, Stage};
@@ -8,6 +23,7 @@ use crate::store::IntervalDigest;
 use serde::{Deserialize, Serialize};
 
 use super::diagnosis::{self, Asked, Diagnosis, Evidence};
+use super::span::per_sec;
 use super::{ErrorEntry, FlowRow, RequestRow};
 use crate::store::{FlowMeta, RequestMeta};
 use std::collections::BTreeMap;
@@ -17,6 +33,15 @@ use std::collections::BTreeMap;
 fn rps_secs(rps: f64, count: u64) -> f64 {
     if rps > 0.0 {
         count as f64 / rps
+    } else {
+        0.0
+    }
+}
+
+/// The share `ok` of `count` of `rate`.
+fn ok_share(rate: f64, ok: u64, count: u64) -> f64 {
+    if count > 0 {
+        rate * ok as f64 / count as f64
     } else {
         0.0
     }
@@ -51,6 +76,10 @@ pub struct StageRow {
     /// A warm-up stage, left out of the run's other numbers.
     #[serde(default)]
     pub warmup: bool,
+    /// A step counted in requests (the closed model's), whose rates are read between its
+    /// first answer and its last.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counted: bool,
     /// How late requests left (p99), µs.
     #[serde(default)]
     pub lag_p99_us: u64,
@@ -107,6 +136,9 @@ pub struct StageInputs<'a> {
     /// Seconds from the start to the last request sent: a run stopped early (a sweep's
     /// `--stop-when`) ends its last step there, not at the step's planned end.
     pub attack_secs: f64,
+    /// Whether the run stopped before its planned end (a stop condition, an interrupt, a
+    /// crash): only then is a step shorter than planned.
+    pub stopped: bool,
     /// How long the whole run took (the attack and the wait for answers after it), seconds.
     pub run_secs: f64,
     /// The intervals of each stage merged, by stage index.
@@ -146,19 +178,33 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 .map(|s| s.duration.as_secs_f64())
                 .sum();
             let ran = (inputs.attack_secs - start).clamp(0.0, s.duration.as_secs_f64());
-            let cut = !s.duration.is_zero() && ran < s.duration.as_secs_f64();
+            // Only a stop: a run that ran to its end sends its last request a gap before it.
+            let cut = inputs.stopped && !s.duration.is_zero() && ran < s.duration.as_secs_f64();
             let secs = if cut { ran } else { seconds.len() as f64 };
             let counted = s.requests.is_some();
-            let (duration_secs, rps, sent_rps) = if counted {
+            let ok = step.count - step.failures;
+            let (duration_secs, rps, throughput, sent_rps) = if counted {
                 let rate = step.completion_rate();
-                (step.span_secs(), rate, rate)
+                (step.span_secs(), rate, ok_share(rate, ok, step.count), rate)
             } else {
-                let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-                (
-                    if cut { ran } else { s.duration.as_secs_f64() },
-                    per_sec(r.completed()),
-                    per_sec(r.sent_first()),
-                )
+                let length = if cut { ran } else { s.duration.as_secs_f64() };
+                if step.sent > 0 {
+                    let span = step.span_secs();
+                    (
+                        length,
+                        per_sec(step.count, span),
+                        per_sec(ok, span),
+                        per_sec(step.sent_first(), length),
+                    )
+                } else {
+                    let rps = per_sec(r.completed(), secs);
+                    (
+                        length,
+                        rps,
+                        ok_share(rps, ok, step.count),
+                        per_sec(r.sent_first(), secs),
+                    )
+                }
             };
             // CPU is read per interval, and the last interval ends with the run, not the
             // step a stop cut short: the step's CPU is over the wall time its intervals cover.
@@ -190,9 +236,12 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 .filter(|d| d.index < whole)
                 .map(|d| (*d).clone())
                 .collect();
-            // A step counted in requests may last less than a second: its requests' own
-            // tally is its record, not the seconds it began in.
-            let own = (counted && !step.requests.is_empty()).then(|| IntervalRecord::of_step(step));
+            // The step's evidence is its own requests' (what was sent for it, wherever the
+            // answers fell; a step counted in requests may last less than a second), with
+            // the generator's lag from the seconds it ran in. Runs stored before steps kept
+            // their requests are judged on those seconds.
+            let own = (!step.requests.is_empty())
+                .then(|| crate::store::record_of_stages(inputs.all, r, |st| usize::from(st) == i));
             let verdict = diagnosis::diagnose(&Evidence {
                 record: own.as_ref().unwrap_or(r),
                 requests: inputs.requests,
@@ -227,11 +276,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
             let flows = super::by_flow::rows(inputs.flows, &step.flows, duration_secs);
             StageRow {
                 flows,
-                throughput: if step.count > 0 {
-                    rps * (step.count - step.failures) as f64 / step.count as f64
-                } else {
-                    0.0
-                },
+                throughput,
                 error_set: super::failures::error_set(
                     &errors,
                     &status_codes,
@@ -251,6 +296,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 sent_rps,
                 latency: Stats::of(&step.latency),
                 warmup: s.warmup,
+                counted,
                 lag_p99_us,
                 cpu_share,
                 verdict,

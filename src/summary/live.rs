@@ -57,7 +57,7 @@ impl SoFar {
             self.waiting_secs = 0.0;
         }
         self.record.merge(&line.record);
-        self.seconds.push(IntervalDigest::of(line));
+        self.seconds.push(IntervalDigest::of_live(line));
         self.cpu_secs += line.health.cpu.total.as_secs_f64();
         self.waiting_secs += line.health.cpu.waiting.as_secs_f64();
     }

@@ -1,4 +1,20 @@
 //! The model every report renders: built from a stored run's intervals, never from the engine.
+//!
+//! # One set of counts
+//! Every count here is computed once, and every format (text, markdown, JSON, HTML, JUnit,
+//! figures) reads it from the summary, never from the stored run:
+//! - **Which requests**: the measured ones, those sent for a stage that is not a warm-up,
+//!   wherever their answers fell (the one definition is in `store`'s `measured`). Warm-up
+//!   requests are in the generator's numbers (`generator`, `verdict`) and in no other.
+//! - **`requests.total`** is their completions (answered or failed) = the status codes +
+//!   the transport errors = the per-request rows (and the aggregated row) = the measured
+//!   stages' rows = the per-second rows' measured completions (`timeline`,
+//!   [`IntervalDigest::measured_completed`]). [`Summary::count_identity`] checks it.
+//! - **Answered OK** is a completion that met its request's expectations (by default a 2xx or
+//!   3xx; a status list or a body the request expects otherwise): `success_ratio`, the
+//!   latency histograms, throughput and the figures' OK per second use this split, and a
+//!   failure is every other completion, by reason in `failures`.
+//! - **`requests.sent`** is the measured requests sent; the rates are in `span`'s doc.
 
 mod arrivals;
 mod by_flow;
@@ -9,12 +25,14 @@ pub mod diagnosis;
 pub(crate) mod failures;
 pub mod fit;
 mod generator;
+mod identity;
 pub mod live;
 pub mod matrix;
 pub mod regression;
 mod server;
 mod shards;
 mod slo;
+mod span;
 mod stats;
 
 pub use arrivals::{Arrivals, Fit, SendCheck, SendFinding, MIN_SPANS};
@@ -25,6 +43,7 @@ pub use confidence::{Interval, PercentileIntervals};
 pub use diagnosis::{Blame, Diagnosis, Finding, Limit};
 pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
+pub use identity::Mismatch;
 pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
 pub use slo::{measure, SloCi, SloVerdict};
@@ -33,8 +52,9 @@ pub use stats::Stats;
 use crate::plan::Load;
 use crate::record::StatusClass;
 use crate::sample::Side;
-use crate::store::{EndStatus, IntervalDigest, StoredRun};
+use crate::store::{Counting, EndStatus, IntervalDigest, StoredRun};
 use serde::{Deserialize, Serialize};
+use span::Span;
 use std::collections::BTreeMap;
 
 /// A run, summarised.
@@ -119,10 +139,16 @@ pub struct Summary {
     pub slo: Vec<SloVerdict>,
     /// One row per stage of a staged load.
     pub stages: Vec<StageRow>,
-    /// Seconds of warm-up stages, left out of every number but the generator's.
+    /// How the warm-up was told apart: by the stage each request was sent for, or (runs
+    /// stored before that was kept) by whole seconds.
+    #[serde(default, skip_serializing_if = "Counting::is_whole")]
+    pub counting: Counting,
+    /// Seconds of warm-up stages: the requests sent in them are left out of every number
+    /// but the generator's.
     #[serde(default)]
     pub warmup_secs: f64,
-    /// One entry per second: sent, completed, failed, p50/p99 and the generator's health.
+    /// One entry per second: sent, completed and failed (each with the warm-up's share),
+    /// p50/p99 of its measured answers, and the generator's health.
     pub timeline: Vec<IntervalDigest>,
     /// The shards a merged run was made from (`headroom merge`), each judged on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,21 +158,22 @@ pub struct Summary {
     pub outputs: Vec<crate::store::OutputRecord>,
 }
 
-/// Counts and rates.
+/// Counts and rates, of the measured requests.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Requests {
     /// Requests completed (answered or failed).
     pub total: u64,
-    /// Requests sent.
+    /// Requests sent (retries included).
     pub sent: u64,
-    /// Requests sent per second of attack, retries left out.
+    /// Requests sent per second of their sending, retries left out.
     pub rate: f64,
     /// Requests sent a second time, on a fresh connection, because the server had closed
     /// the first one without processing them (HTTP/2 GOAWAY, an idle keep-alive close);
     /// those the server refused are at most about a tenth of the requests sent (each
     /// worker's retry budget), those a graceful GOAWAY passed over are not bounded.
     pub retried: u64,
-    /// Successful responses per second over the whole run.
+    /// Completions answered as they expect, per second of the measured span (from the first
+    /// measured request's intended send to the last measured answer).
     pub throughput: f64,
 }
 
@@ -227,9 +254,7 @@ impl Summary {
             .shard
             .as_ref()
             .map_or(0.0, |s| shard_lead(s.index, s.count, &s.whole_load));
-        let rate = send_rate(run.all.sent_first(), attack_secs, lead);
-        // What is left out is whole seconds (each interval is counted by the stage it began
-        // in): a warm-up ending mid-second takes that whole second with it.
+        let generator_rate = send_rate(run.all.sent_first(), attack_secs, lead);
         let warmup_planned: f64 = run
             .meta
             .stages
@@ -237,17 +262,20 @@ impl Summary {
             .filter(|s| s.warmup)
             .map(|s| s.duration.as_secs_f64())
             .sum();
+        // Runs counted by second left out whole seconds (each interval by the stage it
+        // began in): a warm-up ending mid-second took that whole second with it.
         let warmup_intervals = run
             .intervals
             .iter()
             .filter(|d| in_warmup(run, d.stage))
             .count() as f64;
-        let warmup_secs = if warmup_intervals > 0.0 {
+        let warmup_secs = if run.counting == Counting::BySecond && warmup_intervals > 0.0 {
             warmup_intervals
         } else {
             warmup_planned
         };
-        let measured_secs = (total_secs - warmup_secs).max(0.0);
+        let span = Span::of(run, attack_secs, total_secs, warmup_secs);
+        let measured_secs = span.secs;
 
         let partial = match (&run.end, run.torn_tail) {
             (None, _) => Some(format!(
@@ -277,14 +305,9 @@ impl Summary {
         let (mut by_request, aggregated) =
             by_request::rows(&run.meta.requests, &total.requests, measured_secs);
         if warmup_secs > 0.0 {
-            by_request::logins_with_warmup(
-                &mut by_request,
-                &run.meta.requests,
-                &run.all.requests,
-                total_secs,
-            );
+            by_request::warmup_logins(&mut by_request, &run.meta.requests, &run.all.requests);
         }
-        let generator = GeneratorHealth::assess(run, &run.all, total_secs, rate);
+        let generator = GeneratorHealth::assess(run, &run.all, total_secs, generator_rate);
         let mut stages = by_stage::rows(&by_stage::StageInputs {
             stages: &run.meta.stages,
             load: run.meta.load,
@@ -292,6 +315,11 @@ impl Summary {
             threads: run.meta.threads,
             connection_cap: generator::connection_cap(run),
             attack_secs,
+            stopped: run.meta.stop.requests.is_some()
+                || run
+                    .end
+                    .as_ref()
+                    .is_none_or(|e| e.reason.is_some() || e.status == EndStatus::Interrupted),
             run_secs: total_secs,
             by_interval: &run.stages,
             digests: &run.intervals,
@@ -337,6 +365,13 @@ impl Summary {
             Some(s) => shards::judge(verdict, s),
             None => verdict,
         };
+        // A warm-up's sends are the generator's: the rate of the measured ones is their
+        // stages' (or, for counted steps, over the span they were sent in).
+        let rate = match run.counting {
+            Counting::ByStage => measured_send_rate(&stages)
+                .unwrap_or_else(|| span.send_rate(total.sent_first(), lead)),
+            Counting::Whole | Counting::BySecond => generator_rate,
+        };
         let per = |x: u64| {
             if completed > 0 {
                 x as f64 / completed as f64
@@ -365,11 +400,7 @@ impl Summary {
                 sent: total.sent,
                 rate,
                 retried: total.retried,
-                throughput: if measured_secs > 0.0 {
-                    successes as f64 / measured_secs
-                } else {
-                    0.0
-                },
+                throughput: span.per_sec(successes),
             },
             duration: Durations {
                 total_secs,
@@ -418,6 +449,7 @@ impl Summary {
                 &total.requests,
                 measured_secs,
             ),
+            counting: run.counting,
             warmup_secs,
             timeline: run.intervals.clone(),
             shards,
@@ -496,4 +528,16 @@ fn think_per_request_us(run: &StoredRun) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The measured stages' requests sent per second of their length, when each was timed:
+/// the rate the stages' rows show, so a run of one measured stage has its stage's.
+fn measured_send_rate(stages: &[StageRow]) -> Option<f64> {
+    let measured: Vec<&StageRow> = stages.iter().filter(|s| !s.warmup).collect();
+    if measured.is_empty() || measured.iter().any(|s| s.counted) {
+        return None;
+    }
+    let secs: f64 = measured.iter().map(|s| s.duration_secs).sum();
+    let sent: f64 = measured.iter().map(|s| s.sent_rps * s.duration_secs).sum();
+    (secs > 0.0).then(|| sent / secs)
 }

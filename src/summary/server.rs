@@ -109,6 +109,9 @@ mod tests {
             p99_us: 0,
             max_us: 0,
             health: Health::default(),
+            warmup_sent: 0,
+            warmup_completed: 0,
+            warmup_failed: 0,
             stage: None,
             server: Some(TargetHealth {
                 cpu_percent,

@@ -76,6 +76,7 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
     let own = StoredRun {
         meta,
         total: shard.generator.clone(),
+        counting: crate::store::Counting::Whole,
         all: shard.generator.clone(),
         stages: Vec::new(),
         intervals: Vec::new(),

@@ -170,12 +170,14 @@ fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
 
 /// The binary run with `args` and `GITHUB_STEP_SUMMARY` set to `summary`.
 fn headroom_with_summary(args: &[&str], summary: &Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
         .env("GITHUB_STEP_SUMMARY", summary)
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("the binary runs")
+        .expect("the binary runs");
+    crate::support::counts::check_out(args);
+    out
 }
 
 #[test]

@@ -323,8 +323,9 @@ fn the_demo_runs_and_stores_its_report() {
     let out = dir.path().join("demo");
     let o = headroom(&[
         "demo",
+        // Three seconds: a time axis (a run under three gets a note instead).
         "--duration",
-        "1s",
+        "3s",
         "--rate",
         "200",
         "--out",
@@ -332,7 +333,7 @@ fn the_demo_runs_and_stores_its_report() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("200:200"), "{text}");
+    assert!(text.contains("200:600"), "{text}");
     assert!(out.join("end.json").exists());
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("id=\"headroom-figures\"") && page.contains("Latency by percentile"));

@@ -6,7 +6,6 @@
 use crate::support::netns::Lan;
 use crate::support::nginx::Nginx;
 use headroom::record::{Histogram, IntervalRecord};
-use headroom::store::RunDir;
 use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -126,11 +125,11 @@ fn merge_and_check(shards: &[PathBuf], out: &Path) -> headroom::store::StoredRun
     let mut c = headroom_cmd();
     c.args(&args);
     Running::spawn(c).succeed("merge");
-    let merged = RunDir::at(out).load().unwrap();
+    let merged = crate::support::counts::check_dir(out);
     let mut sum = IntervalRecord::new(0);
     let mut total = IntervalRecord::new(0);
     for s in shards {
-        let run = RunDir::at(s).load().unwrap();
+        let run = crate::support::counts::check_dir(s);
         sum.merge(&run.all);
         total.merge(&run.total);
     }
@@ -197,7 +196,7 @@ fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
         .iter()
         .enumerate()
         .map(|(i, out)| {
-            let run = RunDir::at(out).load().unwrap();
+            let run = crate::support::counts::check_dir(out);
             let shard = run.meta.shard.as_ref().unwrap();
             assert_eq!(shard.index, i as u32);
             // A shard that started late shifts its part of every second; the precondition
@@ -357,7 +356,7 @@ fn sharded_percentiles_agree_with_one_generator_against_a_fixed_latency() {
         r.succeed(&format!("shard {i}"));
     }
     let merged = merge_and_check(&outs, &work.path().join("merged"));
-    let single = RunDir::at(&single).load().unwrap();
+    let single = crate::support::counts::check_dir(&single);
     for (name, run) in [("single", &single.total), ("sharded", &merged.total)] {
         assert_eq!(run.completed(), FIXED_REQUESTS, "{name}");
         assert_eq!(
@@ -498,9 +497,7 @@ fn bad_shards_starts_and_merges_are_refused_in_one_line() {
     let o = Running::spawn(c).succeed("late shard");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("s past: starting at once, late"), "{err}");
-    let late_secs = RunDir::at(&late)
-        .load()
-        .unwrap()
+    let late_secs = crate::support::counts::check_dir(&late)
         .meta
         .shard
         .unwrap()

@@ -85,9 +85,18 @@ fn an_endless_body_ends_at_the_timeout_without_growing_memory() {
         dir.path().join("run").to_str().unwrap(),
     ]);
     // Every request timed out: the run completes, and says nothing succeeded (status 3).
-    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["verdict"]["limit"], "nothing_succeeded", "{}", v["verdict"]);
+    assert_eq!(
+        v["verdict"]["limit"], "nothing_succeeded",
+        "{}",
+        v["verdict"]
+    );
     let keys: Vec<&str> = v["errors"]
         .as_array()
         .unwrap()

@@ -120,7 +120,7 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
     std::fs::write(
         &scenario,
         format!(
-            "target: {{url: 'http://{}'}}\nrequests:\n  - {{name: home, path: /}}\n  - {{name: slow, path: /delay/3}}\n  - {{name: broken, path: /status/500}}\nload: {{rate: 60, duration: 2s}}\n",
+            "target: {{url: 'http://{}'}}\nrequests:\n  - {{name: home, path: /}}\n  - {{name: slow, path: /delay/3}}\n  - {{name: broken, path: /status/500}}\nload: {{rate: 60, duration: 3s}}\n",
             target.addr()
         ),
     )

@@ -4,7 +4,7 @@
 //! wrong URLs.
 
 use crate::support::{self, influxdb::Influxdb};
-use headroom::store::{DropReason, OutputKind, RunDir};
+use headroom::store::{DropReason, OutputKind};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -16,7 +16,9 @@ fn headroom_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().expect("the binary runs")
+    let out = cmd.output().expect("the binary runs");
+    crate::support::counts::check_out(args);
+    out
 }
 
 /// Whether `secret` is in any file under `dir` (the stored run).
@@ -97,7 +99,7 @@ fn assert_given_back_second_for_second(
     out: &Path,
     stdout: &str,
 ) {
-    let stored = RunDir::at(out).load().unwrap();
+    let stored = crate::support::counts::check_dir(out);
     let run_id = out.file_name().unwrap().to_str().unwrap();
     let seconds = stored.intervals.len();
     assert!(seconds >= 4, "{seconds}");
@@ -169,7 +171,7 @@ fn assert_given_back_second_for_second(
 /// as unauthorized (401, which is not retried), and that the report says so with InfluxDB's
 /// own reason.
 fn assert_refused_as_unauthorized(out: &Path, stdout: &str) {
-    let stored = RunDir::at(out).load().unwrap();
+    let stored = crate::support::counts::check_dir(out);
     let seconds = stored.intervals.len() as u64;
     assert_eq!(stored.outputs[0].sent, 0);
     assert_eq!(stored.outputs[0].dropped[&DropReason::Rejected], seconds);
@@ -298,7 +300,7 @@ fn influxdb_down_costs_the_run_nothing_and_the_report_says_what_was_dropped() {
         &[format!("influxdb={url}")],
         &out,
     );
-    let stored = RunDir::at(&out).load().unwrap();
+    let stored = crate::support::counts::check_dir(&out);
     let seconds = stored.intervals.len() as u64;
     assert!(stored.total.completed() > 0);
     let output = &stored.outputs[0];
@@ -389,7 +391,7 @@ fn a_sweep_writes_a_point_per_second_per_stage_its_requests_were_sent_for() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&result.stderr)
     );
-    let stored = RunDir::at(&out).load().unwrap();
+    let stored = crate::support::counts::check_dir(&out);
     // Each second's points, from the stored log: (second's end, stage) → completed.
     let start = started_ms(&stored.meta.started_at);
     let mut expected = std::collections::BTreeMap::new();

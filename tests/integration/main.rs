@@ -10,6 +10,7 @@ mod capacity;
 mod check;
 mod ci;
 mod cli;
+mod counts;
 mod data;
 mod diagnosis;
 mod distributed;

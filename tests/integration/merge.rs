@@ -3,7 +3,6 @@
 //! write it), merged, and the merged run read by every renderer.
 
 use crate::support::{attack, headroom, open_plan, start_target};
-use headroom::store::RunDir;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,9 +64,9 @@ fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
     text(&o);
 
     // Exact: the merged histograms are the shards' added up, bucket for bucket.
-    let run = RunDir::at(&merged).load().unwrap();
-    let mut sum = RunDir::at(&shards[0]).load().unwrap().total;
-    sum.merge(&RunDir::at(&shards[1]).load().unwrap().total);
+    let run = crate::support::counts::check_dir(&merged);
+    let mut sum = crate::support::counts::check_dir(&shards[0]).total;
+    sum.merge(&crate::support::counts::check_dir(&shards[1]).total);
     assert_eq!(run.total.completed(), 300);
     assert_eq!(
         buckets(&run.total.latency_ok()),
@@ -212,9 +211,9 @@ fn real_shards_at_a_common_start_merge_into_the_whole_test_exactly() {
         &arg(&merged),
     ]));
 
-    let run = RunDir::at(&merged).load().unwrap();
-    let mut sum = RunDir::at(&shards[0]).load().unwrap().all;
-    sum.merge(&RunDir::at(&shards[1]).load().unwrap().all);
+    let run = crate::support::counts::check_dir(&merged);
+    let mut sum = crate::support::counts::check_dir(&shards[0]).all;
+    sum.merge(&crate::support::counts::check_dir(&shards[1]).all);
     assert_eq!(run.all.completed(), 200);
     assert_eq!(run.all.sent, sum.sent);
     for (merged, summed) in [

@@ -27,7 +27,9 @@ pub fn headroom_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().expect("the binary runs")
+    let out = c.output().expect("the binary runs");
+    crate::support::counts::check_out(args);
+    out
 }
 
 fn stderr(o: &Output) -> String {

@@ -11,7 +11,6 @@ use crate::support::held::Held;
 use crate::support::nginx::{Nginx, Tls};
 use crate::support::{attack, attack_error, headroom, open_plan};
 use headroom::plan::{scenario, AttackPlan, HttpVersion, Load};
-use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::path::Path;
 use std::time::Duration;
@@ -168,7 +167,7 @@ fn http1_without_the_required_client_certificate_the_cli_says_so() {
     // The run completes, and says that not one request succeeded (status 3): every answer
     // was nginx's 400 for the missing certificate.
     assert_eq!(o.status.code(), Some(3), "the run completes:\n{stderr}");
-    let summary = Summary::of(&RunDir::at(&out).load().unwrap());
+    let summary = Summary::of(&crate::support::counts::check_dir(&out));
     assert!(summary.nothing_succeeded(), "{:?}", summary.verdict);
     assert_eq!(
         summary.status_codes,

@@ -136,7 +136,7 @@ fn prometheus_has_one_request_s_latency_per_status_class_as_the_stored_run_has_i
         "--push",
         &format!("prometheus={}", prometheus.write_url()),
     ]);
-    let stored = RunDir::at(&run).load().unwrap();
+    let stored = crate::support::counts::check_dir(&run);
     assert!(
         stored.outputs[0].dropped.is_empty() && stored.outputs[0].sent > 0,
         "{:?}\n{}",
@@ -245,7 +245,7 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
         &out,
     );
 
-    let stored = RunDir::at(&out).load().unwrap();
+    let stored = crate::support::counts::check_dir(&out);
     let intervals = stored.intervals.len() as u64;
     // One request, one status class: two series, so two samples a second per output.
     let per_output = 2 * intervals;
@@ -308,7 +308,7 @@ fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
     ]);
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(result.status.success(), "{stdout}\n{}", prometheus.log());
-    let stored = RunDir::at(&out).load().unwrap();
+    let stored = crate::support::counts::check_dir(&out);
     let [o] = stored.outputs.as_slice() else {
         panic!("{:?}", stored.outputs)
     };

@@ -84,10 +84,12 @@ threads: 2
 }
 
 fn headroom(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
         .output()
-        .expect("headroom runs")
+        .expect("headroom runs");
+    crate::support::counts::check_out(args);
+    out
 }
 
 #[test]

@@ -22,12 +22,14 @@ fn example(dir: &Path, name: &str, from: &str, to: &str) -> PathBuf {
 
 /// headroom with `args` and the environment variables `env`.
 fn headroom(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
-        .expect("the binary runs")
+        .expect("the binary runs");
+    crate::support::counts::check_out(args);
+    out
 }
 
 /// The matrix table a run printed as JSON; an unmet objective (exit 3) still prints it.

@@ -172,7 +172,8 @@ impl Lane {
         // Stamped before the stream leaves, as on HTTP/1.1.
         let at = Instant::now();
         job.leaving(at, spec.pace.pacer.is_some());
-        lock(&self.worker.tally).sent(job, at);
+        let stage = spec.stage_of(job.intended, job.n);
+        lock(&self.worker.tally).sent(job, at, stage);
         let sent = Sent {
             at,
             body_bytes: request.body.len() as u64,

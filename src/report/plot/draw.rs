@@ -3,6 +3,7 @@
 //! code path.
 
 use super::figure::{Axis, Figure, Mark, Marker, PlotError, Scale, PALETTE};
+use super::labels;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -168,9 +169,32 @@ impl Figure {
             }
             if !s.labels.is_empty() {
                 let font = ("sans-serif", 13).into_font().color(&RGBColor(60, 60, 60));
-                let texts = kept.iter().zip(&points).filter_map(|(&k, &p)| {
-                    let text = s.labels.get(k)?.clone();
-                    Some(EmptyElement::at(p) + Text::new(text, (6, -16), font.clone()))
+                // Each label's box where it would go (6 px right of its point, 16 up); those
+                // that would overlap one drawn before are left out, never stacked.
+                let placed: Vec<(String, (f64, f64), labels::Box)> = kept
+                    .iter()
+                    .zip(&points)
+                    .filter_map(|(&k, &p)| {
+                        let text = s.labels.get(k)?.clone();
+                        // The glyphs' box is a little shorter than the line: a line of
+                        // 13 px type and 2 px between labels.
+                        let (w, _) = root.estimate_text_size(&text, &font).ok()?;
+                        let (x, y) = chart.backend_coord(&p);
+                        let left = f64::from(x + 6);
+                        let top = f64::from(y - 16);
+                        let b = labels::Box {
+                            left,
+                            top,
+                            right: left + f64::from(w) + 2.0,
+                            bottom: top + 15.0,
+                        };
+                        Some((text, p, b))
+                    })
+                    .collect();
+                let boxes: Vec<labels::Box> = placed.iter().map(|l| l.2).collect();
+                let texts = labels::apart(&boxes).into_iter().map(|i| {
+                    let (text, p, _) = &placed[i];
+                    EmptyElement::at(*p) + Text::new(text.clone(), (6, -16), font.clone())
                 });
                 chart.draw_series(texts)?;
             }

@@ -4,10 +4,10 @@
 //! headroom plot and the server's CPU by step.
 
 use super::figure::{Axis, Figure, Mark, Series};
-use super::rates::{per_second, Span, Window};
+use super::over_time::{self, LeftOut, Why};
 use super::ticks;
 use crate::record::Histogram;
-use crate::store::{IntervalDigest, StoredRun};
+use crate::store::StoredRun;
 use crate::summary::{StageRow, Summary};
 
 /// One run as figures see it.
@@ -47,19 +47,13 @@ fn percentile_points(h: &Histogram) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn over_time(
-    digests: &[IntervalDigest],
-    value: impl Fn(&IntervalDigest) -> Option<f64>,
-) -> Vec<(f64, f64)> {
-    digests
-        .iter()
-        .filter_map(|d| value(d).map(|v| (d.index as f64, v)))
-        .collect()
-}
-
 /// Adds the watched server's CPU on a second axis, when there is any; returns that axis,
 /// bounded by the most the watched processes could use when that is known.
-fn server_cpu(series: &mut Vec<Series>, cpu: Vec<(f64, f64)>, most: Option<f64>) -> Option<Axis> {
+pub(super) fn server_cpu(
+    series: &mut Vec<Series>,
+    cpu: Vec<(f64, f64)>,
+    most: Option<f64>,
+) -> Option<Axis> {
     if cpu.is_empty() {
         return None;
     }
@@ -135,14 +129,6 @@ fn by_percentile(name: &str, series: Vec<Series>) -> Figure {
     }
 }
 
-/// A latency of each second that had answers, in ms.
-fn latency_over_time(
-    digests: &[IntervalDigest],
-    pick: fn(&IntervalDigest) -> u64,
-) -> Vec<(f64, f64)> {
-    over_time(digests, |d| (d.completed > 0).then(|| ms(pick(d))))
-}
-
 fn series(name: &str, points: Vec<(f64, f64)>, mark: Mark) -> Series {
     Series {
         name: name.into(),
@@ -153,43 +139,39 @@ fn series(name: &str, points: Vec<(f64, f64)>, mark: Mark) -> Series {
     }
 }
 
-/// The steps a headroom plot shows: measured, and with answers.
+/// The steps a headroom plot shows: measured, and with answers that met their expectations
+/// (a step of failures only has no latency to place).
 fn steps(s: &Summary) -> impl Iterator<Item = &StageRow> {
-    s.stages.iter().filter(|r| !r.warmup && r.count > 0)
+    s.stages
+        .iter()
+        .filter(|r| !r.warmup && r.count > 0 && r.latency.count > 0)
 }
 
-/// The run's sending and completing spans, so its cut-short last second is read as a rate.
-fn span(s: &Summary) -> Option<Span> {
-    (s.duration.total_secs > 0.0).then_some(Span {
-        sending_secs: s.duration.attack_secs,
-        completing_secs: s.duration.total_secs,
-    })
+/// What a report draws: the figures with something to show, and a note for each left out.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// The figures drawn.
+    pub shown: Vec<Figure>,
+    /// The figures left out, each with why.
+    pub left_out: Vec<LeftOut>,
+}
+
+impl Figures {
+    fn add(&mut self, figure: Result<Figure, LeftOut>) {
+        match figure {
+            Ok(f) => self.shown.push(f),
+            Err(why) => self.left_out.push(why),
+        }
+    }
 }
 
 /// The figures of one run: over time, by percentile (per request and per stage when there
 /// are several), and for staged runs (sweeps) the headroom plot and the server's CPU by step.
-pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
-    let d = &view.run.intervals;
-    let mut figures = vec![
-        Figure {
-            name: "latency-over-time".into(),
-            title: "Latency over time (per second)".into(),
-            x: Axis::seconds("seconds since start"),
-            y: Axis::log("latency (ms)"),
-            y2: None,
-            series: [
-                ("p50", (|d| d.p50_us) as fn(&IntervalDigest) -> u64),
-                ("p90", |d| d.p90_us),
-                ("p99", |d| d.p99_us),
-                ("max", |d| d.max_us),
-            ]
-            .into_iter()
-            .map(|(name, pick)| series(name, latency_over_time(d, pick), Mark::Line))
-            .collect(),
-            distinct: false,
-        },
-        throughput_over_time(view),
-    ];
+pub fn for_run(view: &RunView<'_>) -> Figures {
+    let mut out = Figures::default();
+    out.add(over_time::latency_figure(view));
+    out.add(over_time::throughput_figure(view));
+    let mut figures = Vec::new();
     figures.extend(view.scatter.clone());
     let mut overall = vec![series(
         &view.label,
@@ -242,10 +224,17 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
         figures.push(figure);
         figures.extend(by_request_at_each_stage(view));
     }
+    let answered_steps = view.summary.stages.iter().any(|r| !r.warmup && r.count > 0);
+    if answered_steps && steps(view.summary).next().is_none() {
+        out.left_out.push(LeftOut {
+            title: headroom(view).title,
+            why: Why::NoneAnswered,
+        });
+    }
     if steps(view.summary).next().is_some() {
         figures.push(headroom(view));
         let cpu: Vec<(f64, f64)> = steps(view.summary)
-            .filter_map(|r| r.server_cpu_percent.map(|c| (r.rps, c)))
+            .filter_map(|r| r.server_cpu_percent.map(|c| (r.throughput, c)))
             .collect();
         if !cpu.is_empty() {
             let labels = steps(view.summary)
@@ -268,7 +257,18 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
             });
         }
     }
-    figures
+    for f in figures {
+        // A latency figure of a run none of whose requests was answered as it expects.
+        out.add(if f.is_empty() {
+            Err(LeftOut {
+                title: f.title,
+                why: Why::NoneAnswered,
+            })
+        } else {
+            Ok(f)
+        });
+    }
+    out
 }
 
 /// Seed 003's headroom plot: latency against achieved throughput, one point per step
@@ -276,7 +276,7 @@ pub fn for_run(view: &RunView<'_>) -> Vec<Figure> {
 /// crossing its own line), each labelled with its level.
 fn headroom(view: &RunView<'_>) -> Figure {
     let curve = |q: &dyn Fn(&StageRow) -> f64| -> Vec<(f64, f64)> {
-        steps(view.summary).map(|r| (r.rps, q(r))).collect()
+        steps(view.summary).map(|r| (r.throughput, q(r))).collect()
     };
     let labels: Vec<String> = steps(view.summary).map(|r| r.name.clone()).collect();
     let lines = vec![
@@ -304,14 +304,14 @@ fn headroom(view: &RunView<'_>) -> Figure {
 }
 
 /// The most CPU the run's watched server could use, % of a core.
-fn cpu_bound(view: &RunView<'_>) -> Option<f64> {
+pub(super) fn cpu_bound(view: &RunView<'_>) -> Option<f64> {
     view.summary
         .server
         .as_ref()
         .and_then(|s| s.cpu_bound_percent)
 }
 
-fn cpu_axis_label(view: &RunView<'_>) -> String {
+pub(super) fn cpu_axis_label(view: &RunView<'_>) -> String {
     match cpu_bound(view) {
         Some(most) => format!(
             "server CPU (% of a core; {} cores = {most:.0}%)",
@@ -321,51 +321,10 @@ fn cpu_axis_label(view: &RunView<'_>) -> String {
     }
 }
 
-fn throughput_over_time(view: &RunView<'_>) -> Figure {
-    let d = &view.run.intervals;
-    let span = span(view.summary);
-    let cpu = over_time(d, |d| {
-        d.server.as_ref().and_then(|s| s.judged_cpu_percent())
-    });
-    // Sent last, dashed, so it shows over the answers where the two agree.
-    let mut series_list = vec![
-        series(
-            "OK/s",
-            per_second(d, span, Window::Completing, |d| {
-                d.completed.saturating_sub(d.failed)
-            }),
-            Mark::Line,
-        ),
-        series(
-            "failed/s",
-            per_second(d, span, Window::Completing, |d| d.failed),
-            Mark::Line,
-        ),
-        series(
-            "sent/s",
-            per_second(d, span, Window::Sending, |d| d.sent),
-            Mark::Dashed,
-        ),
-    ];
-    let y2 = server_cpu(&mut series_list, cpu, cpu_bound(view)).map(|mut axis| {
-        axis.label = cpu_axis_label(view);
-        axis
-    });
-    Figure {
-        name: "throughput-over-time".into(),
-        title: "Sent, answered OK and failed per second".into(),
-        x: Axis::seconds("seconds since start"),
-        y: Axis::linear("requests per second"),
-        y2,
-        series: series_list,
-        distinct: false,
-    }
-}
-
 /// The runs overlaid: latency by percentile, p99 over time, throughput over time, and the
 /// headroom plot of those that are sweeps. Each run keeps its own dash and marker, so
 /// runs that overlap stay apart.
-pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
+pub fn for_comparison(views: &[RunView<'_>]) -> Figures {
     let each = |f: &dyn Fn(&RunView<'_>) -> Vec<(f64, f64)>, mark| -> Vec<Series> {
         views
             .iter()
@@ -373,43 +332,20 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             .filter(|s| !s.points.is_empty())
             .collect()
     };
-    let mut figures = vec![
-        by_percentile(
-            "compare-latency-by-percentile",
-            each(
-                &|v| percentile_points(&v.run.total.latency_ok()),
-                Mark::LinePoints,
-            ),
+    let mut out = Figures::default();
+    let mut figures = vec![by_percentile(
+        "compare-latency-by-percentile",
+        each(
+            &|v| percentile_points(&v.run.total.latency_ok()),
+            Mark::LinePoints,
         ),
-        Figure {
-            name: "compare-p99-over-time".into(),
-            title: "p99 latency over time (per second)".into(),
-            x: Axis::seconds("seconds since start"),
-            y: Axis::log("latency (ms)"),
-            y2: None,
-            series: each(
-                &|v| latency_over_time(&v.run.intervals, |d| d.p99_us),
-                Mark::Line,
-            ),
-            distinct: true,
-        },
-        Figure {
-            name: "compare-throughput-over-time".into(),
-            title: "Completed requests per second".into(),
-            x: Axis::seconds("seconds since start"),
-            y: Axis::linear("requests per second"),
-            y2: None,
-            series: each(
-                &|v| {
-                    per_second(&v.run.intervals, span(v.summary), Window::Completing, |d| {
-                        d.completed
-                    })
-                },
-                Mark::Line,
-            ),
-            distinct: true,
-        },
-    ];
+    )];
+    for f in over_time::for_comparison(views) {
+        match f {
+            Ok(f) => figures.push(f),
+            Err(why) => out.left_out.push(why),
+        }
+    }
     let headroom: Vec<Series> = views
         .iter()
         .map(|v| Series {
@@ -417,7 +353,7 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             ..series(
                 &v.label,
                 steps(v.summary)
-                    .map(|r| (r.rps, ms(r.latency.p99_us)))
+                    .map(|r| (r.throughput, ms(r.latency.p99_us)))
                     .collect(),
                 Mark::LinePoints,
             )
@@ -435,8 +371,17 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Vec<Figure> {
             distinct: true,
         });
     }
-    figures.retain(|f| !f.is_empty());
-    figures
+    for f in figures {
+        out.add(if f.is_empty() {
+            Err(LeftOut {
+                title: f.title,
+                why: Why::NoneAnswered,
+            })
+        } else {
+            Ok(f)
+        });
+    }
+    out
 }
 
 /// A capacity search's probes: latency and throughput against the offered rate, with the

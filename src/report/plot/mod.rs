@@ -4,13 +4,16 @@ mod draw;
 mod figure;
 mod figures;
 pub mod interactive;
+mod labels;
+mod over_time;
 pub mod rates;
 pub mod scatter;
 pub mod ticks;
 
 pub use draw::SIZE;
 pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series};
-pub use figures::{for_capacity, for_comparison, for_run, RunView};
+pub use figures::{for_capacity, for_comparison, for_run, Figures, RunView};
+pub use over_time::{LeftOut, Why, MIN_SECONDS};
 
 use std::path::{Path, PathBuf};
 

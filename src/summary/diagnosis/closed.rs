@@ -167,6 +167,7 @@ mod tests {
             error_set: Vec::new(),
             requests: Vec::new(),
             flows: Vec::new(),
+            counted: true,
         }
     }
 

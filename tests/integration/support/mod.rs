@@ -2,6 +2,7 @@
 
 pub mod certs;
 pub mod chromium;
+pub mod counts;
 pub mod etcd;
 pub mod held;
 pub mod influxdb;
@@ -54,7 +55,9 @@ pub fn attack(plan: &AttackPlan) -> (Summary, StoredRun, tempfile::TempDir) {
         &mut (),
     )
     .unwrap_or_else(|e| panic!("attack on {} failed: {e}", plan.target.url));
-    (Summary::of(&stored), stored, dir)
+    let summary = Summary::of(&stored);
+    counts::check_summary(&stored, &summary, &plan.target.url);
+    (summary, stored, dir)
 }
 
 /// Runs `plan` in-process expecting it to fail before any request; returns the error text
@@ -84,13 +87,16 @@ pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
-/// The `headroom` binary run with `args`, as a user runs it.
+/// The `headroom` binary run with `args`, as a user runs it; the runs it stores (`--out`)
+/// are checked for one set of counts.
 pub fn headroom(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("the binary runs")
+        .expect("the binary runs");
+    counts::check_out(args);
+    out
 }
 
 /// A free loopback port for a server a test starts.

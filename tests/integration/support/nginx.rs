@@ -164,6 +164,20 @@ impl Nginx {
         )
     }
 
+    /// Plain HTTP with the echo module loaded (Debian's libnginx-mod-http-echo), serving
+    /// `locations`: `echo_sleep` makes a server whose every answer takes at least so long.
+    pub fn with_echo(locations: &str) -> Nginx {
+        Nginx::launch_conf(
+            Tls::None,
+            &LOOPBACK,
+            "load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;\nworker_processes 1;\nmaster_process off;",
+            "worker_connections 4096;",
+            "keepalive_requests 1000000;",
+            locations,
+            DEFAULT_LOG_FORMAT,
+        )
+    }
+
     fn launch_full(
         tls: Tls<'_>,
         events: &str,

@@ -319,7 +319,8 @@ impl<'a> Table<'a> {
         // request, so no time is shorter than the exchange took.
         let at = Instant::now();
         job.leaving(at, self.paced);
-        self.tally.sent(&job, at);
+        self.tally
+            .sent(&job, at, spec.stage_of(job.intended, job.n));
         let sent = Sent {
             at,
             body_bytes,
