@@ -147,6 +147,11 @@ pub struct Outcome {
     /// The capacity held for the confirmation (`--confirm`), not only its probes.
     #[serde(default)]
     pub held: bool,
+    /// The least a broken probe's server still answered successfully per second once it
+    /// broke: no rate above it is sustained, so the tipping point is at most this (plus the
+    /// precision), whatever rate was tried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<f64>,
 }
 
 /// What a probe says about the bracket.
@@ -216,6 +221,7 @@ impl Bracket {
             tipping: self.hi,
             ceiling: self.ceiling,
             held: false,
+            served: self.served,
         }
     }
 }
@@ -335,7 +341,6 @@ fn hold<E>(
     };
     let mut held: Option<f64> = None;
     let mut broke: Option<f64> = None;
-    let mut served: Option<f64> = None;
     let mut bound_only = true;
     let mut rate = first;
     let end = |b: &mut Bracket, held: Option<f64>, broke: Option<f64>, v: Verdict| {
@@ -365,7 +370,7 @@ fn hold<E>(
                     b.ceiling = Some(b.ceiling.map_or(rate, |c| c.min(rate)));
                 }
                 if let Some(s) = f.served.filter(|&s| s < rate) {
-                    served = Some(served.map_or(s, |c: f64| c.min(s)));
+                    b.served = Some(b.served.map_or(s, |c| c.min(s)));
                 }
                 broke = Some(rate);
             }
@@ -375,13 +380,15 @@ fn hold<E>(
             return Ok(end(b, held, None, verdict));
         };
         // The lowest rate known not sustainable: broken, or above what was served.
-        let upper = served.map_or(x, |s| x.min(s * (1.0 + settings.precision)));
+        let upper = b
+            .served
+            .map_or(x, |s| x.min(s * (1.0 + settings.precision)));
         // A rate held only on credits the server does not refill (above what it served
         // once it broke) is not an answer.
         held = held.filter(|&g| g < upper);
         rate = match held {
             None => {
-                let lower = match served {
+                let lower = match b.served {
                     Some(s) if s < x => round(s),
                     _ => round(x / settings.growth),
                 };

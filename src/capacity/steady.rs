@@ -8,8 +8,8 @@
 //! [`QUEUE_GROWTH`] of the rate plus three standard errors of its own noise.
 
 use crate::store::IntervalDigest;
-use crate::summary::diagnosis::trend::{self, slope, Queue, QUEUE_GROWTH};
-use serde::{Deserialize, Serialize};
+pub use crate::summary::diagnosis::trend::Unsteady;
+use crate::summary::diagnosis::trend::{self, slope, QUEUE_GROWTH};
 
 /// The shortest window a probe is judged on, whatever the objectives.
 pub const MIN_WINDOW_SECS: f64 = 5.0;
@@ -20,46 +20,6 @@ pub const WINDOW_PER_BOUND: f64 = 20.0;
 pub const DEFAULT_WINDOW_SECS: f64 = 10.0;
 /// The longest window a search takes: ten minutes per probe.
 pub const MAX_WINDOW_SECS: f64 = 600.0;
-
-/// Why a probe did not pass, besides the objectives it missed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "why", rename_all = "snake_case")]
-pub enum Unsteady {
-    /// The server completed less than it was offered.
-    ThroughputShort {
-        /// Offered, req/s.
-        offered: f64,
-        /// Completed, req/s, over the window.
-        completed: f64,
-    },
-    /// Requests in flight grew through the window: a queue.
-    BacklogGrowing {
-        /// Growth, requests per second.
-        per_sec: f64,
-        /// What was allowed, requests per second.
-        allowed: f64,
-    },
-    /// Latency climbed through the window faster than a queue of the allowed growth would
-    /// make it.
-    LatencyClimbing {
-        /// Climb of the per-second median, µs per second.
-        us_per_sec: f64,
-        /// Median of the window's first whole second, µs.
-        first_p50_us: u64,
-        /// Of its last, µs.
-        last_p50_us: u64,
-    },
-    /// Latency rose through the window while the server completed all it was offered: not
-    /// a queue; the server changed while the probe ran.
-    LatencyDrifting {
-        /// Climb of the per-second median, µs per second.
-        us_per_sec: f64,
-        /// Median of the window's first third, µs.
-        first_p50_us: u64,
-        /// Of its last third, µs.
-        last_p50_us: u64,
-    },
-}
 
 /// The shortest window that can show a queue under objectives whose tightest latency
 /// bound is `bound_secs` (none: only [`MIN_WINDOW_SECS`]).
@@ -114,17 +74,7 @@ pub fn window(
 
 /// Judges the window's whole seconds at `offered` req/s; an empty list is steady.
 pub fn judge(offered: f64, window: &[&IntervalDigest]) -> Vec<Unsteady> {
-    let mut out: Vec<Unsteady> = trend::queue(offered, window)
-        .into_iter()
-        .map(|q| match q {
-            Queue::ThroughputShort { offered, completed } => {
-                Unsteady::ThroughputShort { offered, completed }
-            }
-            Queue::BacklogGrowing { per_sec, allowed } => {
-                Unsteady::BacklogGrowing { per_sec, allowed }
-            }
-        })
-        .collect();
+    let mut out = trend::queue(offered, window);
     if window.is_empty() || offered <= 0.0 {
         return out;
     }

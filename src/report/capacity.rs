@@ -487,6 +487,7 @@ mod tests {
                 tipping: None,
                 ceiling: None,
                 held: false,
+                served: None,
             }),
         };
         let at_default = answer(&record(DEFAULT_MAX)).join(" ");

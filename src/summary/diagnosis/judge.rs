@@ -1,6 +1,6 @@
 //! The diagnosis of one span (a run, a step, a probe, a shard) from its evidence.
 
-use super::trend::{self, Queue};
+use super::trend::{self, Unsteady};
 use super::{
     Diagnosis, Finding, ReasonCount, CAP_SHARE, CPU_LIMIT, LAG_LIMIT, MIN_ANSWERS, MIN_SECS,
     RATE_TOLERANCE, SERVER_FAILURE_SHARE, STARVED_LIMIT,
@@ -238,7 +238,7 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
                 settled.iter().map(|d| d.sent).sum::<u64>() as f64 / settled.len().max(1) as f64;
             trend::queue(offered, &settled)
                 .iter()
-                .any(|q| matches!(q, Queue::BacklogGrowing { .. }))
+                .any(|q| matches!(q, Unsteady::BacklogGrowing { .. }))
         };
         findings.push(if piled {
             Finding::LatencyRising {

@@ -8,6 +8,7 @@
 
 use super::{TransientCause, LAG_LIMIT};
 use crate::store::IntervalDigest;
+use serde::{Deserialize, Serialize};
 
 /// Fewest whole seconds a trend is fitted on.
 pub const MIN_POINTS: usize = 4;
@@ -115,22 +116,44 @@ pub fn lag_rise(seconds: &[IntervalDigest]) -> u64 {
     median(&s[s.len() - third..]).saturating_sub(median(&s[..third]))
 }
 
-/// Why a span's requests piled up, when they did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Queue {
+/// How a span (a capacity probe's window) was not steady: its requests piled up
+/// ([`queue`]), or its latency climbed or drifted through it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum Unsteady {
     /// The server completed less than it was offered.
     ThroughputShort {
-        /// Offered (sent), req/s.
+        /// Offered, req/s.
         offered: f64,
-        /// Completed, req/s.
+        /// Completed, req/s, over the window.
         completed: f64,
     },
-    /// Requests in flight grew through the span.
+    /// Requests in flight grew through the window: a queue.
     BacklogGrowing {
         /// Growth, requests per second.
         per_sec: f64,
         /// What was allowed, requests per second.
         allowed: f64,
+    },
+    /// Latency climbed through the window faster than a queue of the allowed growth would
+    /// make it.
+    LatencyClimbing {
+        /// Climb of the per-second median, µs per second.
+        us_per_sec: f64,
+        /// Median of the window's first whole second, µs.
+        first_p50_us: u64,
+        /// Of its last, µs.
+        last_p50_us: u64,
+    },
+    /// Latency rose through the window while the server completed all it was offered: not
+    /// a queue; the server changed while the probe ran.
+    LatencyDrifting {
+        /// Climb of the per-second median, µs per second.
+        us_per_sec: f64,
+        /// Median of the window's first third, µs.
+        first_p50_us: u64,
+        /// Of its last third, µs.
+        last_p50_us: u64,
     },
 }
 
@@ -142,7 +165,7 @@ pub const THROUGHPUT_SLACK: f64 = 2.0;
 /// throughput fell short of the offer (by more than [`THROUGHPUT_SHARE`] and
 /// [`THROUGHPUT_SLACK`] requests), or the backlog (sent minus completed, summed) grew by
 /// more than [`QUEUE_GROWTH`] of the rate per second plus three standard errors.
-pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
+pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Unsteady> {
     let mut out = Vec::new();
     if seconds.is_empty() || offered <= 0.0 {
         return out;
@@ -150,7 +173,7 @@ pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
     let secs = seconds.len() as f64;
     let completed = seconds.iter().map(|d| d.completed).sum::<u64>() as f64 / secs;
     if completed * secs < offered * secs * THROUGHPUT_SHARE - THROUGHPUT_SLACK {
-        out.push(Queue::ThroughputShort { offered, completed });
+        out.push(Unsteady::ThroughputShort { offered, completed });
     }
     let backlog: Vec<f64> = seconds
         .iter()
@@ -162,7 +185,7 @@ pub fn queue(offered: f64, seconds: &[&IntervalDigest]) -> Vec<Queue> {
     if let Some((per_sec, se)) = slope(&backlog) {
         let allowed = offered * QUEUE_GROWTH + 3.0 * se;
         if per_sec > allowed {
-            out.push(Queue::BacklogGrowing { per_sec, allowed });
+            out.push(Unsteady::BacklogGrowing { per_sec, allowed });
         }
     }
     out
@@ -258,7 +281,7 @@ mod tests {
         let over: Vec<_> = (0..6).map(|i| second(i, 1530, 1500, 20_000)).collect();
         let q = queue(1530.0, &over.iter().collect::<Vec<_>>());
         assert!(q.iter().any(
-            |w| matches!(w, Queue::BacklogGrowing { per_sec, .. } if (per_sec - 30.0).abs() < 1e-6)
+            |w| matches!(w, Unsteady::BacklogGrowing { per_sec, .. } if (per_sec - 30.0).abs() < 1e-6)
         ));
         // Slower each second but completing what it is sent: no queue.
         let kept: Vec<_> = (0..6)
