@@ -5,6 +5,7 @@
 # Every port is exported as PORT_*, the variables the scenario files read
 # (`url: https://127.0.0.1:${PORT_TLS:-18443}/`), so `headroom run` finds the servers too.
 # The servers' state (pids, logs, nginx.conf) is kept per base, in $SERVERS.
+# shellcheck disable=SC2034  # SERVERS and PORTS are for the scripts that source this file
 if [ -n "${PORT_BASE:-}" ]; then
   if ! [[ "$PORT_BASE" =~ ^[0-9]+$ ]] || [ "$PORT_BASE" -lt 1024 ] || [ "$PORT_BASE" -gt 65525 ]; then
     echo "PORT_BASE=$PORT_BASE is not a port from 1024 to 65525 (the servers use it to PORT_BASE+10)" >&2

@@ -346,9 +346,9 @@ def conclusion_001(text, source, runs, docs, ctx):
             if len(failed) > 1:
                 why += f" (not held either: {', '.join(num(r) for r in failed[1:])} req/s)"
         else:
-            first = "none run" + (f" (cut: {', '.join(num(r) for r in cut)} req/s, above MAX_RATE)"
-                                  if cut else "")
-            why = "every rate run was held"
+            first = "none"
+            why = "every rate run was held" + (
+                f"; {', '.join(num(r) for r in cut)} req/s not run (above MAX_RATE)" if cut else "")
         rows.append([title, seed_said, best, first, why])
     rates = sorted({r for v in steps.values() for r in v})
     cpu_rows = []
@@ -488,7 +488,7 @@ def conclusion_003(text, source, runs):
         f"× the latency at one user.{scaled}",
         "",
         md_table(["instances", "one user", "knee (users)", "plateau throughput",
-                  "first step past the knee", "heaviest step"], rows),
+                  "first step judged saturated", "heaviest step"], rows),
         "",
         "The seed's results are plots; the conclusion it states is of its 10-instance run, "
         f"which this reproduction does not run: \"{seed_said}\"",

@@ -37,6 +37,7 @@ if [ -n "$RENDER" ]; then
   # The stored runs say how they were made: a quick run never renders into docs/.
   [ -f "$RENDER/seed.env" ] || die "$RENDER has no seed.env: not runs of seed.sh"
   RUN_MODE="" RUN_MAX_RATE="" RUN_DURATIONS=""
+  # shellcheck source=/dev/null
   source "$RENDER/seed.env"
   if [ "$RUN_MODE" != "$MODE" ]; then
     how="without --quick"
@@ -51,9 +52,7 @@ if [ -n "${MAX_RATE:-}" ]; then
 fi
 # Seeds 000 and 002 offer the rates of their scenario files (at most 50 and 500 req/s), which
 # seed.sh does not change: a cap below them is refused rather than broken.
-TOP_RATE_000=50 TOP_RATE_002=500
-top="TOP_RATE_$SEED"
-top="${!top:-0}"
+case "$SEED" in 000) top=50 ;; 002) top=500 ;; *) top=0 ;; esac
 if [ -n "${MAX_RATE:-}" ] && [ "$MAX_RATE" -lt "$top" ]; then
   die "seed $SEED offers up to $top req/s, above MAX_RATE=$MAX_RATE; give at least $top"
 fi
@@ -98,8 +97,8 @@ page() {
 }
 # The runs' stored command lines without this machine's paths and PIDs (scrub-runs.py),
 # named after the servers each seed watches.
-MONITORED_000=NGINX,ETCD MONITORED_001=NGINX MONITORED_002=ETCD MONITORED_003=NGINX MONITORED_004=ETCD
-scrub() { local m="MONITORED_$SEED"; python3 scrub-runs.py "$RUNS" "$PWD" "${!m}"; }
+case "$SEED" in 000) MONITORED=NGINX,ETCD ;; 001 | 003) MONITORED=NGINX ;; *) MONITORED=ETCD ;; esac
+scrub() { python3 scrub-runs.py "$RUNS" "$PWD" "$MONITORED"; }
 # A stored run's (or matrix's) report, in markdown and HTML.
 render() { hr report "$1" --format markdown > "$2.md" && hr report "$1" --format html -o "$2.html"; }
 
