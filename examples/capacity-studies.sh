@@ -5,27 +5,30 @@
 #        instance with client-certificate verification: a rate ladder and a capacity search
 #        for each, the ladders compared side by side.
 #   003: mutual TLS, users stepped 1..120 with 500 requests per step, against one and two
-#        instances of 2,000 req/s each: the headroom plots compared.
+#        instances of 2,000 req/s each (5 ms a request): the headroom plots compared.
 # nginx is pinned to core 0 and headroom to core 1 (as bench/ does), so neither takes the
 # other's CPU. Usage: examples/capacity-studies.sh [--quick] [001|003|all]
 #        examples/capacity-studies.sh render .run/studies/STAMP   (the docs again, from stored runs)
 # --quick: coarse ladders and short steps (a few minutes in all, against the half hour of the
 # full studies), reports written beside the runs instead of docs/: for trying the script.
+# PORT_BASE: the servers' ports (ports.sh).
 set -euo pipefail
 CALLER="$PWD"
 cd "$(dirname "$0")"
+source ./ports.sh
 QUICK=0
 if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
 HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
 [ -x "$HEADROOM" ] || (cd .. && cargo build --release)
-RUNS="$PWD/.run/studies/$(date -u +%Y%m%dT%H%M%SZ)"
+# Relative to examples/, as headroom stores the command line with the run.
+RUNS=".run/studies/$(date -u +%Y%m%dT%H%M%SZ)"
 DOCS="$PWD/../docs"
 # The ladders: users (003) and rates (001), full or quick.
 USERS=(--concurrency 1..120 --step 1 --step-requests 500)
 RATES=(--rate 2500..50000 --step 2500 --step-duration 3s --warmup 1s)
 SEARCH=(--start 2000 --window 5s --warmup 2s)
 if [ "$QUICK" = 1 ]; then
-  USERS=(--concurrency 1..121 --step 30 --step-requests 200)
+  USERS=(--concurrency 1..61 --step 5 --step-requests 1000)
   RATES=(--rate 2500..20000 --step 5000 --step-duration 1s --warmup 1s)
   SEARCH=(--start 2000 --max 8000 --precision 10% --window 5s --warmup 1s --confirm 10s)
   DOCS="$RUNS/docs"
@@ -37,10 +40,10 @@ PIN=()
 hr() { "${PIN[@]}" "$HEADROOM" "$@"; }
 servers() {
   started=0
-  if [ ! -f .run/nginx.pid ]; then ./servers.sh start; started=1; fi
+  if [ ! -f "$SERVERS/nginx.pid" ]; then ./servers.sh start; started=1; fi
   cleanup() { if [ "$started" = 1 ]; then ./servers.sh stop; fi; }
   trap cleanup EXIT
-  NGINX="$(cat .run/nginx.pid)"
+  NGINX="$(cat "$SERVERS/nginx.pid")"
   if [ "$(nproc)" -ge 2 ]; then
     taskset -pc 0 "$NGINX" >/dev/null
     PIN=(taskset -c 1)
@@ -94,11 +97,14 @@ render_001() {
     --format markdown > "$out/compare.md"
 }
 
+# The runs' stored command lines without this machine's paths and PIDs.
+scrub() { python3 scrub-runs.py "$RUNS" "$PWD" NGINX; }
+
 case "${1:-all}" in
-  001) servers; study_001; render_001 ;;
-  003) servers; study_003; render_003 ;;
-  all) servers; study_003; study_001; render_003; render_001 ;;
-  render) [ -d "$RUNS/003-1-instance" ] && render_003; [ -d "$RUNS/001-tls-sweep" ] && render_001 ;;
+  001) servers; study_001; scrub; render_001 ;;
+  003) servers; study_003; scrub; render_003 ;;
+  all) servers; study_003; study_001; scrub; render_003; render_001 ;;
+  render) scrub; [ -d "$RUNS/003-1-instance" ] && render_003; [ -d "$RUNS/001-tls-sweep" ] && render_001 ;;
   *) echo "usage: $0 [--quick] [001|003|all] | render STUDIES_DIR" >&2; exit 2 ;;
 esac
 echo "runs in $RUNS, reports in $DOCS" >&2

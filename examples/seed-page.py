@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
-"""The page of one seed reproduction: the seed's own table beside headroom's, row by row.
+"""The page of one seed reproduction: the seed's own table beside headroom's, row by row,
+under a conclusion where the seed has one.
 
-The seed's numbers are quoted from its text (shared/seeds/NNN_*.txt); headroom's are cells of
-the markdown headroom generated in the same directory (report.md, compare.md, ...), never
+The seed's numbers and conclusions are quoted from its text (shared/seeds/NNN_*.txt);
+headroom's are cells of the markdown headroom generated in the same directory (report.md,
+compare.md, ...) and numbers of the runs' JSON (`headroom report RUN --format json`), never
 typed by hand. A row of the seed that the generated report does not have is an error, so a
 page is never built from a run that does not match the seed.
 
-usage: seed-page.py SEED SEEDS_DIR DOCS_DIR quick|full FULL_COMMAND DURATIONS > README.md
+usage: seed-page.py SEED SEEDS_DIR DOCS_DIR quick|full FULL_COMMAND DURATIONS RUNS_DIR \
+           [MAX_RATE [CUT_RATES]] > README.md
+(HEADROOM: the headroom binary, by default the release build of this checkout.)
 """
 
 import glob
+import json
 import os
 import re
+import subprocess
 import sys
+
+HEADROOM = os.environ.get("HEADROOM") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "target", "release", "headroom")
 
 
 def seed_text(seeds, seed):
@@ -63,12 +72,42 @@ def column(header, name, where):
     for i, h in enumerate(header):
         if h.lower() == name.lower():
             return i
+    # A column with a note after its name: "99% (95% CI)".
+    for i, h in enumerate(header):
+        if h.lower().startswith(name.lower() + " ("):
+            return i
     sys.exit(f"seed-page.py: {where} has no column {name!r} (it has {', '.join(header)})")
 
 
 def read(docs, name):
     with open(os.path.join(docs, name), encoding="utf-8") as f:
         return f.read()
+
+
+def run_json(run):
+    """A stored run's report as JSON (`headroom report RUN --format json`)."""
+    out = subprocess.run([HEADROOM, "report", run, "--format", "json"], capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        sys.exit(f"seed-page.py: headroom report {run} failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def quote(text, pattern, where):
+    """The first match of `pattern` in the seed's `text`, whitespace folded: the seed's own
+    words, never retyped."""
+    m = re.search(pattern, text, flags=re.S)
+    if not m:
+        sys.exit(f"seed-page.py: {where} has nothing matching {pattern!r}")
+    return " ".join(m.group(0).split())
+
+
+def num(x, digits=0):
+    return f"{x:,.{digits}f}"
+
+
+def ms(us):
+    return f"{us / 1000:.1f} ms"
 
 
 def row(values):
@@ -80,7 +119,7 @@ def md_table(header, rows, right_from=1):
     return "\n".join([row(header), row(rule)] + [row(r) for r in rows])
 
 
-def preamble(seed, source, title, mode, full, durations, files):
+def preamble(seed, source, title, mode, full, durations, files, conclusion=()):
     what = (
         "These figures are from a **quick** run (`--quick`): every stage shortened to seconds, "
         "so latencies and error rates describe a few hundred requests, not the seed's minutes "
@@ -93,6 +132,9 @@ def preamble(seed, source, title, mode, full, durations, files):
         [
             f"# Seed {seed}: {title}",
             "",
+        ]
+        + list(conclusion)
+        + [
             f"The seed's own table (quoted from `shared/seeds/{source}`) beside headroom's, row "
             "by row: headroom's cells are copied from the markdown headroom generated next to "
             f"this page ({links}), by `examples/seed-page.py`.",
@@ -107,7 +149,7 @@ def preamble(seed, source, title, mode, full, durations, files):
     )
 
 
-def page_000(seeds, docs, mode, full, durations):
+def page_000(seeds, docs, mode, full, durations, ctx):
     source, text = seed_text(seeds, "000")
     # The seed's table has a header of 9 cells and a rule of 7: read it by its rows.
     lines = text.splitlines()
@@ -157,7 +199,7 @@ def page_000(seeds, docs, mode, full, durations):
     ])
 
 
-def page_002(seeds, docs, mode, full, durations):
+def page_002(seeds, docs, mode, full, durations, ctx):
     source, text = seed_text(seeds, "002")
     report = read(docs, "report.md")
     sections = []
@@ -243,15 +285,116 @@ def vegeta_fields(block):
     return f
 
 
-def page_001(seeds, docs, mode, full, durations):
+# Seed 001's ways of ending TLS: its section heading, the variant's run, the page's title, and
+# how its TL;DR names it.
+SECTIONS_001 = [("Load Balancer", "balancer", "TLS ended at the load balancer", "On the Load Balancer"),
+                ("Client Peer Verification", "mtls", "TLS ended on the instance, client certificates verified",
+                 "On the instance (with client peer verification)"),
+                ("Loadtest with Instance TLS Termination", "tls", "TLS ended on the instance",
+                 "On the instance (no client peer verification)")]
+# The limits of a step that held its rate: nothing at its limit, or a transient only.
+HELD = {"neither", "transient"}
+
+
+def steps_001(runs, variant, docs):
+    """The measured steps of one variant's sweep, by rate: its JSON stage (rate, requests,
+    failures, verdict, server CPU) and the `limit` cell of its row in the generated
+    markdown's Stages table (headroom's words for the step's verdict)."""
+    report = run_json(os.path.join(runs, variant))
+    _, header, rows = table(read(docs, f"{variant}.md"), r"^Stages$", f"{variant}.md")
+    name, limit = column(header, "stage", f"{variant}.md"), column(header, "limit", f"{variant}.md")
+    words = {r[name]: r[limit] for r in rows}
+    out = {}
+    for s in report["stages"]:
+        if s["warmup"]:
+            continue
+        if s["name"] not in words:
+            sys.exit(f"seed-page.py: {variant}.md has no Stages row {s['name']!r}")
+        findings = s["verdict"]["findings"]
+        held = (s["verdict"]["limit"] in HELD and s["failures"] == 0 and s["errors"] == 0
+                and not any(f["finding"] == "rate_short" for f in findings))
+        out[int(round(s["from"]))] = {"held": held, "stage": s, "words": words[s["name"]]}
+    return out
+
+
+def why_001(step):
+    """Why a step did not hold its rate, in headroom's words: the step's verdict cell, and its
+    failures when the verdict names none."""
+    s, words = step["stage"], step["words"]
+    if s["failures"] or s["errors"]:
+        codes = ", ".join(f"{k}: {v}" for k, v in sorted(s.get("status_codes", {}).items()))
+        words += f" ({num(s['failures'])} of {num(s['count'])} requests failed; status codes {codes})"
+    return words
+
+
+def conclusion_001(text, source, runs, docs, ctx):
+    cut = [int(r) for r in ctx["cut"].split(",") if r]
+    tldr = [quote(text, r"Terminating TLS on the instance is much less performant\.", source),
+            quote(text, r"From this we can see[^\n]*", source)]
+    rows, steps = [], {}
+    for key, variant, title, seed_name in SECTIONS_001:
+        steps[variant] = steps_001(runs, variant, docs)
+        # "- On the Load Balancer\n    - over 10000rps": the line under the variant's name.
+        seed_said = quote(text, re.escape(seed_name) + r"\s*\n\s*- [^\n]*", source).split("- ")[-1]
+        by_rate = steps[variant]
+        held = [r for r in sorted(by_rate) if by_rate[r]["held"]]
+        failed = [r for r in sorted(by_rate) if not by_rate[r]["held"]]
+        best = f"{num(held[-1])} req/s" if held else "none"
+        if failed:
+            first = f"{num(failed[0])} req/s"
+            why = why_001(by_rate[failed[0]])
+            if len(failed) > 1:
+                why += f" (not held either: {', '.join(num(r) for r in failed[1:])} req/s)"
+        else:
+            first = "none"
+            why = "every rate run was held" + (
+                f"; {', '.join(num(r) for r in cut)} req/s not run (above MAX_RATE)" if cut else "")
+        rows.append([title, seed_said, best, first, why])
+    rates = sorted({r for v in steps.values() for r in v})
+    cpu_rows = []
+    for r in rates:
+        cells = [num(r)]
+        for _, variant, _, _ in SECTIONS_001:
+            step = steps[variant].get(r)
+            cpu = step and step["stage"].get("server_cpu_percent")
+            cell = "-" if cpu is None else f"{cpu:.0f}%"
+            if step and not step["held"]:
+                cell += " (not held)"
+            cells.append(cell)
+        cpu_rows.append(cells)
+    seed_cpu = quote(text, r"[^.\n]*CPU isn't the bottleneck[^.]*\.", source)
+    cap = (f" Rates above MAX_RATE={ctx['max_rate']} req/s ({', '.join(num(r) for r in cut)}) "
+           "were not run." if cut else "")
+    return [
+        "## Conclusion",
+        "",
+        "Computed from the runs (`headroom report RUN --format json`) and the generated "
+        "reports: a rate is **held** when its step sent the rate, every request succeeded and "
+        "headroom's verdict for the step names no limit (`neither`, or a `transient` only); "
+        "the reason a rate was not held is the step's verdict as headroom words it (the "
+        f"*limit* cell of the report's Stages table).{cap}",
+        "",
+        md_table(["", "seed: highest rps achieved", "headroom: highest rate held",
+                  "first rate not held", "why (headroom's verdict for that step)"], rows,
+                 right_from=5),
+        "",
+        f"The seed's TL;DR: \"{tldr[0]}\" … \"{tldr[1]}\"",
+        "",
+        "Server CPU (nginx, mean over each step, % of one core) per rate:",
+        "",
+        md_table(["rate (req/s)"] + [s[2] for s in SECTIONS_001], cpu_rows),
+        "",
+        f"The seed: \"{seed_cpu}\"",
+        "",
+    ]
+
+
+def page_001(seeds, docs, mode, full, durations, ctx):
     source, text = seed_text(seeds, "001")
-    # The seed's sections, in its order, and the variant each is.
-    sections = [("Load Balancer", "balancer", "TLS ended at the load balancer"),
-                ("Client Peer Verification", "mtls", "TLS ended on the instance, client certificates verified"),
-                ("Loadtest with Instance TLS Termination", "tls", "TLS ended on the instance")]
+    cut = {int(r) for r in ctx["cut"].split(",") if r}
     parts = re.split(r"^## ", text, flags=re.M)
     out = []
-    for key, variant, title in sections:
+    for key, variant, title, _ in SECTIONS_001:
         (part,) = [p for p in parts if p.startswith("Loadtest") and key in p.splitlines()[0]
                    and (variant != "tls" or "Client Peer" not in p.splitlines()[0])]
         ours = {}
@@ -259,7 +402,7 @@ def page_001(seeds, docs, mode, full, durations):
             m = re.match(r"Step \d+ of \d+: (\d+) req/s", label.lstrip("#").strip())
             if m:
                 ours[int(m.group(1))] = vegeta_fields(block)
-        rows = []
+        rows, shown = [], set()
         for label, block in vegeta_blocks(part):
             m = re.match(r"([\d,]+)\s*rps", label)
             if not m:
@@ -272,10 +415,21 @@ def page_001(seeds, docs, mode, full, durations):
                     "success ratio", "status codes", "error set"]
             rows.append([rate, f"seed: {label}"] + [sf.get(k, "") for k in keys])
             hf = ours.get(rate)
-            if hf is None:
-                rows.append([rate, "headroom: not reached (the sweep stopped before)"] + [""] * len(keys))
+            if rate in shown:
+                # The seed ran some rates again (another try, 240 s, HTTP/2 off): headroom ran
+                # each rate once, shown beside the seed's first run of it.
+                note = "headroom: (same rate as above)"
+            elif hf is None and rate in cut:
+                note = f"headroom: not run (above MAX_RATE={ctx['max_rate']})"
+            elif hf is None:
+                note = "headroom: not reached (the sweep stopped before)"
+            else:
+                note = None
+            if note:
+                rows.append([rate, note] + [""] * len(keys))
             else:
                 rows.append([rate, "headroom"] + [hf.get(k, "") for k in keys])
+            shown.add(rate)
         head = ["rate", "", "requests", "rate", "throughput", "mean", "50", "95", "99", "max",
                 "success", "status codes", "error set"]
         out += [f"## {title}", "", f"headroom: [{variant}.md]({variant}.md) ([HTML]({variant}.html)).",
@@ -283,19 +437,66 @@ def page_001(seeds, docs, mode, full, durations):
     return "\n".join([
         preamble("001", source, "TLS termination (vegeta)", mode, full, durations,
                  [("balancer", "balancer.md"), ("TLS", "tls.md"), ("mutual TLS", "mtls.md"),
-                  ("compared", "compare.md")]),
+                  ("compared", "compare.md")],
+                 conclusion_001(text, source, ctx["runs"], docs, ctx)),
         "Command: one `headroom sweep --rate 1000,2000,...,20000` per way of ending TLS "
         "(`examples/001-capacity-{balancer,tls,mtls}.yaml`: plain HTTP as behind the balancer, "
         "TLS on nginx, TLS with client certificates on nginx), each step reported as a vegeta "
         "block; the three compared rate by rate in [compare.md](compare.md). Each seed block is "
-        "set beside the headroom step of the same rate (the seed's repeated runs of one rate "
-        "each get a row). vegeta's latencies include failed requests; headroom's are the "
-        "answered requests' (failures are timed on their own line of the report).",
+        "set beside the headroom step of the same rate; where the seed ran a rate again (another "
+        "try, 240 s, HTTP/2 off), headroom's step is shown beside its first run only. vegeta's "
+        "latencies include failed requests; headroom's are the answered requests' (failures "
+        "are timed on their own line of the report).",
         "",
     ] + out)
 
 
-def page_003(seeds, docs, mode, full, durations):
+def knee_003(report):
+    """The run's saturation finding (the knee), or None."""
+    found = [f for f in report["verdict"]["findings"] if f["finding"] == "saturated"]
+    return found[0] if found else None
+
+
+def conclusion_003(text, source, runs):
+    rows, plateaus = [], {}
+    for n, label in [("1-instance", "1"), ("2-instances", "2")]:
+        report = run_json(os.path.join(runs, n))
+        steps = [s for s in report["stages"] if not s["warmup"]]
+        one = min(steps, key=lambda s: s["from"])
+        k = knee_003(report)
+        if k is None:
+            rows.append([label, f"{num(one['rps'])} req/s, {ms(one['latency']['mean_us'])} mean",
+                         "no knee found (headroom's verdict for the run: "
+                         f"`{report['verdict']['limit']}`)", "", "", ""])
+            continue
+        plateaus[label] = k["throughput"]
+        rows.append([label, f"{num(one['rps'])} req/s, {ms(k['base_latency_us'])} mean",
+                     num(k["knee_users"], 1), f"{num(k['throughput'])} req/s",
+                     f"{num(k['from_users'])} users: p50 {ms(k['from_p50_us'])}",
+                     f"{num(k['to_users'])} users: p50 {ms(k['to_p50_us'])}"])
+    scaled = ""
+    if len(plateaus) == 2:
+        scaled = (f" Two instances saturated at {plateaus['2'] / plateaus['1']:.2f} times one "
+                  "instance's throughput.")
+    seed_said = quote(text, r"At this stage, the database[^.]*\.[^.]*\.", source)
+    return [
+        "## Conclusion",
+        "",
+        "Computed from each run's verdict (`headroom report RUN --format json`, its finding "
+        "`saturated`): past the knee, more users added no throughput, only latency (each waited "
+        "for the others). The knee is where the two asymptotes meet: users ≈ plateau throughput "
+        f"× the latency at one user.{scaled}",
+        "",
+        md_table(["instances", "one user", "knee (users)", "plateau throughput",
+                  "first step judged saturated", "heaviest step"], rows),
+        "",
+        "The seed's results are plots; the conclusion it states is of its 10-instance run, "
+        f"which this reproduction does not run: \"{seed_said}\"",
+        "",
+    ]
+
+
+def page_003(seeds, docs, mode, full, durations, ctx):
     source, text = seed_text(seeds, "003")
     lines = text.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("Request Type Instances"))
@@ -324,10 +525,12 @@ def page_003(seeds, docs, mode, full, durations):
     return "\n".join([
         preamble("003", source, "a credential service (forked hey)", mode, full, durations,
                  [("1 instance", "1-instance.md"), ("2 instances", "2-instances.md"),
-                  ("compared", "compare.md")]),
-        "Command: `headroom sweep --scenario examples/003-capacity-N.yaml --concurrency 1..120 "
+                  ("compared", "compare.md")], conclusion_003(text, source, ctx["runs"])),
+        "Command (of the full run; the durations above are this run's): `headroom sweep "
+        "--scenario examples/003-capacity-N.yaml --concurrency 1..120 "
         "--step 1 --step-requests 500 --raw` for 1 and 2 instances (each an nginx port verifying "
-        "client certificates and answering at most 2,000 req/s), as `capacity-studies.sh 003`. "
+        "client certificates, taking 5 ms a request and answering at most 2,000 req/s: nginx's "
+        "`echo_sleep` and `limit_req`), as `capacity-studies.sh 003`. "
         "The seed's results are headroom plots only (images, no numbers): its request plan is "
         "quoted below (its rows as its text has them), beside the plan headroom ran, and the "
         "headroom plots follow.",
@@ -355,7 +558,7 @@ OPERATIONS_004 = [("POST", "upload-key", "create key"), ("GET", "keys/[id]", "ge
                   ("POST", "schedule-destroy", "destroy key")]
 
 
-def page_004(seeds, docs, mode, full, durations):
+def page_004(seeds, docs, mode, full, durations, ctx):
     source, text = seed_text(seeds, "004")
     report = read(docs, "report.md")
     _, hh, hrows = table(report, r"^Requests by stage$", "report.md")
@@ -429,10 +632,12 @@ PAGES = {"000": page_000, "001": page_001, "002": page_002, "003": page_003, "00
 
 
 def main():
-    seed, seeds, docs, mode, full, durations = sys.argv[1:7]
+    seed, seeds, docs, mode, full, durations, runs = sys.argv[1:8]
+    extra = sys.argv[8:] + ["", ""]
+    ctx = {"runs": runs, "max_rate": extra[0], "cut": extra[1]}
     if seed not in PAGES:
         sys.exit(f"seed-page.py: no page for seed {seed}")
-    sys.stdout.write(PAGES[seed](seeds, docs, mode, full, durations))
+    sys.stdout.write(PAGES[seed](seeds, docs, mode, full, durations, ctx))
 
 
 if __name__ == "__main__":

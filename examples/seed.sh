@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Each seed report of ../shared/seeds/ reproduced by one command, against the servers of
 # servers.sh (started here when they are not running, and then stopped again):
-#   examples/seed.sh [--quick] 000|001|002|003|004
+#   [PORT_BASE=N] examples/seed.sh 000|001|002|003|004          (writes docs/seed-NNN/)
+#   [PORT_BASE=N] [MAX_RATE=R] examples/seed.sh --quick NNN     (writes .run/quick/seed-NNN/)
 #   examples/seed.sh [--quick] NNN render examples/.run/seeds/STAMP-NNN   (the pages again,
 #                                                              from the stored runs)
-# writes the seed's reports (markdown and self-contained HTML) to docs/seed-NNN/, beside a
-# page (docs/seed-NNN/README.md) setting the seed's own table and headroom's row by row: the
-# seed's numbers quoted from its text, headroom's from the generated markdown (seed-page.py).
-# The runs themselves stay in examples/.run/seeds/. --quick shortens every stage (ramps,
-# steady states, steps) to seconds so a seed takes a few minutes; the page says which
-# durations were used and what the full command is.
+# writes the seed's reports (markdown and self-contained HTML) beside a page (README.md)
+# setting the seed's own table and headroom's row by row, under a conclusion computed from
+# the runs: the seed's numbers quoted from its text, headroom's from the generated markdown
+# and JSON (seed-page.py). The runs themselves stay in examples/.run/seeds/.
+# --quick shortens every stage (ramps, steady states, steps) to seconds so a seed takes a few
+# minutes, and writes under examples/.run/quick/ only: the committed docs/ come from full runs.
+# MAX_RATE (with --quick only) cuts every rate above it from seed 001's ladder (the only seed
+# offering more than 500 req/s); the page says which rates were cut. PORT_BASE: ports.sh.
 set -euo pipefail
 CALLER="$PWD"
 cd "$(dirname "$0")"
+source ./ports.sh
+die() { echo "seed.sh: $*" >&2; exit 2; }
 QUICK=0 SEED="" RENDER=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,21 +29,50 @@ while [ $# -gt 0 ]; do
 done
 case "$SEED" in
   000 | 001 | 002 | 003 | 004) ;;
-  *) echo "usage: $0 [--quick] 000|001|002|003|004 [render RUNS]" >&2; exit 2 ;;
+  *) echo "usage: [PORT_BASE=N] [MAX_RATE=R] $0 [--quick] 000|001|002|003|004 [render RUNS]" >&2; exit 2 ;;
 esac
+MODE=full
+[ "$QUICK" = 1 ] && MODE=quick
+if [ -n "$RENDER" ]; then
+  # The stored runs say how they were made: a quick run never renders into docs/.
+  [ -f "$RENDER/seed.env" ] || die "$RENDER has no seed.env: not runs of seed.sh"
+  RUN_MODE="" RUN_MAX_RATE="" RUN_DURATIONS=""
+  # shellcheck source=/dev/null
+  source "$RENDER/seed.env"
+  if [ "$RUN_MODE" != "$MODE" ]; then
+    how="without --quick"
+    [ "$RUN_MODE" = quick ] && how="with --quick"
+    die "$RENDER holds a $RUN_MODE run: render it $how"
+  fi
+  MAX_RATE="$RUN_MAX_RATE"
+fi
+if [ -n "${MAX_RATE:-}" ]; then
+  [ "$QUICK" = 1 ] || die "MAX_RATE caps --quick runs only (a full run writes docs/ with the seed's rates)"
+  [[ "$MAX_RATE" =~ ^[1-9][0-9]*$ ]] || die "MAX_RATE=$MAX_RATE is not a whole number of req/s"
+fi
+# Seeds 000 and 002 offer the rates of their scenario files (at most 50 and 500 req/s), which
+# seed.sh does not change: a cap below them is refused rather than broken.
+case "$SEED" in 000) top=50 ;; 002) top=500 ;; *) top=0 ;; esac
+if [ -n "${MAX_RATE:-}" ] && [ "$MAX_RATE" -lt "$top" ]; then
+  die "seed $SEED offers up to $top req/s, above MAX_RATE=$MAX_RATE; give at least $top"
+fi
 HEADROOM="${HEADROOM:-$PWD/../target/release/headroom}"
 [ -x "$HEADROOM" ] || (cd .. && cargo build --release)
-RUNS="$PWD/.run/seeds/$(date -u +%Y%m%dT%H%M%SZ)-$SEED"
+# Relative to examples/, as headroom stores the command line with the run.
+RUNS=".run/seeds/$(date -u +%Y%m%dT%H%M%SZ)-$SEED"
 [ -n "$RENDER" ] && RUNS="$RENDER"
-DOCS="$PWD/../docs/seed-$SEED"
+if [ "$QUICK" = 1 ]; then
+  DOCS="$PWD/.run/quick/seed-$SEED"
+  rm -rf "$DOCS"
+else
+  DOCS="$PWD/../docs/seed-$SEED"
+fi
 # The seed reports: SEEDS, or shared/seeds beside the repository (or beside its worktrees).
 if [ -z "${SEEDS:-}" ]; then
   for d in ../../shared/seeds ../../../shared/seeds; do [ -d "$d" ] && SEEDS="$(cd "$d" && pwd)" && break; done
 fi
-[ -n "${SEEDS:-}" ] || { echo "seed.sh: set SEEDS to the directory of the seed reports (NNN_*.txt)" >&2; exit 2; }
+[ -n "${SEEDS:-}" ] || die "set SEEDS to the directory of the seed reports (NNN_*.txt)"
 mkdir -p "$RUNS" "$DOCS"
-MODE=full
-[ "$QUICK" = 1 ] && MODE=quick
 FULL="examples/seed.sh $SEED"
 
 hr() { "$HEADROOM" "$@"; }
@@ -47,16 +81,24 @@ judged() { "$@" || [ $? = 3 ]; }
 
 servers() {
   started=0
-  if [ ! -f .run/nginx.pid ]; then ./servers.sh start; started=1; fi
+  if [ ! -f "$SERVERS/nginx.pid" ]; then ./servers.sh start; started=1; fi
   cleanup() { if [ "$started" = 1 ]; then ./servers.sh stop; fi; }
   trap cleanup EXIT
-  NGINX="$(cat .run/nginx.pid)"
-  ETCD="$(cat .run/etcd.pid)"
+  NGINX="$(cat "$SERVERS/nginx.pid")"
+  ETCD="$(cat "$SERVERS/etcd.pid")"
 }
 
-# The seed's side-by-side page, from the seed's text and the generated markdown; DURATIONS
-# says what the stages lasted in this run.
-page() { python3 seed-page.py "$SEED" "$SEEDS" "$DOCS" "$MODE" "$FULL" "$DURATIONS" > "$DOCS/README.md"; }
+# The seed's side-by-side page, from the seed's text, the generated markdown and the runs'
+# JSON; DURATIONS says what the stages lasted in this run, CUT which rates MAX_RATE cut.
+page() {
+  HEADROOM="$HEADROOM" python3 seed-page.py "$SEED" "$SEEDS" "$DOCS" "$MODE" "$FULL" "$DURATIONS" "$RUNS" \
+    "${MAX_RATE:-}" "${CUT:-}" > "$DOCS/README.md.new"
+  mv "$DOCS/README.md.new" "$DOCS/README.md"
+}
+# The runs' stored command lines without this machine's paths and PIDs (scrub-runs.py),
+# named after the servers each seed watches.
+case "$SEED" in 000) MONITORED=NGINX,ETCD ;; 001 | 003) MONITORED=NGINX ;; *) MONITORED=ETCD ;; esac
+scrub() { python3 scrub-runs.py "$RUNS" "$PWD" "$MONITORED"; }
 # A stored run's (or matrix's) report, in markdown and HTML.
 render() { hr report "$1" --format markdown > "$2.md" && hr report "$1" --format html -o "$2.html"; }
 
@@ -80,15 +122,27 @@ RATES_001=1000,2000,3000,3200,3300,3500,3800,3900,5000,10000,15000,20000
 VARIANTS_001=(balancer tls mtls)
 LABELS_001="TLS at the balancer,TLS on the instance,mutual TLS on the instance"
 durations_001() {
-  # The seed's rates, 60 s each (vegeta -duration=60s), for the three ways to end TLS.
+  # The seed's rates, 60 s each (vegeta -duration=60s), for the three ways to end TLS; with
+  # MAX_RATE, those above it are cut (CUT).
   STEPS=(--step-duration 60s --warmup 2s)
-  if [ "$QUICK" = 1 ]; then STEPS=(--step-duration 2s --warmup 1s); fi
-  DURATIONS="steps of ${STEPS[1]} after ${STEPS[3]} of warm-up at $RATES_001 req/s (the seed's 60 s per rate)"
+  # Quick: 3 s, as a step's verdict needs 2 whole seconds measured.
+  if [ "$QUICK" = 1 ]; then STEPS=(--step-duration 3s --warmup 1s); fi
+  RATES="$RATES_001" CUT=""
+  if [ -n "${MAX_RATE:-}" ]; then
+    RATES=""
+    local r
+    for r in ${RATES_001//,/ }; do
+      if [ "$r" -le "$MAX_RATE" ]; then RATES="$RATES${RATES:+,}$r"; else CUT="$CUT${CUT:+,}$r"; fi
+    done
+    [ -n "$RATES" ] || die "MAX_RATE=$MAX_RATE is below every rate of seed 001 (from ${RATES_001%%,*} req/s)"
+  fi
+  DURATIONS="steps of ${STEPS[1]} after ${STEPS[3]} of warm-up at $RATES req/s (the seed's 60 s per rate)"
+  [ -z "$CUT" ] || DURATIONS="$DURATIONS; the seed's $CUT req/s not run (above MAX_RATE=$MAX_RATE)"
 }
 run_001() {
   for v in "${VARIANTS_001[@]}"; do
     echo "== 001: $v, the seed's rates" >&2
-    hr sweep --scenario "001-capacity-$v.yaml" --rate "$RATES_001" "${STEPS[@]}" \
+    hr sweep --scenario "001-capacity-$v.yaml" --rate "$RATES" "${STEPS[@]}" \
       --monitor-pid "$NGINX" -q --out "$RUNS/$v" > /dev/null
   done
 }
@@ -119,8 +173,10 @@ render_002() { render "$RUNS/matrix" "$DOCS/report"; }
 INSTANCES_003=(1-instance 2-instances)
 durations_003() {
   # As capacity-studies.sh 003: 1..120 users, 500 requests per step, 1 and 2 instances.
+  # Quick: coarser steps, still a few below each knee (about 10 users an instance), and at
+  # least 10 requests per user in every step, so Little's law is checked on each.
   USERS=(--concurrency 1..120 --step 1 --step-requests 500)
-  if [ "$QUICK" = 1 ]; then USERS=(--concurrency 1..121 --step 30 --step-requests 200); fi
+  if [ "$QUICK" = 1 ]; then USERS=(--concurrency 1..61 --step 5 --step-requests 1000); fi
   DURATIONS="users ${USERS[1]} in steps of ${USERS[3]}, ${USERS[5]} requests per step (the seed's 1..60 by 1, 500 per step)"
 }
 run_003() {
@@ -171,7 +227,16 @@ render_004() {
 }
 
 "durations_$SEED"
-if [ -z "$RENDER" ]; then servers; "run_$SEED"; fi
+if [ -z "$RENDER" ]; then
+  # How the runs are made, for rendering them again (and never a quick run into docs/).
+  printf 'RUN_MODE=%q\nRUN_MAX_RATE=%q\nRUN_DURATIONS=%q\n' "$MODE" "${MAX_RATE:-}" "$DURATIONS" \
+    > "$RUNS/seed.env"
+  servers
+  "run_$SEED"
+else
+  DURATIONS="${RUN_DURATIONS:-$DURATIONS}"
+fi
+scrub
 "render_$SEED"
 page
-echo "runs in $RUNS, pages in $DOCS" >&2
+echo "runs in examples/${RUNS#"$PWD/"}, pages in $DOCS" >&2

@@ -14,7 +14,7 @@ use std::path::Path;
 /// certificates, and shorter stages.
 fn example(name: &str, replace: &[(&str, &str)]) -> headroom::plan::AttackPlan {
     let path = examples_dir().join(name);
-    let mut text = std::fs::read_to_string(&path).unwrap();
+    let mut text = crate::support::example_text(name);
     for (from, to) in replace {
         assert!(text.contains(from), "{name} has {from:?}");
         text = text.replace(from, to);

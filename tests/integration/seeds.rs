@@ -10,10 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 /// `examples/NAME` copied into `dir` with the servers' address put in.
 fn example(dir: &Path, name: &str, from: &str, to: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = crate::support::example_text(name);
     assert!(text.contains(from), "{name} has {from:?}");
     let copy = dir.join(name);
     std::fs::write(&copy, text.replace(from, to)).unwrap();

@@ -139,3 +139,15 @@ pub fn all_text_under(dir: &std::path::Path) -> String {
     }
     out
 }
+
+/// The text of `examples/NAME` with each server port it reads from the environment
+/// (`${PORT_TLS:-18443}`, set by examples/servers.sh) at its default, so that the tests
+/// replace the servers' addresses as written there (`https://127.0.0.1:18443/`).
+pub fn example_text(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let port = regex::Regex::new(r"\$\{PORT_[A-Z0-9_]+:-(\d+)\}").unwrap();
+    port.replace_all(&text, "$1").into_owned()
+}
