@@ -113,10 +113,13 @@ pub fn judge_steps(steps: &mut [StageRow], think_us: f64) {
         return;
     };
     let plateau = saturated.iter().map(|l| l.throughput).sum::<f64>() / saturated.len() as f64;
+    // The service time at the lightest load, robustly: its median, unless a stall-free mean
+    // is lower (a few stalls in a light step pull its mean far above what a request takes).
+    let base_us = base.mean_us.min(base.p50_us as f64);
     let finding = Finding::Saturated {
-        knee_users: plateau * (base.mean_us + think_us) / 1e6,
+        knee_users: plateau * (base_us + think_us) / 1e6,
         throughput: plateau,
-        base_latency_us: base.mean_us.round() as u64,
+        base_latency_us: base_us.round() as u64,
         from_users: first.users,
         from_p50_us: first.p50_us,
         to_users: last.users,

@@ -299,11 +299,11 @@ pub enum Finding {
     /// server saturated, and more users only queued.
     Saturated {
         /// Users at the knee, by Little's law (plateau throughput × the lightest step's
-        /// latency plus think time).
+        /// latency, its median or mean whichever is lower, plus think time).
         knee_users: f64,
         /// The plateau throughput, completions per second.
         throughput: f64,
-        /// Mean latency at the lightest load, µs.
+        /// Latency at the lightest load, µs: its median, or its mean when lower.
         base_latency_us: u64,
         /// The first step past the knee, in users.
         from_users: f64,
