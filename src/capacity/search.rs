@@ -389,7 +389,7 @@ fn hold<E>(
         rate = match held {
             None => {
                 let lower = match b.served {
-                    Some(s) if s < x => round(s),
+                    Some(s) if round(s) < x => round(s),
                     _ => round(x / settings.growth),
                 };
                 if lower < MIN_RATE {

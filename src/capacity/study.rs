@@ -304,12 +304,25 @@ pub fn run(
         probe.window_secs = window.as_secs_f64();
         probe.started_secs = started_secs;
         probe.unsteady = steady::judge(rate, &window_secs);
-        probe.met = probe.met && probe.unsteady.is_empty();
+        // Met only when the objectives held, the rate held steadily, and the probe's own
+        // diagnosis names no server limit: 60 % of fast 503s meet a latency objective (it is
+        // the answered requests'), and the server still refused them.
+        let refused = matches!(
+            probe.verdict.limit,
+            crate::summary::Limit::Server | crate::summary::Limit::NothingSucceeded
+        );
+        probe.met = probe.met && probe.unsteady.is_empty() && !refused;
         if !probe.met {
-            probe.broke_after_secs = first_breach(&objectives, &window_secs);
-            probe.served_after_break = probe
-                .broke_after_secs
-                .and_then(|at| served_after(&window_secs[at as usize..]));
+            if let Some(at) = first_breach(&objectives, &window_secs) {
+                probe.broke_after_secs =
+                    Some((window_secs[at].index - window_secs[0].index) as f64);
+                // What the server served while refusing bounds the rate it sustains: a token
+                // bucket serves its refill rate. Not when it timed out instead (a server
+                // collapsing under overload serves less than it can sustain).
+                if refusing(&probe.verdict) {
+                    probe.served_after_break = served_after(&window_secs[at..]);
+                }
+            }
         }
         on_probe(&probe);
         let mut finding = Finding {
@@ -350,29 +363,46 @@ fn served_after(seconds: &[&crate::store::IntervalDigest]) -> Option<f64> {
     })
 }
 
-/// Seconds into `window` before the first second that, on its own, broke an objective:
-/// where a rate that passed short probes stopped holding. Latency objectives are read from
-/// the second's own percentiles (the nearest kept at or above the objective's), errors from
-/// its failed share; mean and throughput objectives have no second of their own.
-fn first_breach(objectives: &[Slo], window: &[&crate::store::IntervalDigest]) -> Option<f64> {
+/// Whether a probe broke by refusing: overload statuses (429, 5xx) and no timeouts, resets
+/// or refused connections among the evidence.
+fn refusing(d: &crate::summary::Diagnosis) -> bool {
+    use crate::summary::Finding;
+    d.findings
+        .iter()
+        .any(|f| matches!(f, Finding::ServerStatus { .. }))
+        && !d
+            .findings
+            .iter()
+            .any(|f| matches!(f, Finding::ServerFailed { .. }))
+}
+
+/// The position in `window` of the first second that, on its own, broke an objective, or
+/// failed as many requests as makes a server limit (`SERVER_FAILURE_SHARE`, so a search
+/// whose objectives say nothing of errors still sees the refusals start): where a rate that
+/// passed short probes stopped holding. Latency objectives are read from the second's own
+/// percentiles (the nearest kept at or above the objective's), errors from its failed share;
+/// mean and throughput objectives have no second of their own.
+fn first_breach(objectives: &[Slo], window: &[&crate::store::IntervalDigest]) -> Option<usize> {
     use crate::plan::Metric;
-    let start = window.first()?.index;
-    window.iter().find_map(|d| {
-        let broke = objectives.iter().any(|o| {
-            let value = match o.metric {
-                Metric::Quantile(q) if d.completed > d.failed => match q {
-                    q if q <= 0.5 => d.p50_us as f64,
-                    q if q <= 0.9 => d.p90_us as f64,
-                    q if q <= 0.99 => d.p99_us as f64,
-                    _ => d.max_us as f64,
-                },
-                Metric::Max if d.completed > d.failed => d.max_us as f64,
-                Metric::ErrorRate if d.completed > 0 => d.failed as f64 / d.completed as f64,
-                _ => return false,
-            };
-            !o.op.holds(value, o.bound)
-        });
-        broke.then_some((d.index - start) as f64)
+    window.iter().position(|d| {
+        let failing = d.completed > 0
+            && d.failed as f64
+                >= d.completed as f64 * crate::summary::diagnosis::SERVER_FAILURE_SHARE;
+        failing
+            || objectives.iter().any(|o| {
+                let value = match o.metric {
+                    Metric::Quantile(q) if d.completed > d.failed => match q {
+                        q if q <= 0.5 => d.p50_us as f64,
+                        q if q <= 0.9 => d.p90_us as f64,
+                        q if q <= 0.99 => d.p99_us as f64,
+                        _ => d.max_us as f64,
+                    },
+                    Metric::Max if d.completed > d.failed => d.max_us as f64,
+                    Metric::ErrorRate if d.completed > 0 => d.failed as f64 / d.completed as f64,
+                    _ => return false,
+                };
+                !o.op.holds(value, o.bound)
+            })
     })
 }
 

@@ -31,11 +31,11 @@ pub fn probe_line(p: &ProbeRecord) -> String {
         p.run,
         fmt_level(p.rate),
         if p.met {
-            "met   "
+            "met".to_string()
         } else if p.unsteady.is_empty() {
-            "broken"
+            "broken".to_string()
         } else {
-            "queue "
+            steady(p)
         },
         super::interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
         100.0 * p.failure_ratio,
@@ -48,15 +48,39 @@ pub fn probe_line(p: &ProbeRecord) -> String {
     )
 }
 
-/// What broke a probe that did not pass: each objective missed with its measure, and each
-/// way its window was not steady.
+/// How a probe's window was steady, in a word each way it was not: "yes", or "short,
+/// queue", as the table's `steady` column and the progress line say it.
+fn steady(p: &ProbeRecord) -> String {
+    if p.unsteady.is_empty() {
+        return "yes".into();
+    }
+    p.unsteady
+        .iter()
+        .map(|u| match u {
+            Unsteady::ThroughputShort { .. } => "short",
+            Unsteady::BacklogGrowing { .. } => "queue",
+            Unsteady::LatencyClimbing { .. } => "climbing",
+            Unsteady::LatencyDrifting { .. } => "drifting",
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What broke a probe that did not pass: each objective missed with its measure, each way
+/// its window was not steady, and the server limit its own diagnosis named.
 fn what_broke(p: &ProbeRecord) -> String {
+    let limit = matches!(
+        p.verdict.limit,
+        crate::summary::Limit::Server | crate::summary::Limit::NothingSucceeded
+    )
+    .then(|| super::verdict::cell(&p.verdict));
     let missed: Vec<String> = p
         .verdicts
         .iter()
         .filter(|v| !v.met)
         .map(|v| format!("{} measured {}", v.objective, super::interval::measured(v)))
         .chain(p.unsteady.iter().map(unsteady))
+        .chain(limit)
         .collect();
     missed.join("; ")
 }
@@ -80,6 +104,14 @@ fn held_for(record: &CapacityRecord, rate: f64) -> String {
     }
 }
 
+/// Whether a confirmation repeated `rate` and met.
+fn repeated(record: &CapacityRecord, rate: f64) -> bool {
+    record
+        .probes
+        .iter()
+        .any(|p| p.phase == Phase::Confirm && p.met && p.rate == rate)
+}
+
 /// The answer in one paragraph: capacity, how it was confirmed and held, the tipping point,
 /// the rates that passed their probes but not the hold, and how sure.
 pub fn answer(record: &CapacityRecord) -> Vec<String> {
@@ -89,6 +121,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
         capacity,
         tipping,
         ceiling,
+        served,
         ..
     }) = record.outcome
     else {
@@ -109,17 +142,17 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
     match verdict {
         Verdict::Found => {
             out.push(format!(
-                "Sustainable capacity: {} (meets {objectives} with the rate held steadily; confirmed by a repeated run, and {}).",
+                "Sustainable capacity: {} (meets {objectives} with the rate held steadily; {}{}).",
                 rate(capacity),
+                if capacity.is_some_and(|c| repeated(record, c)) {
+                    "confirmed by a repeated run, and "
+                } else {
+                    ""
+                },
                 capacity.map_or(String::new(), |c| held_for(record, c))
             ));
             // A hold that broke while the server still answered less than it was sent bounds
             // the tipping point below the rate tried.
-            let served = record
-                .probes
-                .iter()
-                .filter_map(|p| p.served_after_break.filter(|&s| s < p.rate))
-                .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s))));
             out.push(match (served, tipping) {
                 (Some(s), Some(t)) if s < t => format!(
                     "Tipping point: above {} req/s, at most {} ({b}): the server sustained no more than {} req/s while it refused the rest.",
@@ -207,7 +240,23 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
     for p in record
         .probes
         .iter()
-        .filter(|p| p.phase == Phase::Hold && !p.met)
+        .filter(|p| p.phase == Phase::Hold && !p.met && p.generator_bound)
+    {
+        out.push(format!(
+            "The generator could not hold {} req/s for the {} confirmation ({}): the search went on below it.",
+            fmt_level(p.rate),
+            crate::units::fmt_span(p.window_secs),
+            p.verdict
+                .on(crate::summary::Blame::Generator)
+                .map(super::verdict::sentence)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    for p in record
+        .probes
+        .iter()
+        .filter(|p| p.phase == Phase::Hold && !p.met && !p.generator_bound)
     {
         out.push(format!(
             "{} req/s passed its {} probes but not the {} hold: {}{}{}. A limit short probes cannot see (burst credits running out, a cache filling, a leak); the search went on below it, with holds only.",
@@ -326,20 +375,7 @@ pub fn rows(record: &CapacityRecord) -> Vec<Vec<String>> {
                 "broken"
             }
             .into(),
-            if p.unsteady.is_empty() {
-                "yes".into()
-            } else {
-                p.unsteady
-                    .iter()
-                    .map(|u| match u {
-                        Unsteady::ThroughputShort { .. } => "short",
-                        Unsteady::BacklogGrowing { .. } => "queue",
-                        Unsteady::LatencyClimbing { .. } => "climbing",
-                        Unsteady::LatencyDrifting { .. } => "drifting",
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
+            steady(p),
             if p.generator_bound {
                 "bound".into()
             } else {

@@ -149,8 +149,12 @@ fn failure_line(v: &RuleVerdict) -> String {
             value(v.unit, v.baseline),
             value(v.unit, v.candidate)
         ),
-        _ if v.baseline_ci.is_some() && v.candidate_ci.is_some() => format!(
+        _ if bounded(v) => format!(
             "{}; their 95% confidence intervals do not overlap",
+            measured_line(v)
+        ),
+        _ if v.baseline_ci.is_some() && v.candidate_ci.is_some() => format!(
+            "{}; a run has too few requests to bound its interval on the side that matters (open-ended), so it is judged on the values alone",
             measured_line(v)
         ),
         _ => format!(
@@ -168,6 +172,19 @@ fn failure_line(v: &RuleVerdict) -> String {
                 _ => "a run has too few requests for a confidence interval",
             }
         ),
+    }
+}
+
+/// Whether both intervals are bounded where the comparison reads them: the baseline's worse
+/// end and the candidate's better end (an upper and a lower end for latency and errors, the
+/// reverse for throughput).
+fn bounded(v: &RuleVerdict) -> bool {
+    let (Some(b), Some(c)) = (v.baseline_ci, v.candidate_ci) else {
+        return false;
+    };
+    match v.rule.allowance {
+        Allowance::ThroughputShare { .. } => b.lo.is_some() && c.hi.is_some(),
+        _ => b.hi.is_some() && c.lo.is_some(),
     }
 }
 

@@ -54,7 +54,9 @@ pub fn lines(d: &Diagnosis, g: &GeneratorHealth) -> Vec<String> {
         };
         out.push(format!("{side}{}", sentence(f)));
     }
-    if d.limit == Limit::Server {
+    // The whole run's generator numbers stand beside a whole run's verdict, not a step's.
+    let at_step = crate::summary::diagnosis::staged::step_of(d).is_some();
+    if d.limit == Limit::Server && !at_step {
         // A closed model sends when a user is ready: it has no schedule to lag behind.
         let lag = match g.rate_asked {
             Some(_) => format!(", its send lag p99 {}", fmt_us(g.lag.p99_us)),
@@ -93,6 +95,12 @@ pub fn settle(d: &Diagnosis) -> Vec<String> {
             Finding::FewPerUser { needed, .. } => out.push(format!(
                 "to settle it: give the step at least {needed} requests ({} per user; --step-requests)", crate::summary::diagnosis::closed::FEW_PER_USER
             )),
+            Finding::LatencyDrifting { .. } => out.push(
+                "to settle it: run again at a clearly lower load; if latency still climbs as fast, the server changes with time; if it does not, this load was at the edge of its capacity".into(),
+            ),
+            Finding::MostFailed { .. } => out.push(
+                "to settle it: fix what the failures say (a token, a certificate, an expectation, a URL) and run again".into(),
+            ),
             _ => {}
         }
     }
@@ -283,10 +291,30 @@ pub fn sentence(f: &Finding) -> String {
             us_per_sec,
             secs,
         } => format!(
-            "median latency rose from {} to {} ({} more each second, over {secs} s) while every request sent was answered and none piled up: not overload, the server itself slowed (a leak, a cache or table filling, garbage collection, a neighbour); a longer run shows more of it, not less",
+            "median latency rose from {} to {} ({} more each second, over {secs} s) at the same load while the server answered what it was sent: a server slowing with time (a leak, a cache or table filling, garbage collection, a neighbour), or one at the very edge of its capacity with a slowly growing queue; one load cannot tell them apart",
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us),
             fmt_us_f(*us_per_sec)
+        ),
+        Finding::ClockDrift {
+            steps,
+            slowest_us_per_sec,
+            fastest_us_per_sec,
+        } => format!(
+            "latency rose with time at every one of these loads ({}), {} to {} more each second, whatever the load: not a queue, the server itself slowed (a leak, a cache or table filling, garbage collection, a neighbour); a longer run shows more of it, not less",
+            steps.join(", "),
+            fmt_us_f(*slowest_us_per_sec),
+            fmt_us_f(*fastest_us_per_sec)
+        ),
+        Finding::MostFailed {
+            share,
+            completed,
+            reasons: why,
+        } => format!(
+            "{} of the {} completed requests failed ({}): the latencies and rates describe the few that succeeded",
+            percent(*share),
+            crate::units::fmt_count(*completed),
+            reasons(why)
         ),
         Finding::TooShort {
             secs, completed, ..
@@ -432,6 +460,13 @@ pub fn phrase(f: &Finding) -> String {
         Finding::LatencyDrifting { us_per_sec, .. } => {
             format!("p50 +{}/s at the same load", fmt_us_f(*us_per_sec))
         }
+        Finding::ClockDrift {
+            slowest_us_per_sec, ..
+        } => format!(
+            "p50 +{}/s at every load: the clock",
+            fmt_us_f(*slowest_us_per_sec)
+        ),
+        Finding::MostFailed { share, .. } => format!("{:.0}% failed", 100.0 * share),
         Finding::TooShort {
             secs, completed, ..
         } => format!("too short ({} s, {completed} answers)", fmt_num(*secs, 0)),

@@ -49,15 +49,6 @@ impl Interval<u64> {
 }
 
 impl Interval<f64> {
-    /// True when the two intervals share a value; an open end reaches without bound.
-    pub fn overlaps(&self, other: &Interval<f64>) -> bool {
-        let below = |lo: Option<f64>, hi: Option<f64>| match (lo, hi) {
-            (Some(lo), Some(hi)) => lo <= hi,
-            _ => true,
-        };
-        below(self.lo, other.hi) && below(other.lo, self.hi)
-    }
-
     /// True when `x` is inside the interval (an open end contains everything on its side).
     pub fn contains(&self, x: f64) -> bool {
         self.lo.is_none_or(|lo| lo <= x) && self.hi.is_none_or(|hi| x <= hi)
@@ -429,17 +420,6 @@ mod tests {
                 assert!(i.contains(point), "n {n}, q {q}: {point} outside {i:?}");
             }
         }
-    }
-
-    #[test]
-    fn intervals_overlap_with_open_ends_reaching_without_bound() {
-        let i = |lo: Option<f64>, hi: Option<f64>| Interval { lo, hi };
-        assert!(i(Some(1.0), Some(2.0)).overlaps(&i(Some(2.0), Some(3.0))));
-        assert!(!i(Some(1.0), Some(2.0)).overlaps(&i(Some(2.5), Some(3.0))));
-        assert!(!i(Some(2.5), Some(3.0)).overlaps(&i(Some(1.0), Some(2.0))));
-        assert!(i(Some(1.0), None).overlaps(&i(Some(50.0), Some(60.0))));
-        assert!(i(None, Some(1.0)).overlaps(&i(None, Some(0.5))));
-        assert!(!i(None, Some(1.0)).overlaps(&i(Some(1.5), None)));
     }
 
     #[test]

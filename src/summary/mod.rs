@@ -337,7 +337,11 @@ impl Summary {
             let mut d =
                 diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &seconds));
             if let Load::Closed { concurrency } = run.meta.load {
-                if !d.limit.is_limit() && attack_secs > 0.0 {
+                // As for a closed step: too few requests per user and the users starting and
+                // finishing weigh on the throughput.
+                let enough = completed as f64
+                    >= f64::from(concurrency) * diagnosis::closed::LITTLE_PER_USER as f64;
+                if !d.limit.is_limit() && attack_secs > 0.0 && enough {
                     let mean_us = Stats::of(&run.all.latency_ok()).mean_us;
                     let throughput = run.all.completed() as f64 / attack_secs;
                     if let Some(f) = diagnosis::closed::little(

@@ -330,6 +330,7 @@ fn judge_one(rule: &Rule, baseline: &Summary, candidate: &Summary) -> RuleVerdic
     let outcome = decide(
         empty(baseline) || empty(candidate) || base.is_nan() || cand.is_nan(),
         (higher_is_worse && cand <= limit) || (!higher_is_worse && cand >= limit),
+        higher_is_worse,
         baseline_ci.zip(candidate_ci),
     );
     RuleVerdict {
@@ -346,13 +347,27 @@ fn judge_one(rule: &Rule, baseline: &Summary, candidate: &Summary) -> RuleVerdic
 }
 
 /// A rule's outcome: nothing to measure, within its allowance, or past it, and then within
-/// noise when the two runs' intervals overlap.
-fn decide(no_data: bool, held: bool, intervals: Option<(Interval<f64>, Interval<f64>)>) -> Outcome {
+/// noise when the two runs' intervals overlap on the side that matters: the candidate's
+/// better end reaches the baseline's worse end. An end the samples cannot bound (a p99.9
+/// of a few hundred requests) shows no overlap: it would pass any change as noise.
+fn decide(
+    no_data: bool,
+    held: bool,
+    higher_is_worse: bool,
+    intervals: Option<(Interval<f64>, Interval<f64>)>,
+) -> Outcome {
+    let noise = intervals.is_some_and(|(b, c)| {
+        if higher_is_worse {
+            matches!((b.hi, c.lo), (Some(worst), Some(best)) if best <= worst)
+        } else {
+            matches!((b.lo, c.hi), (Some(worst), Some(best)) if best >= worst)
+        }
+    });
     if no_data {
         Outcome::NoData
     } else if held {
         Outcome::Passed
-    } else if intervals.is_some_and(|(b, c)| b.overlaps(&c)) {
+    } else if noise {
         Outcome::WithinNoise
     } else {
         Outcome::Failed
@@ -571,28 +586,38 @@ mod tests {
             lo: Some(9.0),
             hi: None,
         };
-        assert_eq!(decide(false, true, None), Outcome::Passed);
+        assert_eq!(decide(false, true, true, None), Outcome::Passed);
         assert_eq!(
-            decide(false, true, Some((i(1.0, 2.0), i(5.0, 6.0)))),
+            decide(false, true, true, Some((i(1.0, 2.0), i(5.0, 6.0)))),
             Outcome::Passed
         );
         assert_eq!(
-            decide(false, false, Some((i(1.0, 2.0), i(1.5, 3.0)))),
+            decide(false, false, true, Some((i(1.0, 2.0), i(1.5, 3.0)))),
             Outcome::WithinNoise
         );
         assert_eq!(
-            decide(false, false, Some((i(1.0, 2.0), i(2.5, 3.0)))),
+            decide(false, false, true, Some((i(1.0, 2.0), i(2.5, 3.0)))),
             Outcome::Failed
         );
-        // A baseline whose p99 the samples cannot bound above may be as slow as anything.
+        // A baseline whose p99 the samples cannot bound above shows no overlap: called
+        // noise, any change would pass; the values decide, as without intervals.
         assert_eq!(
-            decide(false, false, Some((open, i(20.0, 30.0)))),
+            decide(false, false, true, Some((open, i(20.0, 30.0)))),
+            Outcome::Failed
+        );
+        // Throughput: worse is lower, so the candidate's upper end meets the baseline's lower.
+        assert_eq!(
+            decide(false, false, false, Some((i(90.0, 110.0), i(80.0, 95.0)))),
             Outcome::WithinNoise
         );
-        // Without intervals (the maximum), the values alone decide.
-        assert_eq!(decide(false, false, None), Outcome::Failed);
         assert_eq!(
-            decide(true, true, Some((i(1.0, 2.0), i(1.0, 2.0)))),
+            decide(false, false, false, Some((i(90.0, 110.0), i(70.0, 85.0)))),
+            Outcome::Failed
+        );
+        // Without intervals (the maximum), the values alone decide.
+        assert_eq!(decide(false, false, true, None), Outcome::Failed);
+        assert_eq!(
+            decide(true, true, true, Some((i(1.0, 2.0), i(1.0, 2.0)))),
             Outcome::NoData
         );
         let within = RuleVerdict {

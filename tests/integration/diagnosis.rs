@@ -315,9 +315,11 @@ fn burst_credits_do_not_pass_for_capacity() {
 }
 
 /// nginx whose every answer waits 2 ms more for each second it has been up, whatever the
-/// load (Lua). An attack at one rate is diagnosed as a server changing with time, not a
-/// queue: every request sent was answered. A capacity search names it and stops instead of
-/// reporting an unstable boundary, and its chart draws latency through the search.
+/// load (Lua). An attack at one rate sees latency drift while every request sent was
+/// answered, and says it cannot tell a server slowing with time from a queue at the edge of
+/// its capacity (one load cannot), with what would settle it; a sweep at two rates, or a
+/// capacity search, can: the server changed with time, and the search stops instead of
+/// reporting an unstable boundary, its chart drawing latency through the search.
 #[test]
 fn a_server_slowing_with_time_is_named_and_no_capacity_is_given() {
     let _one = crate::support::one_heavy_at_a_time();
@@ -341,10 +343,31 @@ fn a_server_slowing_with_time_is_named_and_no_capacity_is_given() {
     );
     assert_eq!(code, Some(0), "{text}");
     let verdict = &v["verdict"];
-    assert_eq!(verdict["limit"], "changed_with_time", "{verdict}\n{text}");
+    assert_eq!(verdict["limit"], "cannot_tell", "{verdict}\n{text}");
     let drift = finding(verdict, "latency_drifting").unwrap();
     let speed = drift["us_per_sec"].as_f64().unwrap();
     assert!((1_400.0..=2_600.0).contains(&speed), "{drift}");
+    assert!(text.contains("run again at a clearly lower load"), "{text}");
+
+    // Two rates, one drift: the clock.
+    let (code, v, text) = summary_of(
+        &[
+            "sweep",
+            &nginx.url("http", "/"),
+            "--rate",
+            "20,60",
+            "--step-duration",
+            "8s",
+            "--warmup",
+            "1s",
+        ],
+        &dir.path().join("sweep"),
+    );
+    assert_eq!(code, Some(0), "{text}");
+    let verdict = &v["verdict"];
+    assert_eq!(verdict["limit"], "changed_with_time", "{verdict}\n{text}");
+    let clock = finding(verdict, "clock_drift").unwrap();
+    assert_eq!(clock["steps"].as_array().unwrap().len(), 2, "{clock}");
 
     let out = dir.path().join("search");
     let o = headroom(&[

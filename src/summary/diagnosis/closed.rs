@@ -20,7 +20,7 @@ pub const LITTLE_PER_USER: u64 = 10;
 pub const SLOWER: f64 = 1.5;
 /// …when it is also at least this much higher, µs (sub-millisecond jitter is not a queue).
 pub const SLOWER_MIN_US: f64 = 1_000.0;
-/// Throughput within this factor of the best a lighter step reached did not grow.
+/// Throughput within this factor of the best a level of half the users reached did not grow.
 pub const FLAT: f64 = 1.1;
 /// Users Little's law accounts for, as a share of the users there were, below which they
 /// waited elsewhere.
@@ -99,15 +99,23 @@ pub fn judge_steps(steps: &mut [StageRow], think_us: f64) {
         return;
     }
     let base = &levels[0];
-    let mut best = base.throughput;
+    // A level is saturated when it is slower than the lightest and its throughput is no
+    // more than FLAT above the best a level of at most half its users reached (the lightest,
+    // when none is that light): twice the users with no more throughput is a plateau; a
+    // step of one user more is not a doubling, so fine steps are not read as flat.
     let mut saturated = Vec::new();
     for l in &levels[1..] {
         let slower =
             l.mean_us >= base.mean_us * SLOWER && l.mean_us - base.mean_us >= SLOWER_MIN_US;
-        if slower && l.throughput <= best * FLAT {
+        let half = levels
+            .iter()
+            .filter(|o| o.users <= l.users / 2.0)
+            .map(|o| o.throughput)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+            .unwrap_or(base.throughput);
+        if slower && l.throughput <= half * FLAT {
             saturated.push(l);
         }
-        best = best.max(l.throughput);
     }
     let (Some(first), Some(last)) = (saturated.first(), saturated.last()) else {
         return;
@@ -206,6 +214,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn fine_steps_of_a_server_still_growing_are_no_plateau() {
+        // A lock-contended server: throughput keeps growing, ever slower, up to 80 users.
+        let mut steps: Vec<StageRow> = (1..=80)
+            .map(|u| {
+                let u = f64::from(u);
+                let x = 400.0 * u.sqrt() * 5.0;
+                step(u, (u as u64) * 20, x, u / x * 1e6)
+            })
+            .collect();
+        judge_steps(&mut steps, 0.0);
+        let saturated: Vec<f64> = steps
+            .iter()
+            .filter(|s| s.verdict.limit == Limit::Server)
+            .map(|s| s.from)
+            .collect();
+        assert!(saturated.is_empty(), "{saturated:?}");
     }
 
     #[test]

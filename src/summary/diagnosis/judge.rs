@@ -3,7 +3,7 @@
 use super::trend::{self, Unsteady};
 use super::{
     Diagnosis, Finding, ReasonCount, CAP_SHARE, CPU_LIMIT, LAG_LIMIT, MIN_ANSWERS, MIN_SECS,
-    RATE_TOLERANCE, SERVER_FAILURE_SHARE, STARVED_LIMIT,
+    MOST_FAILED, RATE_TOLERANCE, SERVER_FAILURE_SHARE, STARVED_LIMIT,
 };
 use crate::record::IntervalRecord;
 use crate::sample::ErrorKind;
@@ -119,6 +119,26 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
     }
 
     let mut findings = Vec::new();
+    // Failures the server's overload does not explain (those are its evidence, below).
+    let overloaded: u64 = r
+        .errors
+        .iter()
+        .filter(|(k, _)| overload(k.0))
+        .map(|(_, n)| n)
+        .sum::<u64>()
+        + r.status
+            .iter()
+            .filter(|(s, _)| **s == 429 || **s >= 500)
+            .map(|(_, n)| n)
+            .sum::<u64>();
+    let failed = completed - succeeded;
+    if completed > 0 && failed.saturating_sub(overloaded) as f64 >= completed as f64 * MOST_FAILED {
+        findings.push(Finding::MostFailed {
+            share: failed as f64 / completed as f64,
+            completed,
+            reasons: reasons(e),
+        });
+    }
     let mut rate_held = true;
     // How many fewer than `n` asked may leave: the tolerance, and for Poisson arrivals
     // three standard deviations of the count.
@@ -152,7 +172,7 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
             max_us: lag.max_us,
         });
     }
-    let fell_short = !findings.is_empty();
+    let fell_short = findings.iter().any(|f| f.blame() == super::Blame::Symptom);
 
     // The generator's side.
     if e.cpu_share >= CPU_LIMIT {
@@ -261,6 +281,9 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
         matches!(
             f.blame(),
             super::Blame::Generator | super::Blame::Server | super::Blame::Time
+        ) || matches!(
+            f,
+            Finding::LatencyDrifting { .. } | Finding::MostFailed { .. }
         )
     });
     // Late only for a moment, with the load held and no side at a limit: the requests that

@@ -44,6 +44,9 @@ pub const CAP_SHARE: f64 = 0.9;
 pub const MIN_SECS: f64 = 2.0;
 /// Fewest completions a span needs before "kept up" can be said of it.
 pub const MIN_ANSWERS: u64 = 50;
+/// The share of completions failing for other reasons than overload (a 401, an expectation
+/// not met, a refused certificate) past which the numbers describe the few that succeeded.
+pub const MOST_FAILED: f64 = 0.5;
 
 /// Which side set the numbers, or what else the evidence says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,8 +265,9 @@ pub enum Finding {
         tls_p99_us: u64,
     },
     /// Latency trended upward with time while the load stayed the same and the server kept
-    /// up with it: no queue, the server itself changed (a leak, a cache filling, a
-    /// neighbour).
+    /// up with what it was sent. In one span at one load this is a server that slows with
+    /// time or one at the very edge of its capacity (a slowly growing queue looks the
+    /// same); spans at other loads tell them apart (`ClockDrift`).
     LatencyDrifting {
         /// Median latency over the first third of the span, µs.
         first_p50_us: u64,
@@ -273,6 +277,26 @@ pub enum Finding {
         us_per_sec: f64,
         /// Whole seconds it was fitted on.
         secs: u64,
+    },
+    /// Latency drifted through steps at different loads at about the same speed: it follows
+    /// the clock, not the load — the server changed with time.
+    ClockDrift {
+        /// The steps that drifted, by name.
+        steps: Vec<String>,
+        /// The slowest and fastest drift of their medians, µs per second.
+        slowest_us_per_sec: f64,
+        /// See `slowest_us_per_sec`.
+        fastest_us_per_sec: f64,
+    },
+    /// Most completions failed for other reasons than overload: the numbers describe the
+    /// few that succeeded (all of them failed, in a step of a run where others succeeded).
+    MostFailed {
+        /// Failed completions as a share of completions (0..=1).
+        share: f64,
+        /// Completions.
+        completed: u64,
+        /// Why, most frequent first (at most a few).
+        reasons: Vec<ReasonCount>,
     },
     /// Too short or too few answers to judge whether anything kept up.
     TooShort {
@@ -370,9 +394,12 @@ impl Finding {
             | Finding::LatencyRising { .. }
             | Finding::SlowToConnect { .. }
             | Finding::Saturated { .. } => Blame::Server,
-            Finding::LatencyDrifting { .. } => Blame::Time,
+            Finding::ClockDrift { .. } => Blame::Time,
             Finding::Transient { .. } => Blame::Transient,
-            Finding::TooShort { .. } | Finding::FewPerUser { .. } => Blame::Undecided,
+            Finding::TooShort { .. }
+            | Finding::FewPerUser { .. }
+            | Finding::LatencyDrifting { .. }
+            | Finding::MostFailed { .. } => Blame::Undecided,
             Finding::NothingSucceeded { .. } => Blame::Nothing,
             Finding::AtStep { .. } => Blame::Context,
         }

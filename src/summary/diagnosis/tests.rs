@@ -239,8 +239,9 @@ fn latency_climbing_while_requests_pile_up_is_a_queue_at_the_server() {
 }
 
 #[test]
-fn latency_climbing_while_the_server_keeps_up_is_a_change_with_time() {
-    // 0.5 ms more every second whatever the load, every request completed.
+fn latency_climbing_while_the_server_keeps_up_cannot_tell_time_from_load() {
+    // 0.5 ms more every second whatever the load, every request completed: one
+    // run cannot say whether the clock or the load did it, only a sweep can.
     let mut c = Case::new(record(1000, 0), rate(100.0, 100.0));
     c.seconds = (0..10)
         .map(|index| IntervalDigest {
@@ -252,14 +253,14 @@ fn latency_climbing_while_the_server_keeps_up_is_a_change_with_time() {
         })
         .collect();
     let d = c.judge();
-    assert_eq!(d.limit, Limit::ChangedWithTime, "{d:?}");
+    assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
     assert!(matches!(
         d.findings[..],
         [Finding::LatencyDrifting { us_per_sec, secs: 10, .. }] if (us_per_sec - 500.0).abs() < 1.0
     ));
     // The same in the closed model, where nothing can pile up.
     c.open_model = false;
-    assert_eq!(c.judge().limit, Limit::ChangedWithTime);
+    assert_eq!(c.judge().limit, Limit::CannotTell);
 }
 
 #[test]
@@ -368,5 +369,30 @@ fn sends_that_were_not_poisson_are_a_symptom_and_a_poisson_counts_chance_is_not(
         })
         .limit,
         Limit::CannotTell
+    );
+}
+
+#[test]
+fn most_requests_failing_for_other_reasons_than_overload_cannot_be_read_as_kept_up() {
+    // A token that expired: 2 % answered, 98 % HTTP 401.
+    let mut r = record(20, 0);
+    for _ in 0..980 {
+        r.record(&sample(Outcome::Status(401), false, 0));
+    }
+    let d = Case::new(r, rate(100.0, 100.0)).judge();
+    assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
+    assert!(matches!(
+        &d.findings[..],
+        [Finding::MostFailed { share, completed: 1000, reasons }]
+            if (share - 0.98).abs() < 1e-9 && reasons[0].count == 980
+    ));
+    // Overload answers are the server's evidence instead.
+    let mut r = record(20, 0);
+    for _ in 0..980 {
+        r.record(&sample(Outcome::Status(503), false, 0));
+    }
+    assert_eq!(
+        Case::new(r, rate(100.0, 100.0)).judge().limit,
+        Limit::Server
     );
 }

@@ -83,14 +83,7 @@ pub fn rise(seconds: &[IntervalDigest]) -> Option<Rise> {
     if us_per_sec <= RISE_SIGNIFICANCE * se || us_per_sec <= 0.0 {
         return None;
     }
-    let third = (s.len() / 3).max(1);
-    let median = |part: &[&IntervalDigest]| {
-        let mut v: Vec<u64> = part.iter().map(|d| d.p50_us).collect();
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
-    let first = median(&s[..third]);
-    let last = median(&s[s.len() - third..]);
+    let (first, last) = thirds(&s, |d| d.p50_us);
     (last.saturating_sub(first) >= RISE_MIN_US).then_some(Rise {
         first_p50_us: first,
         last_p50_us: last,
@@ -107,13 +100,23 @@ pub fn lag_rise(seconds: &[IntervalDigest]) -> u64 {
     if s.is_empty() {
         return 0;
     }
-    let third = (s.len() / 3).max(1);
+    let (first, last) = thirds(&s, |d| d.lag_p99_us);
+    last.saturating_sub(first)
+}
+
+/// The median of `value` over the first third of `seconds` and over the last (at least one
+/// second each): a trend's two ends, robust to a stray second.
+fn thirds(seconds: &[&IntervalDigest], value: impl Fn(&IntervalDigest) -> u64) -> (u64, u64) {
+    let third = (seconds.len() / 3).max(1);
     let median = |part: &[&IntervalDigest]| {
-        let mut v: Vec<u64> = part.iter().map(|d| d.lag_p99_us).collect();
+        let mut v: Vec<u64> = part.iter().map(|d| value(d)).collect();
         v.sort_unstable();
         v[v.len() / 2]
     };
-    median(&s[s.len() - third..]).saturating_sub(median(&s[..third]))
+    (
+        median(&seconds[..third]),
+        median(&seconds[seconds.len() - third..]),
+    )
 }
 
 /// How a span (a capacity probe's window) was not steady: its requests piled up
@@ -204,13 +207,21 @@ pub struct Moment {
 
 /// Whether the seconds in which requests left late (lag p99 above [`LAG_LIMIT`]) were a
 /// moment: all within the span's first [`START_SECS`] seconds (connections opening, when any
-/// were opened then), or one second alone. `None` when lateness was spread, or when the
-/// seconds carry no lag (runs stored before it was kept).
+/// were opened then), or one second alone — and a second on time came after them, so it
+/// passed. `None` when lateness was spread or never ended, or when the seconds carry no lag
+/// (runs stored before it was kept).
 pub fn moment(seconds: &[IntervalDigest]) -> Option<Moment> {
     let limit = LAG_LIMIT.as_micros() as u64;
     let late: Vec<&IntervalDigest> = seconds.iter().filter(|d| d.lag_p99_us > limit).collect();
     let first = seconds.first()?.index;
     let worst = late.iter().map(|d| d.lag_p99_us).max()?;
+    let last_late = late.last()?.index;
+    if !seconds
+        .iter()
+        .any(|d| d.index > last_late && d.lag_p99_us <= limit)
+    {
+        return None;
+    }
     let at_start = late.iter().all(|d| d.index < first + START_SECS);
     let cause = if at_start && late.iter().any(|d| d.connects > 0) {
         TransientCause::ConnectionOpening
@@ -307,5 +318,17 @@ mod tests {
         assert_eq!(moment(&one).unwrap().cause, TransientCause::OneSlowSecond);
         one[2].lag_p99_us = 50_000;
         assert_eq!(moment(&one), None, "two seconds apart is not a moment");
+        // Late to the end, even of a span of two seconds, never passed.
+        let mut short: Vec<_> = (0..2).map(|i| second(i, 100, 100, 1_000)).collect();
+        short[0].lag_p99_us = 30_000;
+        short[1].lag_p99_us = 30_000;
+        assert_eq!(moment(&short), None);
+        let mut tail: Vec<_> = (0..6).map(|i| second(i, 100, 100, 1_000)).collect();
+        tail[5].lag_p99_us = 50_000;
+        assert_eq!(
+            moment(&tail),
+            None,
+            "a last second late has no second after it"
+        );
     }
 }
