@@ -183,9 +183,8 @@ mod tests {
             (None, Some("20000"), None, Some("0"), "between 1 and 10000"),
             (None, Some("4"), None, Some("a"), INDEX_ENV),
         ] {
-            let e = resolve(shard, shards, env_n, env_i)
-                .unwrap_err()
-                .to_string();
+            // As the CLI prints it: the context and its cause on one line.
+            let e = format!("{:#}", resolve(shard, shards, env_n, env_i).unwrap_err());
             assert!(
                 e.contains(says) && !e.contains('\n'),
                 "{shard:?} {shards:?}: {e}"
