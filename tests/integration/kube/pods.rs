@@ -88,6 +88,8 @@ fn local_manifests(shards: u32, url: &str, start_in: Duration, dir: &Path) {
     s.now = SystemTime::now();
     s.start = Start::In(start_in);
     s.namespace = None;
+    // The built-in target on loopback: here, the pods' processes run beside it.
+    s.allow_local_target = true;
     let url = url.to_string();
     let bundle = kube::build(&s, &|name| (name == "KUBE_TARGET_URL").then(|| url.clone())).unwrap();
     bundle.write(dir).unwrap();

@@ -8,7 +8,7 @@ fn scenario_with_load(dir: &Path, name: &str, load: &str) -> String {
     let path = dir.join(name);
     std::fs::write(
         &path,
-        format!("target: {{url: 'http://127.0.0.1:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
+        format!("target: {{url: 'http://shop.example.test:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
     )
     .unwrap();
     path.display().to_string()
@@ -189,7 +189,7 @@ fn bad_input_is_one_line_and_shows_no_secret() {
     let scenario = tmp.path().join("big.yaml");
     std::fs::write(
         &scenario,
-        "target: {url: 'http://127.0.0.1:9/', headers: {Authorization: 'Bearer big-secret-1'}}\nrequests: [{name: get, path: '/{{ k }}', data: keys}]\ndata: {keys: {csv: keys.csv}}\nload: {rate: 10, duration: 1s}\n",
+        "target: {url: 'http://shop.example.test:9/', headers: {Authorization: 'Bearer big-secret-1'}}\nrequests: [{name: get, path: '/{{ k }}', data: keys}]\ndata: {keys: {csv: keys.csv}}\nload: {rate: 10, duration: 1s}\n",
     )
     .unwrap();
     let s = spec(scenario.to_str().unwrap(), 2, volume());

@@ -140,12 +140,13 @@ fn writing_again_removes_only_stale_manifests() {
             "10-files.yaml",
             "20-secret.yaml",
             "30-runs.yaml",
+            "35-network.yaml",
             "40-job.yaml",
             "99-mine.yaml",
             "merge/50-merge.yaml"
         ]
     );
-    let copy_bundle = kube::build(&spec(SHOP, 4, Collect::Copy), &shop_env).unwrap();
+    let copy_bundle = kube::build(&spec(SHOP, 4, copy()), &shop_env).unwrap();
     let removed = copy_bundle.write(&dir).unwrap();
     assert_eq!(
         removed,
@@ -159,6 +160,7 @@ fn writing_again_removes_only_stale_manifests() {
         [
             "10-files.yaml",
             "20-secret.yaml",
+            "35-network.yaml",
             "40-job.yaml",
             "99-mine.yaml"
         ]
@@ -208,7 +210,17 @@ fn writing_again_removes_only_stale_manifests() {
     // From the command line: the files removed are named.
     let dir2 = tmp.path().join("cli");
     let d = dir2.to_str().unwrap();
-    let first = kube_cli(&[SHOP, "--shards", "2", "--image", "x", "--out", d]);
+    let first = kube_cli(&[
+        SHOP,
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--out",
+        d,
+        "--collect",
+        "volume",
+    ]);
     assert!(
         first.status.success(),
         "{}",
@@ -239,7 +251,12 @@ fn writing_again_removes_only_stale_manifests() {
     );
     assert_eq!(
         names(&dir2),
-        ["10-files.yaml", "20-secret.yaml", "40-job.yaml"]
+        [
+            "10-files.yaml",
+            "20-secret.yaml",
+            "35-network.yaml",
+            "40-job.yaml"
+        ]
     );
 }
 
@@ -273,7 +290,7 @@ fn exit_within(child: &mut Child, bound: Duration) -> Option<std::process::ExitS
 #[test]
 fn the_collect_container_gives_up_after_the_test_ends() {
     let collect_args = |start: &str| -> String {
-        let mut s = spec(SHOP, 2, Collect::Copy);
+        let mut s = spec(SHOP, 2, copy());
         s.start = Start::At(start.into());
         let bundle = kube::build(&s, &shop_env).unwrap();
         let job: Job = parse(&files_of(&bundle), "40-job.yaml");
