@@ -319,6 +319,7 @@ fn kube_cli(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
+mod image;
 mod lint;
 mod pods;
 mod refusals;
