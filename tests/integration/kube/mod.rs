@@ -324,6 +324,7 @@ mod lint;
 mod pods;
 mod refusals;
 mod steps;
+mod verdict;
 
 /// Poisson arrivals without a seed: every shard is given the one passed in, so that all walk
 /// one schedule; a seed the scenario has is left to it.
