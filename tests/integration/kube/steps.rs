@@ -409,3 +409,82 @@ fn the_collect_container_gives_up_after_the_test_ends() {
         exit_within(&mut holding, Duration::from_secs(60)).expect("fetch ends once collected");
     assert!(status.success());
 }
+
+/// The printed wait for the shards (volume mode) ends when the Job is Complete, and when it
+/// is Failed (a shard that crashed or ran out of memory), not at its timeout: run here in
+/// busybox's sh against a kubectl that answers with the Job's conditions.
+#[test]
+fn the_printed_wait_ends_when_the_job_completes_or_fails() {
+    let steps = kube::steps::Steps {
+        name: "checkout",
+        namespace: Some("load"),
+        out: "k8s/checkout",
+        shards: 4,
+        copy: false,
+        wait: Duration::from_secs(63 * 60 + 1),
+    }
+    .commands();
+    // The lines up to the end of the wait loop.
+    let wait: String = steps
+        .split_inclusive('\n')
+        .take_while(|l| !l.starts_with("kubectl get job"))
+        .skip(1)
+        .collect();
+    assert!(wait.starts_with("end="), "{wait}");
+    assert!(wait.contains("done"), "{wait}");
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = tmp.path().join("calls");
+    let kubectl = |conditions: &str| {
+        let path = bin.join("kubectl");
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho \"$@\" >> {}\necho '{conditions}'\n",
+                calls.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let spawn = || {
+        Child(
+            Command::new("busybox")
+                .args(["sh", "-c", &wait])
+                .env("PATH", &path)
+                .spawn()
+                .expect("busybox runs (tests/run installs it)"),
+        )
+    };
+    // Kubernetes 1.31 and later add SuccessCriteriaMet and FailureTarget first.
+    for conditions in [
+        "Complete",
+        "SuccessCriteriaMet Complete",
+        "Failed",
+        "FailureTarget Failed",
+    ] {
+        kubectl(conditions);
+        let mut waiting = spawn();
+        let status = exit_within(&mut waiting, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("the wait did not end on {conditions}"));
+        assert!(status.success(), "{conditions}");
+    }
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        asked.contains(
+            r#"get job -n load checkout -o jsonpath={.status.conditions[?(@.status=="True")].type}"#
+        ),
+        "{asked}"
+    );
+    // A Job still running (no condition true yet, or only Suspended false): it waits.
+    kubectl("");
+    let mut waiting = spawn();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        waiting.0.try_wait().unwrap().is_none(),
+        "the wait ended while the Job runs"
+    );
+}
