@@ -26,6 +26,9 @@ FROM scratch AS prebuilt
 COPY target/image-rootfs/ /rootfs/
 
 FROM ${ROOTFS} AS rootfs
+# A stage of its own rather than a bare alias of the one named: Debian 12's podman (buildah
+# 1.28) fails a --layers=false build with a stage that is another stage's image unchanged.
+LABEL org.opencontainers.image.title=headroom
 
 FROM scratch
 COPY --from=rootfs /rootfs/ /
@@ -34,4 +37,5 @@ COPY --from=rootfs --chown=65532:65532 /rootfs/runs/ /runs/
 ENV PATH=/usr/local/bin
 USER 65532:65532
 WORKDIR /runs
+LABEL org.opencontainers.image.title=headroom
 ENTRYPOINT ["/usr/local/bin/headroom"]

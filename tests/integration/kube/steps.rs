@@ -5,7 +5,9 @@ use super::*;
 
 /// In copy mode the printed steps never wait for the Job to complete (its pods hold until
 /// their runs are copied out): they await each shard's headroom container, copy, then mark it
-/// collected; docs/distributed.md shows the same text for its example; both scripts parse.
+/// collected, and end with the merged run's verdict; in volume mode they await the Job's end,
+/// Complete or Failed; docs/distributed.md shows the same text for its example; both scripts
+/// parse.
 #[test]
 fn the_printed_steps_are_the_documented_ones() {
     let docs = std::fs::read_to_string("docs/distributed.md").unwrap();
@@ -49,8 +51,16 @@ fn the_printed_steps_are_the_documented_ones() {
                 })
                 .collect();
             assert!(at.windows(2).all(|w| w[0] < w[1]), "{steps}");
+            // The last command's status is the whole test's verdict.
+            assert!(
+                steps.ends_with("headroom report runs/checkout/merged --exit-status\n"),
+                "{steps}"
+            );
         } else {
-            assert!(steps.contains("--timeout=64m job/checkout"), "{steps}");
+            // Both ends of the Job are awaited, until the test's latest end (63 min 1 s).
+            assert!(steps.contains("+ 3781 ))"), "{steps}");
+            assert!(steps.contains("grep -qwE 'Complete|Failed'"), "{steps}");
+            assert!(!steps.contains("kubectl wait"), "{steps}");
         }
         for shell in [["bash", "-n"], ["busybox", "sh"]] {
             let mut cmd = Command::new(shell[0]);
