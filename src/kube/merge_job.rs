@@ -61,8 +61,9 @@ pub(super) fn merge_job(spec: &KubeSpec, naming: &Naming, runs: &Volume) -> Job 
     }
 }
 
-/// What the merge and the report ask for: they read the shards' runs one interval at a time
-/// (memory flat in the test's length), and are done in seconds; a CPU limit only slows them.
+/// What the merge and the report ask for: measured, merging 4 shards of 20 s (release build)
+/// took 10.4 MiB and reporting the merged run 9.1 MiB, in well under a second; the request
+/// leaves room for long tests and many shards, and a CPU limit only slows them.
 fn merge_resources() -> Resources {
     Resources {
         requests: [
