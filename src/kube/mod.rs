@@ -154,6 +154,7 @@ pub enum KubeError {
     },
 }
 
+/// What a local host is, and what it is inside a pod, in the error's words.
 fn kind_words(kind: local_target::Local) -> (&'static str, &'static str) {
     match kind {
         local_target::Local::Loopback => ("a loopback address", "the pod itself"),

@@ -179,6 +179,11 @@ fn bad_input_is_one_line_and_shows_no_secret() {
         error_of(&spec("tests/kube/nope.yaml", 2, volume())),
         "cannot read the scenario tests/kube/nope.yaml",
     ));
+    let bad_size = spec(SHOP, 2, Collect::Copy { size: "1gb".into() });
+    cases.push((
+        error_of(&bad_size),
+        "--volume-size \"1gb\" is not a size: give a number with Mi, Gi or Ti",
+    ));
     let unset = kube::build(&spec(SHOP, 2, volume()), &|_| None)
         .unwrap_err()
         .to_string();
