@@ -105,10 +105,18 @@ impl Output {
             raw: self.raw,
             ..Launch::default()
         };
-        self.execute_launched(plan, command, shutdown, limits, launch)
+        self.execute_launched(
+            plan,
+            command,
+            shutdown,
+            limits,
+            launch,
+            super::exit::Judged::Here,
+        )
     }
 
-    /// Like `execute_until`, launched as `launch` says (a shard, a common start).
+    /// Like `execute_until`, launched as `launch` says (a shard, a common start), its
+    /// objectives `judged` here or by a merge.
     pub fn execute_launched(
         &self,
         plan: &AttackPlan,
@@ -116,6 +124,7 @@ impl Output {
         shutdown: CancellationToken,
         limits: Vec<Slo>,
         launch: Launch,
+        judged: super::exit::Judged,
     ) -> anyhow::Result<ExitCode> {
         let launch = Launch {
             push: self.push_targets()?,
@@ -132,6 +141,7 @@ impl Output {
             // A staged run (a sweep) is read from its figures.
             pages: !plan.stages.is_empty(),
             raw: self.raw,
+            judged,
         };
         execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
     }
@@ -207,8 +217,9 @@ pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<Exit
     let shard = args.sharding.shard()?;
     let whole = args.plan(shard.map_or(1, |s| s.count))?;
     let (plan, launch) = args.sharding.launch(shard, whole, args.output.raw)?;
+    let judged = args.sharding.judged();
     args.output
-        .execute_launched(&plan, "attack", shutdown, Vec::new(), launch)
+        .execute_launched(&plan, "attack", shutdown, Vec::new(), launch, judged)
 }
 
 /// How a run is watched while it goes and shown when it ends.
@@ -225,6 +236,8 @@ pub struct Watching {
     pub pages: bool,
     /// Keep each request's record (`--raw`).
     pub raw: bool,
+    /// Whether the run's objectives decide its exit status, or its merge's.
+    pub judged: super::exit::Judged,
 }
 
 /// Runs a plan, prints the report and says where the run is stored.
@@ -258,6 +271,7 @@ pub fn execute_launched(
         limits,
         pages,
         raw,
+        judged,
     } = watching;
     let mut progress = Progress::new(plan, quiet);
     // The run stops on Ctrl-C and when a sweep's limit says so; the latter stops only this run.
@@ -295,21 +309,8 @@ pub fn execute_launched(
     if raw {
         super::export::say_raw(dir)?;
     }
-    Ok(if summary.partial.is_some() {
-        super::stopped_code()
-    } else if summary.nothing_succeeded() {
-        eprintln!(
-            "not one request succeeded (exit status {})",
-            super::exit::SLO_NOT_MET
-        );
-        super::exit::code(super::exit::SLO_NOT_MET)
-    } else if !summary.slo_met() {
-        eprintln!(
-            "an objective was not met (exit status {})",
-            super::exit::SLO_NOT_MET
-        );
-        super::exit::code(super::exit::SLO_NOT_MET)
-    } else {
-        ExitCode::SUCCESS
+    Ok(match summary.partial {
+        Some(_) => super::stopped_code(),
+        None => super::exit::code(super::exit::of_run(&summary, judged)),
     })
 }

@@ -77,6 +77,7 @@ pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCo
             limits: Vec::new(),
             pages: true,
             raw: false,
+            judged: super::exit::Judged::Here,
         },
     );
     running.stop();

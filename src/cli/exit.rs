@@ -29,6 +29,39 @@ pub const TABLE: &str = "Exit status:
   4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
 
+/// Who judges a completed run's objectives for its exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// The run itself: [`SLO_NOT_MET`] when it missed one.
+    Here,
+    /// Its merge (`--judged-by-merge`, a shard's part): [`SUCCESS`], with a note; the merged
+    /// run carries the whole test's verdict.
+    ByMerge,
+}
+
+/// The status of a run that completed: [`SLO_NOT_MET`] when not one request succeeded or an
+/// objective was missed and the run is judged here, said on stderr; [`SUCCESS`] otherwise.
+pub fn of_run(summary: &headroom::summary::Summary, judged: Judged) -> u8 {
+    let missed = if summary.nothing_succeeded() {
+        Some("not one request succeeded")
+    } else if !summary.slo_met() {
+        Some("an objective was not met")
+    } else {
+        None
+    };
+    match (missed, judged) {
+        (None, _) => SUCCESS,
+        (Some(what), Judged::Here) => {
+            eprintln!("{what} (exit status {SLO_NOT_MET})");
+            SLO_NOT_MET
+        }
+        (Some(what), Judged::ByMerge) => {
+            eprintln!("{what} in this shard's part (exit status {SUCCESS}: --judged-by-merge, the merged run is judged)");
+            SUCCESS
+        }
+    }
+}
+
 /// `code` as the process's exit status.
 pub fn code(code: u8) -> ExitCode {
     ExitCode::from(code)

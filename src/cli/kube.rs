@@ -1,5 +1,7 @@
 //! `headroom kube`: Kubernetes manifests that run a scenario as N shards of one test.
 
+use headroom::kube::objects::Toleration;
+use headroom::kube::placement::{self, NodeLabel, ObjectName, Placement};
 use headroom::kube::{self, Collect, KubeSpec, Start};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,14 +34,14 @@ pub struct KubeArgs {
     /// zone (2026-11-25T04:00:00Z, or +01:00) or unix seconds, within the next 24 hours.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
-    /// How shard runs are collected: a shared ReadWriteMany volume and a merge Job, or each
-    /// pod holds its run for `kubectl cp` (no shared storage needed).
-    #[arg(long, value_enum, default_value = "volume")]
+    /// How shard runs are collected: each pod holds its run for `kubectl cp` (nothing asked
+    /// of the cluster), or a shared ReadWriteMany volume and a merge Job.
+    #[arg(long, value_enum, default_value = "copy")]
     pub collect: CollectChoice,
     /// Storage class of the shared volume (default: the cluster's default class).
     #[arg(long, value_name = "CLASS")]
     pub storage_class: Option<String>,
-    /// Size of the shared volume.
+    /// Size of the runs' volume: the shared claim (volume), or each pod's own emptyDir (copy).
     #[arg(long, value_name = "SIZE", default_value = "1Gi")]
     pub volume_size: String,
     /// CPU per shard in cores (e.g. 1.5), instead of the figure sized from the bench.
@@ -48,15 +50,38 @@ pub struct KubeArgs {
     /// Image with a shell and tar, for the containers that hold runs for `kubectl cp`.
     #[arg(long, value_name = "IMAGE", default_value = "busybox:1.36")]
     pub tools_image: String,
+    /// Run only on nodes with this label, KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub node_selector: Vec<NodeLabel>,
+    /// Tolerate a taint, as kubectl taint writes it: KEY=VALUE:EFFECT, KEY:EFFECT, or KEY for
+    /// every value and effect (repeatable).
+    #[arg(long, value_name = "TAINT", value_parser = toleration)]
+    pub toleration: Vec<Toleration>,
+    /// A Secret with the credentials of the images' registry (repeatable).
+    #[arg(long, value_name = "SECRET")]
+    pub image_pull_secret: Vec<ObjectName>,
+    /// The service account the pods run as (default: the namespace's); its token is not
+    /// mounted either way, headroom never calls the API.
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<ObjectName>,
+    /// Write manifests for a loopback or link-local target (localhost, 127.0.0.0/8, ::1,
+    /// 169.254.0.0/16, fe80::/10), which inside a pod is the pod itself: only for a server
+    /// that runs in the pod (a sidecar added by hand).
+    #[arg(long)]
+    pub allow_local_target: bool,
+}
+
+fn toleration(s: &str) -> Result<Toleration, placement::PlacementError> {
+    placement::toleration(s)
 }
 
 /// How shard runs are brought together.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum CollectChoice {
-    /// A ReadWriteMany volume all shards write to, and a merge Job.
-    Volume,
     /// Each pod keeps its run until copied out with `kubectl cp`.
     Copy,
+    /// A ReadWriteMany volume all shards write to, and a merge Job.
+    Volume,
 }
 
 fn cores(s: &str) -> Result<u64, String> {
@@ -68,6 +93,9 @@ fn cores(s: &str) -> Result<u64, String> {
 
 /// Runs `headroom kube`.
 pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
+    if matches!(args.collect, CollectChoice::Copy) && args.storage_class.is_some() {
+        anyhow::bail!("--storage-class is for a shared volume: add --collect volume (the default, --collect copy, needs no storage class)");
+    }
     let now = SystemTime::now();
     let spec = KubeSpec {
         scenario: args.scenario.clone(),
@@ -86,10 +114,19 @@ pub fn run(args: KubeArgs) -> anyhow::Result<ExitCode> {
                 storage_class: args.storage_class,
                 size: args.volume_size,
             },
-            CollectChoice::Copy => Collect::Copy,
+            CollectChoice::Copy => Collect::Copy {
+                size: args.volume_size,
+            },
         },
         cpu_milli: args.cpu,
         seed: headroom::plan::fresh_seed(),
+        placement: Placement {
+            node_selector: args.node_selector,
+            tolerations: args.toleration,
+            image_pull_secrets: args.image_pull_secret,
+            service_account: args.service_account,
+        },
+        allow_local_target: args.allow_local_target,
     };
     let bundle = kube::build(&spec, &|name| std::env::var(name).ok())?;
     let removed = bundle.write(&args.out)?;

@@ -16,6 +16,11 @@ pub struct ReportArgs {
     pub run: PathBuf,
     #[command(flatten)]
     pub rendering: Rendering,
+    /// Exit 3 when the run missed an objective or nothing succeeded, as the run itself would
+    /// have (a merged run: the whole test's verdict, which its shards leave to it); a partial
+    /// run exits 3 too, its objectives unjudged.
+    #[arg(long)]
+    pub exit_status: bool,
 }
 
 /// How a report is rendered and where it goes (`report` and `compare` alike).
@@ -42,6 +47,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(table) = headroom::summary::matrix::load(&args.run)
         .with_context(|| format!("cannot read the matrix in {}", args.run.display()))?
     {
+        if args.exit_status {
+            anyhow::bail!("--exit-status judges one run; {} is a matrix: give one of its variants' run directories", args.run.display());
+        }
         if plots.is_some() {
             eprintln!(
                 "a matrix has no figures of its own; give a variant's directory for its figures"
@@ -50,10 +58,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         emit(&report::matrix::render(&table, *format)?, output.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut status = super::exit::SUCCESS;
     let text = match CapacityRecord::load(&args.run)
         .with_context(|| format!("cannot read the search in {}", args.run.display()))?
     {
         Some(record) => {
+            if args.exit_status {
+                anyhow::bail!("--exit-status judges one run; {} is a capacity search: give one of its probes' run directories", args.run.display());
+            }
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_capacity(&record), dir)?);
             }
@@ -71,11 +83,20 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 say_left_out(&drawn.left_out);
                 announce(plot::write_all(&drawn.shown, dir)?);
             }
+            if args.exit_status {
+                status = match &summary.partial {
+                    Some(why) => {
+                        eprintln!("the run is partial ({why}): its objectives are not judged (exit status {})", super::exit::SLO_NOT_MET);
+                        super::exit::SLO_NOT_MET
+                    }
+                    None => super::exit::of_run(&summary, super::exit::Judged::Here),
+                };
+            }
             render_view(&view, *format, &args.run)?
         }
     };
     emit(&text, output.as_deref())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(super::exit::code(status))
 }
 
 /// The stored run in `dir` rendered in `format`; its HTML page has each request's latency

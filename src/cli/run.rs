@@ -83,7 +83,8 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         .sharding
         .launch(shard, plan, args.output.raw)
         .with_context(|| format!("scenario {}", args.scenario.display()))?;
+    let judged = args.sharding.judged();
     args.output
-        .execute_launched(&plan, "run", shutdown, Vec::new(), launch)
+        .execute_launched(&plan, "run", shutdown, Vec::new(), launch, judged)
         .with_context(|| format!("scenario {}", args.scenario.display()))
 }

@@ -30,6 +30,11 @@ pub struct ShardArgs {
     /// then (Ctrl-C stops it); a start already past runs at once and records how late.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// This run's objectives are judged by its merge: exit 0, not 3, when it completes but
+    /// misses one (or nothing succeeds); the report still says so. For a shard, whose part is
+    /// not the test (`headroom kube` sets it, so that its Job completes whatever the verdict).
+    #[arg(long)]
+    pub judged_by_merge: bool,
 }
 
 impl ShardArgs {
@@ -42,6 +47,14 @@ impl ShardArgs {
             std::env::var(SHARDS_ENV).ok().as_deref(),
             std::env::var(INDEX_ENV).ok().as_deref(),
         )
+    }
+
+    /// Who judges the run's objectives for its exit status.
+    pub fn judged(&self) -> super::exit::Judged {
+        match self.judged_by_merge {
+            true => super::exit::Judged::ByMerge,
+            false => super::exit::Judged::Here,
+        }
     }
 
     /// True when the run is to be a shard or wait for a start.

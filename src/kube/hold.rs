@@ -2,6 +2,7 @@
 //! `kubectl cp` can read the runs, and until when they wait for `/runs/collected`.
 
 use super::objects::{Container, Resources};
+use super::security;
 use super::volume::mount;
 use super::RUNS_DIR;
 use crate::plan::{AttackPlan, Load};
@@ -57,19 +58,29 @@ pub(super) fn holder(image: &str, name: &str, give_up: GiveUp) -> Container {
     Container {
         name: name.into(),
         image: image.into(),
+        image_pull_policy: Some(security::PULL_POLICY.into()),
         command: vec!["sh".into(), "-c".into()],
         args: vec![format!(
             "end={end}; until [ -e {RUNS_DIR}/collected ]; do if [ $$(date +%s) -ge $end ]; then echo \"{name}: no {RUNS_DIR}/collected by unix time $end, giving up\" >&2; exit 0; fi; sleep 2; done"
         )],
         env: Vec::new(),
+        // A shell that sleeps, and tar for `kubectl cp`: a throttled holder only copies
+        // more slowly, so it has a CPU limit (the generator has none).
         resources: Some(Resources {
             requests: [
                 ("cpu".to_string(), "10m".to_string()),
                 ("memory".to_string(), "16Mi".to_string()),
+                ("ephemeral-storage".to_string(), "16Mi".to_string()),
             ]
             .into(),
-            limits: [("memory".to_string(), "64Mi".to_string())].into(),
+            limits: [
+                ("cpu".to_string(), "500m".to_string()),
+                ("memory".to_string(), "64Mi".to_string()),
+                ("ephemeral-storage".to_string(), "64Mi".to_string()),
+            ]
+            .into(),
         }),
         volume_mounts: vec![mount("runs", RUNS_DIR, false)],
+        security_context: Some(security::container()),
     }
 }

@@ -5,9 +5,10 @@ use super::files::{self, Materials};
 use super::hold::{holder, GiveUp};
 use super::naming::Naming;
 use super::objects::*;
+use super::security;
 use super::sizing::Sizing;
 use super::volume::{mount, volume};
-use super::{config::env_key, Collect, KubeError, KubeSpec, RUNS_DIR};
+use super::{config::env_key, KubeError, KubeSpec, RUNS_DIR};
 
 /// What the shards' Job is made from.
 pub(super) struct ShardJob<'a> {
@@ -25,6 +26,9 @@ pub(super) struct ShardJob<'a> {
     pub materials: &'a Materials,
     /// Where the runs go.
     pub runs: &'a Volume,
+    /// The runs volume's size in MiB: in a pod's own `emptyDir` (`--collect copy`) it is
+    /// the pod's ephemeral storage.
+    pub runs_mib: u64,
     /// The seed every shard's Poisson arrivals are given, when the scenario has none.
     pub seed: Option<u64>,
 }
@@ -35,7 +39,7 @@ impl ShardJob<'_> {
     pub fn yaml(&self) -> Result<String, KubeError> {
         use super::yaml::Yaml;
         let header = format!(
-            "# The shards of {}: pod I of this Indexed Job runs shard I of {}, all from {}.\n# CPU request per shard: {}.\n# Memory request: {}.\n# No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and\n# every request due meanwhile goes out late.\n",
+            "# The shards of {}: pod I of this Indexed Job runs shard I of {}, all from {}.\n# CPU request per shard: {}.\n# Memory request: {}.\n# No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and\n# every request due meanwhile goes out late.\n# A shard that completes its part exits 0 even when its part missed an objective\n# (--judged-by-merge): the Job completes, and the merged run carries the verdict.\n",
             self.spec.scenario.display(),
             self.spec.shards,
             self.start_at,
@@ -67,7 +71,7 @@ impl ShardJob<'_> {
         ]
         .into();
         let mut containers = vec![self.headroom()];
-        if self.spec.collect == Collect::Copy {
+        if self.spec.collect.is_copy() {
             containers.push(holder(
                 &self.spec.tools_image,
                 "collect",
@@ -90,23 +94,36 @@ impl ShardJob<'_> {
                         labels: shard_labels.clone(),
                         ..ObjectMeta::default()
                     },
-                    spec: PodSpec {
-                        restart_policy: "Never".into(),
-                        init_containers: Vec::new(),
-                        containers,
-                        volumes: self.volumes(),
-                        topology_spread_constraints: vec![TopologySpread {
-                            max_skew: 1,
-                            topology_key: "kubernetes.io/hostname".into(),
-                            when_unsatisfiable: "ScheduleAnyway".into(),
-                            label_selector: LabelSelector {
-                                match_labels: shard_labels,
-                            },
-                        }],
-                    },
+                    spec: self.pod(containers, shard_labels),
                 },
             },
         }
+    }
+
+    /// The pod: its containers, volumes, spread over nodes, security and placement.
+    fn pod(
+        &self,
+        containers: Vec<Container>,
+        labels: std::collections::BTreeMap<String, String>,
+    ) -> PodSpec {
+        let mut pod = PodSpec {
+            restart_policy: "Never".into(),
+            init_containers: Vec::new(),
+            containers,
+            volumes: self.volumes(),
+            topology_spread_constraints: vec![TopologySpread {
+                max_skew: 1,
+                topology_key: "kubernetes.io/hostname".into(),
+                when_unsatisfiable: "ScheduleAnyway".into(),
+                label_selector: LabelSelector {
+                    match_labels: labels,
+                },
+            }],
+            security_context: Some(security::pod()),
+            ..PodSpec::default()
+        };
+        self.spec.placement.apply(&mut pod);
+        pod
     }
 
     /// The shard's container: `headroom run` of its part, from the common start.
@@ -115,6 +132,7 @@ impl ShardJob<'_> {
         let mut mounts = vec![
             mount("files", files::FILES_DIR, true),
             mount("runs", RUNS_DIR, false),
+            security::tmp_mount(),
         ];
         if !self.materials.secret_files.is_empty() {
             mounts.push(mount("secret", files::SECRET_DIR, true));
@@ -144,15 +162,26 @@ impl ShardJob<'_> {
             "--out".into(),
             self.naming.shard_dir("$(JOB_COMPLETION_INDEX)"),
             "--quiet".into(),
+            // A part's objectives are not the test's: its merge judges them, and the Job
+            // completes (so `kubectl wait` ends) whatever the verdict.
+            "--judged-by-merge".into(),
             "--set".into(),
             format!("threads={}", sizing.threads),
         ];
         if let Some(seed) = self.seed {
             args.extend(["--set".into(), format!("load.seed={seed}")]);
         }
+        // The runs in the pod's own emptyDir count as its ephemeral storage.
+        let disk = security::SCRATCH_MIB
+            + if self.spec.collect.is_copy() {
+                self.runs_mib
+            } else {
+                0
+            };
         Container {
             name: "headroom".into(),
             image: self.spec.image.clone(),
+            image_pull_policy: Some(security::PULL_POLICY.into()),
             command: vec!["headroom".into()],
             args,
             env,
@@ -162,11 +191,20 @@ impl ShardJob<'_> {
                 requests: [
                     ("cpu".to_string(), format!("{}m", sizing.cpu_milli)),
                     ("memory".to_string(), format!("{}Mi", sizing.memory_mib)),
+                    ("ephemeral-storage".to_string(), format!("{disk}Mi")),
                 ]
                 .into(),
-                limits: [("memory".to_string(), format!("{}Mi", sizing.memory_mib * 2))].into(),
+                limits: [
+                    (
+                        "memory".to_string(),
+                        format!("{}Mi", sizing.memory_limit_mib),
+                    ),
+                    ("ephemeral-storage".to_string(), format!("{disk}Mi")),
+                ]
+                .into(),
             }),
             volume_mounts: mounts,
+            security_context: Some(security::container()),
         }
     }
 
@@ -180,6 +218,7 @@ impl ShardJob<'_> {
                 ..volume("files")
             },
             self.runs.clone(),
+            security::tmp_volume(),
         ];
         if !self.materials.secret_files.is_empty() {
             volumes.push(Volume {
@@ -194,9 +233,9 @@ impl ShardJob<'_> {
                             path: f.key.clone(),
                         })
                         .collect(),
-                    // Readable by whatever user the image runs as (the files belong to root);
-                    // only this pod's containers see the volume.
-                    default_mode: 0o444,
+                    // Readable by the pod's group (fsGroup, which the kubelet gives the
+                    // files) and by no one else on the node.
+                    default_mode: 0o440,
                 }),
                 ..volume("secret")
             });

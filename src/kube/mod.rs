@@ -8,19 +8,26 @@
 //!
 //! Layout: [`build`] reads the scenario and assembles the objects, each made in a file of its
 //! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers), `volume` (where
-//! the runs go), `job` (the shards' Indexed Job), `merge_job` (the merge Job); `naming` gives
-//! them their names and labels, [`sizing`] their CPU and memory, [`hold`] how long a pod
-//! keeps its runs for `kubectl cp`, `yaml` writes them, [`output`] writes the files over an
-//! earlier write, and [`steps`] says what to run next.
+//! the runs go), `network` (the NetworkPolicy), `job` (the shards' Indexed Job), `merge_job`
+//! (the merge Job); `naming` gives them their names and labels, [`sizing`] their CPU and
+//! memory, [`security`] the Pod Security "restricted" settings every pod runs under,
+//! [`placement`] the nodes, taints, registry credentials and account asked for, [`hold`] how
+//! long a pod keeps its runs for `kubectl cp`, `yaml` writes them, [`output`] writes the files
+//! over an earlier write, and [`steps`] says what to run next. [`local_target`] refuses a
+//! target that inside a pod would be the pod itself.
 
 mod config;
 pub mod files;
 pub mod hold;
 mod job;
+pub mod local_target;
 mod merge_job;
 mod naming;
+mod network;
 pub mod objects;
 pub mod output;
+pub mod placement;
+pub mod security;
 pub mod sizing;
 pub mod steps;
 mod volume;
@@ -120,6 +127,17 @@ pub enum KubeError {
     /// No image.
     #[error("--image is empty: give an image with headroom on its PATH")]
     Image,
+    /// A target that inside a pod is the pod (or its link), not the host meant.
+    #[error("the target host {host} is {}: inside a pod that is {}, not this machine; give the address the pods reach the service at (a Service's DNS name, a node's or a load balancer's address), or --allow-local-target when the server runs in the pod itself", kind_words(*.kind).0, kind_words(*.kind).1)]
+    LocalTarget {
+        /// The host as written (of the target, or of one of its instances).
+        host: String,
+        /// What it is in a pod.
+        kind: local_target::Local,
+    },
+    /// A volume size Kubernetes would refuse.
+    #[error("--volume-size {0:?} is not a size: give a number with Mi, Gi or Ti (e.g. 1Gi), at least 1Mi")]
+    Size(String),
     /// A file of headroom's naming in the output directory that headroom did not write.
     #[error("{} is not a manifest headroom kube wrote, and would be applied with the new ones: move it away, or give another --out", path.display())]
     Foreign {
@@ -136,6 +154,18 @@ pub enum KubeError {
     },
 }
 
+/// What a local host is, and what it is inside a pod, in the error's words.
+fn kind_words(kind: local_target::Local) -> (&'static str, &'static str) {
+    match kind {
+        local_target::Local::Loopback => ("a loopback address", "the pod itself"),
+        local_target::Local::LinkLocal => (
+            "a link-local address",
+            "the pod's own link (or the node's metadata service)",
+        ),
+        local_target::Local::Unspecified => ("an unspecified address", "the pod itself"),
+    }
+}
+
 /// How the shard runs are brought together.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Collect {
@@ -146,8 +176,26 @@ pub enum Collect {
         /// Size, e.g. `1Gi`.
         size: String,
     },
-    /// Each pod keeps its run until it is copied out with `kubectl cp` (no shared storage).
-    Copy,
+    /// Each pod keeps its run in an `emptyDir` of its own until it is copied out with
+    /// `kubectl cp`: nothing asked of the cluster (the default).
+    Copy {
+        /// Most the `emptyDir` holds, e.g. `1Gi`.
+        size: String,
+    },
+}
+
+impl Collect {
+    /// The runs volume's size, as given.
+    pub fn size(&self) -> &str {
+        match self {
+            Collect::Volume { size, .. } | Collect::Copy { size } => size,
+        }
+    }
+
+    /// Whether each pod keeps its own run for `kubectl cp`.
+    pub fn is_copy(&self) -> bool {
+        matches!(self, Collect::Copy { .. })
+    }
 }
 
 /// When the shards start, as asked.
@@ -186,6 +234,10 @@ pub struct KubeSpec {
     /// The seed of Poisson arrivals when the scenario gives none (passed in, as `now` is):
     /// every shard must walk one schedule, so each is given it.
     pub seed: u64,
+    /// The nodes, taints, registry credentials and service account of every pod.
+    pub placement: placement::Placement,
+    /// Write manifests for a loopback or link-local target (a server in the pod itself).
+    pub allow_local_target: bool,
 }
 
 /// The manifests, ready to be written: paths relative to the output directory.
@@ -256,7 +308,11 @@ pub fn build(
             None => None,
         },
     };
+    let runs_mib = volume::size_mib(spec.collect.size())?;
     let (mut plan, materials) = read_scenario(spec, lookup)?;
+    if !spec.allow_local_target {
+        refuse_local(&plan)?;
+    }
     // Poisson arrivals without a seed: the shards are all given this one.
     let seed = (!plan.arrivals.is_even() && plan.arrivals.seed().is_none()).then_some(spec.seed);
     plan.arrivals = plan.arrivals.seeded(|| spec.seed);
@@ -283,6 +339,7 @@ pub fn build(
     if let Some(claim) = &runs.claim {
         out.push((output::RUNS.into(), claim.to_yaml()?));
     }
+    out.push((output::NETWORK.into(), network::policy(&naming).to_yaml()?));
     let end = hold::scheduled_end(&plan, start);
     let give_up = end + hold::MARGIN;
     let shards = job::ShardJob {
@@ -293,6 +350,7 @@ pub fn build(
         sizing: &sizing,
         materials: &materials,
         runs: &runs.volume,
+        runs_mib,
         seed,
     };
     out.push((output::JOB.into(), shards.yaml()?));
@@ -304,7 +362,7 @@ pub fn build(
     Ok(Bundle {
         namespace: naming.namespace.clone(),
         shards: spec.shards,
-        give_up: (spec.collect == Collect::Copy).then_some(give_up),
+        give_up: spec.collect.is_copy().then_some(give_up),
         wait: end.duration_since(spec.now).unwrap_or_default() + crate::launch::MOST_LATE,
         name: naming.name,
         files: out,
@@ -314,6 +372,19 @@ pub fn build(
             .map(|s| s.data.into_keys().collect())
             .unwrap_or_default(),
     })
+}
+
+/// Refuses a target (or an instance) that inside a pod is the pod or its link.
+fn refuse_local(plan: &crate::plan::AttackPlan) -> Result<(), KubeError> {
+    for target in std::iter::once(&plan.target).chain(&plan.instances) {
+        if let Some(kind) = local_target::local(&target.host) {
+            return Err(KubeError::LocalTarget {
+                host: target.host.clone(),
+                kind,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The scenario read as the pods will read it: lowered to its plan, and the files and

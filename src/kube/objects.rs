@@ -137,7 +137,7 @@ pub struct PodTemplate {
 }
 
 /// A pod.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
     /// `Never`: a shard that stops is not started again (it would start late).
@@ -153,6 +153,97 @@ pub struct PodSpec {
     /// Spread shards over nodes: one shard per node where there are enough nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<TopologySpread>,
+    /// Who the pod's processes run as, and the seccomp profile they run under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<PodSecurityContext>,
+    /// The service account the pod runs as; none for the namespace's `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    /// Whether the service account's API token is mounted (headroom never calls the API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub automount_service_account_token: Option<bool>,
+    /// Secrets holding the credentials of the registries the images come from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<LocalObjectReference>,
+    /// Labels a node must have to run the pod.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Taints the pod tolerates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+}
+
+/// The security settings of a whole pod (Pod Security "restricted" asks for them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurityContext {
+    /// Refuse to start a container whose user is root.
+    pub run_as_non_root: bool,
+    /// The user id of every container's process.
+    pub run_as_user: u32,
+    /// Its primary group id.
+    pub run_as_group: u32,
+    /// The group that owns the volumes' files, so that the user may read and write them.
+    pub fs_group: u32,
+    /// The seccomp profile.
+    pub seccomp_profile: SeccompProfile,
+}
+
+/// The security settings of one container.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecurityContext {
+    /// No process gains more privileges than its parent (no setuid).
+    pub allow_privilege_escalation: bool,
+    /// Capabilities dropped and added.
+    pub capabilities: Capabilities,
+    /// The image's file system cannot be written: what is written goes to volumes.
+    pub read_only_root_filesystem: bool,
+    /// Refuse to start as root.
+    pub run_as_non_root: bool,
+    /// The user id.
+    pub run_as_user: u32,
+    /// The group id.
+    pub run_as_group: u32,
+    /// The seccomp profile.
+    pub seccomp_profile: SeccompProfile,
+}
+
+/// Linux capabilities of a container.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Dropped (`ALL`).
+    pub drop: Vec<String>,
+}
+
+/// A seccomp profile by type (`RuntimeDefault`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeccompProfile {
+    /// `RuntimeDefault`: the container runtime's default filter.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// An object of the pod's namespace, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocalObjectReference {
+    /// Its name.
+    pub name: String,
+}
+
+/// A taint the pod tolerates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Toleration {
+    /// The taint's key.
+    pub key: String,
+    /// `Equal` (key and value) or `Exists` (the key, any value).
+    pub operator: String,
+    /// The taint's value, with `Equal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The taint's effect; none tolerates every effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
 }
 
 /// Spread pods with these labels over a topology key.
@@ -178,13 +269,16 @@ pub struct LabelSelector {
 }
 
 /// A container.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Container {
     /// Its name in the pod.
     pub name: String,
     /// Its image.
     pub image: String,
+    /// When the kubelet pulls the image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<String>,
     /// The program.
     pub command: Vec<String>,
     /// Its arguments; `$(VAR)` is the container's environment variable VAR.
@@ -199,6 +293,9 @@ pub struct Container {
     /// Where volumes are mounted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<VolumeMount>,
+    /// Privileges, user and file system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<SecurityContext>,
 }
 
 /// An environment variable: a value, or a key of a Secret.
@@ -313,4 +410,41 @@ pub struct ClaimVolume {
 
 /// An empty directory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EmptyDir {}
+#[serde(rename_all = "camelCase")]
+pub struct EmptyDir {
+    /// Most it may hold (a quantity, `1Gi`); past it the pod is evicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_limit: Option<String>,
+}
+
+/// A NetworkPolicy: what may reach the test's pods, and where they may go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkPolicy {
+    /// `networking.k8s.io/v1`.
+    pub api_version: String,
+    /// `NetworkPolicy`.
+    pub kind: String,
+    /// Name and labels.
+    pub metadata: ObjectMeta,
+    /// The pods and their rules.
+    pub spec: NetworkPolicySpec,
+}
+
+/// Which pods a NetworkPolicy holds, and what it lets through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkPolicySpec {
+    /// The pods.
+    pub pod_selector: LabelSelector,
+    /// `Ingress`, `Egress`: the directions the rules below govern.
+    pub policy_types: Vec<String>,
+    /// Connections let in; empty lets none in.
+    pub ingress: Vec<NetworkPolicyRule>,
+    /// Connections let out; a rule with no peers lets every one out.
+    pub egress: Vec<NetworkPolicyRule>,
+}
+
+/// A NetworkPolicy rule; with no peers and no ports it matches every connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetworkPolicyRule {}

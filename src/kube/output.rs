@@ -10,12 +10,14 @@ pub const FILES: &str = "10-files.yaml";
 pub const SECRET: &str = "20-secret.yaml";
 /// The volume claim's file (volume mode).
 pub const RUNS: &str = "30-runs.yaml";
+/// The NetworkPolicy's file, applied before the Job so that no pod runs without it.
+pub const NETWORK: &str = "35-network.yaml";
 /// The shards' Job's file.
 pub const JOB: &str = "40-job.yaml";
 /// The merge Job's file (volume mode), in `merge/` so that `kubectl apply -f DIR` leaves it.
 pub const MERGE: &str = "merge/50-merge.yaml";
 /// Every file `headroom kube` may write, relative to the output directory.
-pub const ALL: [&str; 5] = [FILES, SECRET, RUNS, JOB, MERGE];
+pub const ALL: [&str; 6] = [FILES, SECRET, RUNS, NETWORK, JOB, MERGE];
 /// What every file written holds (the objects' `managed-by` label): a file of one of
 /// [`ALL`]'s names without it is not headroom's, and is never replaced or removed.
 pub const MARK: &str = "app.kubernetes.io/managed-by: headroom-kube";

@@ -18,8 +18,7 @@ pub struct Steps<'a> {
     /// Whether the runs are copied out of each pod (`--collect copy`) rather than merged on a
     /// shared volume.
     pub copy: bool,
-    /// How long `kubectl wait` may wait for the shards (volume mode): until the test's latest
-    /// end.
+    /// How long the wait for the shards may last (volume mode): until the test's latest end.
     pub wait: Duration,
 }
 
@@ -37,14 +36,19 @@ impl Steps<'_> {
         };
         let mut lines = vec![format!("kubectl apply --server-side{ns} -f {out}")];
         if !self.copy {
-            // Whole minutes, rounded up: kubectl reads `90m`.
-            let minutes = self.wait.as_secs().div_ceil(60).max(1);
+            // The Job ends Complete (every shard ran its part, whatever the verdict: the
+            // shards are --judged-by-merge) or Failed (a shard crashed, was evicted or ran
+            // out of memory); `kubectl wait` takes one condition, and waiting on Complete
+            // alone would wait out its timeout after a failure, so both are polled, until
+            // the test's latest end.
+            let secs = self.wait.as_secs().max(60);
             lines.extend([
-                format!(
-                    "kubectl wait{ns} --for=condition=complete --timeout={minutes}m job/{name}"
-                ),
+                format!("end=$(( $(date +%s) + {secs} ))   # the test's latest end"),
+                format!("until kubectl get job{ns} {name} -o jsonpath='{{.status.conditions[?(@.status==\"True\")].type}}' \\"),
+                "    | grep -qwE 'Complete|Failed' || [ \"$(date +%s)\" -ge \"$end\" ]; do sleep 10; done".into(),
+                format!("kubectl get job{ns} {name}   # COMPLETIONS N/N: every shard ran its part"),
                 format!("kubectl apply --server-side{ns} -f {out}/merge"),
-                format!("kubectl logs{ns} -f job/{name}-merge -c report"),
+                format!("kubectl logs{ns} -f job/{name}-merge -c report   # the verdict: the whole test's report"),
             ]);
             return script(&lines);
         }
@@ -70,7 +74,8 @@ impl Steps<'_> {
             format!("  kubectl exec{ns} -c collect ${{pod#pod/}} -- touch {}/collected   # the pod may end now", super::RUNS_DIR),
             "done".into(),
             format!("headroom merge runs/{name}/shard-* --out runs/{name}/merged"),
-            format!("headroom report runs/{name}/merged"),
+            // The whole test's verdict as the script's status: 3 when an objective was missed.
+            format!("headroom report runs/{name}/merged --exit-status"),
         ]);
         script(&lines)
     }

@@ -50,7 +50,13 @@ fn spec(scenario: &str, shards: u32, collect: Collect) -> KubeSpec {
         collect,
         cpu_milli: None,
         seed: 77,
+        placement: Default::default(),
+        allow_local_target: false,
     }
+}
+
+fn copy() -> Collect {
+    Collect::Copy { size: "1Gi".into() }
 }
 
 fn volume() -> Collect {
@@ -70,7 +76,7 @@ fn files_of(bundle: &kube::Bundle) -> BTreeMap<String, String> {
 
 #[test]
 fn manifests_match_their_golden_files() {
-    for (mode, collect) in [("volume", volume()), ("copy", Collect::Copy)] {
+    for (mode, collect) in [("volume", volume()), ("copy", copy())] {
         let bundle = kube::build(&spec(SHOP, 4, collect), &shop_env).unwrap();
         let dir = Path::new("tests/golden/kube").join(mode);
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -274,7 +280,7 @@ fn manifests_hold_their_invariants() {
 #[test]
 fn manifests_validate_against_the_kubernetes_schemas() {
     let tmp = tempfile::tempdir().unwrap();
-    for (mode, collect) in [("volume", volume()), ("copy", Collect::Copy)] {
+    for (mode, collect) in [("volume", volume()), ("copy", copy())] {
         let bundle = kube::build(&spec(SHOP, 4, collect), &shop_env).unwrap();
         bundle.write(&tmp.path().join(mode)).unwrap();
     }
@@ -313,9 +319,12 @@ fn kube_cli(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
+mod image;
+mod lint;
 mod pods;
 mod refusals;
 mod steps;
+mod verdict;
 
 /// Poisson arrivals without a seed: every shard is given the one passed in, so that all walk
 /// one schedule; a seed the scenario has is left to it.
@@ -326,11 +335,10 @@ fn shards_of_poisson_arrivals_are_given_one_seed() {
         let path = dir.path().join("poisson.yaml");
         std::fs::write(
             &path,
-            format!("target: {{url: 'http://127.0.0.1:9'}}\nrequests: [{{name: a, path: /}}]\nload: {load}\n"),
+            format!("target: {{url: 'http://shop.example.test:9'}}\nrequests: [{{name: a, path: /}}]\nload: {load}\n"),
         )
         .unwrap();
-        let bundle =
-            kube::build(&spec(path.to_str().unwrap(), 3, Collect::Copy), &|_| None).unwrap();
+        let bundle = kube::build(&spec(path.to_str().unwrap(), 3, copy()), &|_| None).unwrap();
         let job: Job = parse(&files_of(&bundle), "40-job.yaml");
         job.spec.template.spec.containers[0].args.join(" ")
     };

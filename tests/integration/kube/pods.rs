@@ -5,9 +5,9 @@ use super::*;
 
 /// A pod of the Job, laid out here: the ConfigMap's and the Secret's files written where the
 /// volumes would mount them (under `root`), and the variables the Secret gives.
-struct LocalPod {
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+pub(super) struct LocalPod {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
 }
 
 /// Writes `bytes` as the kubelet does a ConfigMap's or a Secret's key: into `..data/` and
@@ -18,7 +18,7 @@ fn write_key(dir: &Path, key: &str, bytes: &[u8]) {
     std::os::unix::fs::symlink(Path::new("..data").join(key), dir.join(key)).unwrap();
 }
 
-fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
+pub(super) fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
     let read = |name: &str| std::fs::read_to_string(manifests.join(name)).unwrap();
     let config: ConfigMap = yaml_serde::from_str(&read("10-files.yaml")).unwrap();
     let job: Job = yaml_serde::from_str(&read("40-job.yaml")).unwrap();
@@ -79,7 +79,7 @@ fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
 }
 
 /// Kubernetes' `$(VAR)` in an argument, for the variables the Job controller sets.
-fn expand(arg: &str, index: u32) -> String {
+pub(super) fn expand(arg: &str, index: u32) -> String {
     arg.replace("$(JOB_COMPLETION_INDEX)", &index.to_string())
 }
 
@@ -88,12 +88,14 @@ fn local_manifests(shards: u32, url: &str, start_in: Duration, dir: &Path) {
     s.now = SystemTime::now();
     s.start = Start::In(start_in);
     s.namespace = None;
+    // The built-in target on loopback: here, the pods' processes run beside it.
+    s.allow_local_target = true;
     let url = url.to_string();
     let bundle = kube::build(&s, &|name| (name == "KUBE_TARGET_URL").then(|| url.clone())).unwrap();
     bundle.write(dir).unwrap();
 }
 
-fn requests_of(run: &Path) -> serde_json::Value {
+pub(super) fn requests_of(run: &Path) -> serde_json::Value {
     let out = crate::support::headroom(&["report", run.to_str().unwrap(), "--format", "json"]);
     assert!(
         out.status.success(),

@@ -8,7 +8,7 @@ fn scenario_with_load(dir: &Path, name: &str, load: &str) -> String {
     let path = dir.join(name);
     std::fs::write(
         &path,
-        format!("target: {{url: 'http://127.0.0.1:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
+        format!("target: {{url: 'http://shop.example.test:9/'}}\nrequests: [{{name: get, path: /}}]\nload: {load}\n"),
     )
     .unwrap();
     path.display().to_string()
@@ -179,6 +179,11 @@ fn bad_input_is_one_line_and_shows_no_secret() {
         error_of(&spec("tests/kube/nope.yaml", 2, volume())),
         "cannot read the scenario tests/kube/nope.yaml",
     ));
+    let bad_size = spec(SHOP, 2, Collect::Copy { size: "1gb".into() });
+    cases.push((
+        error_of(&bad_size),
+        "--volume-size \"1gb\" is not a size: give a number with Mi, Gi or Ti",
+    ));
     let unset = kube::build(&spec(SHOP, 2, volume()), &|_| None)
         .unwrap_err()
         .to_string();
@@ -189,7 +194,7 @@ fn bad_input_is_one_line_and_shows_no_secret() {
     let scenario = tmp.path().join("big.yaml");
     std::fs::write(
         &scenario,
-        "target: {url: 'http://127.0.0.1:9/', headers: {Authorization: 'Bearer big-secret-1'}}\nrequests: [{name: get, path: '/{{ k }}', data: keys}]\ndata: {keys: {csv: keys.csv}}\nload: {rate: 10, duration: 1s}\n",
+        "target: {url: 'http://shop.example.test:9/', headers: {Authorization: 'Bearer big-secret-1'}}\nrequests: [{name: get, path: '/{{ k }}', data: keys}]\ndata: {keys: {csv: keys.csv}}\nload: {rate: 10, duration: 1s}\n",
     )
     .unwrap();
     let s = spec(scenario.to_str().unwrap(), 2, volume());
@@ -228,4 +233,216 @@ fn bad_input_is_one_line_and_shows_no_secret() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(!out_dir.exists());
+}
+
+/// A loopback, link-local or unspecified target (or instance) is refused, in one line that
+/// says what it is inside a pod and what to give instead; `--allow-local-target` writes it.
+#[test]
+fn a_target_that_is_the_pod_itself_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = |name: &str, target: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(
+            &path,
+            format!("target: {target}\nrequests: [{{name: get, path: /}}]\nload: {{rate: 10, duration: 10s}}\n"),
+        )
+        .unwrap();
+        path.display().to_string()
+    };
+    for (i, (target, host, says)) in [
+        ("{url: 'http://127.0.0.1:8080/'}", "127.0.0.1", "a loopback address: inside a pod that is the pod itself"),
+        ("{url: 'https://localhost/'}", "localhost", "a loopback address"),
+        ("{url: 'http://[::1]:80/'}", "::1", "a loopback address"),
+        ("{url: 'http://127.1:80/'}", "127.1", "a loopback address"),
+        ("{url: 'http://169.254.169.254/'}", "169.254.169.254", "a link-local address: inside a pod that is the pod's own link (or the node's metadata service)"),
+        ("{url: 'http://[fe80::1]/'}", "fe80::1", "a link-local address"),
+        ("{url: 'http://0.0.0.0:80/'}", "0.0.0.0", "an unspecified address"),
+        ("{urls: ['http://shop.example.test/', 'http://127.0.0.2/']}", "127.0.0.2", "a loopback address"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = scenario(&format!("local-{i}.yaml"), target);
+        let mut s = spec(&path, 1, volume());
+        let e = kube::build(&s, &shop_env).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("the target host {host} is {says}")),
+            "{target}: {e}"
+        );
+        assert!(e.contains("--allow-local-target"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        s.allow_local_target = true;
+        assert!(kube::build(&s, &shop_env).is_ok(), "{target}");
+    }
+    // A name that only looks local is another machine's.
+    let path = scenario("remote.yaml", "{url: 'http://localhost.example.test/'}");
+    assert!(kube::build(&spec(&path, 1, volume()), &shop_env).is_ok());
+
+    // From the command line: one line, nothing written; written with the flag.
+    let path = scenario("cli.yaml", "{url: 'http://127.0.0.1:8080/'}");
+    let out_dir = tmp.path().join("out");
+    let args = [
+        "kube",
+        &path,
+        "--shards",
+        "1",
+        "--image",
+        "x",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let out = crate::support::headroom(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("inside a pod that is the pod itself"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists());
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-local-target");
+    let out = crate::support::headroom(&allowed);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out_dir.join("40-job.yaml").exists());
+}
+
+/// `--node-selector`, `--toleration`, `--image-pull-secret` and `--service-account` reach
+/// every pod (the shards' and the merge's), as the API's schema takes them; a value
+/// Kubernetes would refuse is one line before anything is written.
+#[test]
+fn placement_flags_reach_every_pod() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("k8s");
+    let d = dir.to_str().unwrap();
+    let placed = [
+        "--node-selector",
+        "pool=load",
+        "--node-selector",
+        "kubernetes.io/arch=amd64",
+        "--toleration",
+        "dedicated=load:NoSchedule",
+        "--toleration",
+        "spot",
+        "--image-pull-secret",
+        "regcred",
+        "--service-account",
+        "load-runner",
+    ];
+    let mut args = vec![
+        SHOP,
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--out",
+        d,
+        "--collect",
+        "volume",
+    ];
+    args.extend(placed);
+    let out = kube_cli(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in ["40-job.yaml", "merge/50-merge.yaml"] {
+        let job: Job =
+            yaml_serde::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        let pod = &job.spec.template.spec;
+        assert_eq!(
+            pod.node_selector,
+            [
+                ("kubernetes.io/arch".to_string(), "amd64".to_string()),
+                ("pool".to_string(), "load".to_string())
+            ]
+            .into(),
+            "{file}"
+        );
+        let tolerations: Vec<(String, String, Option<String>, Option<String>)> = pod
+            .tolerations
+            .iter()
+            .map(|t| {
+                (
+                    t.key.clone(),
+                    t.operator.clone(),
+                    t.value.clone(),
+                    t.effect.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            tolerations,
+            [
+                (
+                    "dedicated".into(),
+                    "Equal".into(),
+                    Some("load".into()),
+                    Some("NoSchedule".into())
+                ),
+                ("spot".into(), "Exists".into(), None, None),
+            ],
+            "{file}"
+        );
+        assert_eq!(pod.image_pull_secrets.len(), 1);
+        assert_eq!(pod.image_pull_secrets[0].name, "regcred");
+        assert_eq!(pod.service_account_name.as_deref(), Some("load-runner"));
+        assert_eq!(pod.automount_service_account_token, Some(false));
+    }
+    let files: Vec<String> = walk(&dir).iter().map(|p| p.display().to_string()).collect();
+    let out = Command::new("kubernetes-validate")
+        .args(["--strict", "--kubernetes-version", "1.30.0"])
+        .args(&files)
+        .output()
+        .expect("kubernetes-validate runs (tests/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let fresh = tmp.path().join("refused");
+    let f = fresh.to_str().unwrap();
+    for (flag, value, says) in [
+        (
+            "--toleration",
+            "dedicated=load:Never",
+            "is not a taint effect",
+        ),
+        ("--node-selector", "pool", "is not KEY=VALUE"),
+        ("--node-selector", "pool=a b", "is not a label value"),
+        ("--image-pull-secret", "RegCred", "is not an object name"),
+        ("--service-account", "runner.", "is not an object name"),
+    ] {
+        let out = kube_cli(&[
+            SHOP, "--shards", "2", "--image", "x", "--out", f, flag, value,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{flag} {value}: {stderr}");
+        assert!(!fresh.exists());
+    }
+    // A storage class is for the shared volume, which copy (the default) has none of.
+    let out = kube_cli(&[
+        SHOP,
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--out",
+        f,
+        "--storage-class",
+        "nfs",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("add --collect volume"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!fresh.exists());
 }

@@ -5,7 +5,9 @@ use super::*;
 
 /// In copy mode the printed steps never wait for the Job to complete (its pods hold until
 /// their runs are copied out): they await each shard's headroom container, copy, then mark it
-/// collected; docs/distributed.md shows the same text for its example; both scripts parse.
+/// collected, and end with the merged run's verdict; in volume mode they await the Job's end,
+/// Complete or Failed; docs/distributed.md shows the same text for its example; both scripts
+/// parse.
 #[test]
 fn the_printed_steps_are_the_documented_ones() {
     let docs = std::fs::read_to_string("docs/distributed.md").unwrap();
@@ -49,8 +51,16 @@ fn the_printed_steps_are_the_documented_ones() {
                 })
                 .collect();
             assert!(at.windows(2).all(|w| w[0] < w[1]), "{steps}");
+            // The last command's status is the whole test's verdict.
+            assert!(
+                steps.ends_with("headroom report runs/checkout/merged --exit-status\n"),
+                "{steps}"
+            );
         } else {
-            assert!(steps.contains("--timeout=64m job/checkout"), "{steps}");
+            // Both ends of the Job are awaited, until the test's latest end (63 min 1 s).
+            assert!(steps.contains("+ 3781 ))"), "{steps}");
+            assert!(steps.contains("grep -qwE 'Complete|Failed'"), "{steps}");
+            assert!(!steps.contains("kubectl wait"), "{steps}");
         }
         for shell in [["bash", "-n"], ["busybox", "sh"]] {
             let mut cmd = Command::new(shell[0]);
@@ -140,12 +150,13 @@ fn writing_again_removes_only_stale_manifests() {
             "10-files.yaml",
             "20-secret.yaml",
             "30-runs.yaml",
+            "35-network.yaml",
             "40-job.yaml",
             "99-mine.yaml",
             "merge/50-merge.yaml"
         ]
     );
-    let copy_bundle = kube::build(&spec(SHOP, 4, Collect::Copy), &shop_env).unwrap();
+    let copy_bundle = kube::build(&spec(SHOP, 4, copy()), &shop_env).unwrap();
     let removed = copy_bundle.write(&dir).unwrap();
     assert_eq!(
         removed,
@@ -159,6 +170,7 @@ fn writing_again_removes_only_stale_manifests() {
         [
             "10-files.yaml",
             "20-secret.yaml",
+            "35-network.yaml",
             "40-job.yaml",
             "99-mine.yaml"
         ]
@@ -208,7 +220,17 @@ fn writing_again_removes_only_stale_manifests() {
     // From the command line: the files removed are named.
     let dir2 = tmp.path().join("cli");
     let d = dir2.to_str().unwrap();
-    let first = kube_cli(&[SHOP, "--shards", "2", "--image", "x", "--out", d]);
+    let first = kube_cli(&[
+        SHOP,
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--out",
+        d,
+        "--collect",
+        "volume",
+    ]);
     assert!(
         first.status.success(),
         "{}",
@@ -239,7 +261,12 @@ fn writing_again_removes_only_stale_manifests() {
     );
     assert_eq!(
         names(&dir2),
-        ["10-files.yaml", "20-secret.yaml", "40-job.yaml"]
+        [
+            "10-files.yaml",
+            "20-secret.yaml",
+            "35-network.yaml",
+            "40-job.yaml"
+        ]
     );
 }
 
@@ -273,7 +300,7 @@ fn exit_within(child: &mut Child, bound: Duration) -> Option<std::process::ExitS
 #[test]
 fn the_collect_container_gives_up_after_the_test_ends() {
     let collect_args = |start: &str| -> String {
-        let mut s = spec(SHOP, 2, Collect::Copy);
+        let mut s = spec(SHOP, 2, copy());
         s.start = Start::At(start.into());
         let bundle = kube::build(&s, &shop_env).unwrap();
         let job: Job = parse(&files_of(&bundle), "40-job.yaml");
@@ -391,4 +418,83 @@ fn the_collect_container_gives_up_after_the_test_ends() {
     let status =
         exit_within(&mut holding, Duration::from_secs(60)).expect("fetch ends once collected");
     assert!(status.success());
+}
+
+/// The printed wait for the shards (volume mode) ends when the Job is Complete, and when it
+/// is Failed (a shard that crashed or ran out of memory), not at its timeout: run here in
+/// busybox's sh against a kubectl that answers with the Job's conditions.
+#[test]
+fn the_printed_wait_ends_when_the_job_completes_or_fails() {
+    let steps = kube::steps::Steps {
+        name: "checkout",
+        namespace: Some("load"),
+        out: "k8s/checkout",
+        shards: 4,
+        copy: false,
+        wait: Duration::from_secs(63 * 60 + 1),
+    }
+    .commands();
+    // The lines up to the end of the wait loop.
+    let wait: String = steps
+        .split_inclusive('\n')
+        .take_while(|l| !l.starts_with("kubectl get job"))
+        .skip(1)
+        .collect();
+    assert!(wait.starts_with("end="), "{wait}");
+    assert!(wait.contains("done"), "{wait}");
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = tmp.path().join("calls");
+    let kubectl = |conditions: &str| {
+        let path = bin.join("kubectl");
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho \"$@\" >> {}\necho '{conditions}'\n",
+                calls.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let spawn = || {
+        Child(
+            Command::new("busybox")
+                .args(["sh", "-c", &wait])
+                .env("PATH", &path)
+                .spawn()
+                .expect("busybox runs (tests/run installs it)"),
+        )
+    };
+    // Kubernetes 1.31 and later add SuccessCriteriaMet and FailureTarget first.
+    for conditions in [
+        "Complete",
+        "SuccessCriteriaMet Complete",
+        "Failed",
+        "FailureTarget Failed",
+    ] {
+        kubectl(conditions);
+        let mut waiting = spawn();
+        let status = exit_within(&mut waiting, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("the wait did not end on {conditions}"));
+        assert!(status.success(), "{conditions}");
+    }
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        asked.contains(
+            r#"get job -n load checkout -o jsonpath={.status.conditions[?(@.status=="True")].type}"#
+        ),
+        "{asked}"
+    );
+    // A Job still running (no condition true yet, or only Suspended false): it waits.
+    kubectl("");
+    let mut waiting = spawn();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        waiting.0.try_wait().unwrap().is_none(),
+        "the wait ended while the Job runs"
+    );
 }
