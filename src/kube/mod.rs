@@ -7,10 +7,11 @@
 //! YAML by serde, one object per file, for `kubectl apply -f DIR`.
 //!
 //! Layout: [`build`] reads the scenario and assembles the objects, each made in a file of its
-//! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers), `volume` (where
+//! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers, the secret
+//! values written in the scenario moved out by `secret_values`), `volume` (where
 //! the runs go), `job` (the shards' Indexed Job), `merge_job` (the merge Job); `naming` gives
 //! them their names and labels, [`sizing`] their CPU and memory, [`hold`] how long a pod
-//! keeps its runs for `kubectl cp`, `yaml` writes them, [`output`] writes the files over an
+//! keeps its runs for `kubectl cp`, `yaml` writes them (with [`crate::yaml`]), [`output`] writes the files over an
 //! earlier write, and [`steps`] says what to run next.
 
 mod config;
@@ -21,6 +22,7 @@ mod merge_job;
 mod naming;
 pub mod objects;
 pub mod output;
+mod secret_values;
 pub mod sizing;
 pub mod steps;
 mod volume;

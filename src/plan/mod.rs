@@ -26,7 +26,7 @@ pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
-pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates, SENSITIVE_HEADERS};
+pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{without_user_info, Scheme, Target};
 pub use template::{Context, Names, Template, TemplateError};

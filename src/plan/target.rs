@@ -95,24 +95,11 @@ impl Target {
     }
 }
 
-/// `url` with any `user:password@` before its host left out, and the values of query
-/// parameters named like credentials, for error messages: a password or token typed into a
-/// URL must not reach a terminal or a CI log.
+/// `url` with any `user:password@` before its host shown as `***@`, and the values of query
+/// parameters named like credentials left out, for error messages: a password or token typed
+/// into a URL must not reach a terminal or a CI log.
 pub fn without_user_info(url: &str) -> String {
-    crate::plan::secret_names::redact_query(&without_user(url))
-}
-
-fn without_user(url: &str) -> String {
-    let Some(start) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
-        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
-        None => url.to_string(),
-    }
+    crate::plan::secret_names::redact_url(url)
 }
 
 #[cfg(test)]

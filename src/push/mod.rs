@@ -56,7 +56,8 @@ pub struct PushTarget {
     pub kind: OutputKind,
     /// Its write URL (for InfluxDB, with `precision=ms`).
     pub endpoint: Endpoint,
-    /// The URL as given, for `outputs.json` and the report (credentials are refused in it).
+    /// The URL as given, for `outputs.json` and the report: user info and query values named
+    /// like credentials redacted (InfluxDB's are refused).
     pub shown_url: String,
     /// The `Authorization` header, from the environment (InfluxDB); never shown.
     pub authorization: Option<influx_endpoint::Authorization>,
@@ -80,7 +81,7 @@ impl PushTarget {
             "prometheus" => Ok(PushTarget {
                 kind: OutputKind::Prometheus,
                 endpoint: Endpoint::parse(url).map_err(invalid)?,
-                shown_url: url.to_string(),
+                shown_url: crate::plan::secret_names::redact_url(url),
                 authorization: None,
             }),
             "influxdb" => {
@@ -89,7 +90,7 @@ impl PushTarget {
                 Ok(PushTarget {
                     kind: OutputKind::Influxdb,
                     endpoint: Endpoint::parse(&write.write_url).map_err(invalid)?,
-                    shown_url: url.to_string(),
+                    shown_url: crate::plan::secret_names::redact_url(url),
                     authorization: write.authorization,
                 })
             }
