@@ -9,8 +9,8 @@
 //! So every string that is not plainly text to both (a narrow, checked shape: see
 //! [`plain_is_text`]) is written quoted by this module: it stands in the tree as a
 //! placeholder serde writes plain, which is then replaced by the string in single quotes
-//! (one line of printable ASCII) or double quotes (anything else, every character outside
-//! printable ASCII escaped). Comments are written line by line, each
+//! (one line of printable characters) or double quotes (anything else, every character
+//! outside printable ASCII escaped). Comments are written line by line, each
 //! with its line breaks and control characters escaped, so no value can end one and start a
 //! document or a field.
 
@@ -70,19 +70,25 @@ pub fn comment<S: AsRef<str>>(lines: &[S]) -> String {
     out
 }
 
-/// `text` on one line, printable to every YAML reader: line breaks (YAML 1.1 counts `\u{85}`,
-/// `\u{2028}` and `\u{2029}` among them) and other control characters escaped as Rust writes
-/// them.
+/// `text` on one line, printable to every YAML reader: line breaks and other control
+/// characters escaped as Rust writes them (`\n`, `\u{1b}`).
 pub fn one_line(text: &str) -> String {
     text.chars()
-        .map(|c| match c {
-            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
-                c.escape_default().to_string()
-            }
-            '\u{fffe}' | '\u{ffff}' => c.escape_default().to_string(),
-            c => c.to_string(),
+        .map(|c| match breaks_or_unprintable(c) {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
         })
         .collect()
+}
+
+/// Whether `c` is a line break to some YAML reader (YAML 1.1 counts `\u{85}`, `\u{2028}` and
+/// `\u{2029}` among them) or a character a reader refuses or drops (controls, a BOM).
+fn breaks_or_unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+        )
 }
 
 /// Whether any string or tag of `tree` holds `stem`.
@@ -137,19 +143,12 @@ fn mark(tree: &mut Value, stem: &str, held: &mut Vec<String>) -> Result<(), Yaml
     Ok(())
 }
 
-/// Whether serde may write `s` as it chooses: plain text to every reader, or a multi-line
-/// text that serde writes as a literal block (`|`), which no reader takes for anything but
-/// text, when nothing in it would be read differently by a YAML 1.1 reader.
+/// Whether serde may write `s` as it chooses: plain text to every reader, or a text of
+/// several lines, which serde writes as a literal block (`|`, text to every reader) or, when
+/// a block cannot hold it (a line break of YAML 1.1's, a control character, trailing
+/// spaces), libyaml writes double-quoted with escapes.
 fn stays(s: &str) -> bool {
-    if s.contains('\n') {
-        return s.chars().all(|c| {
-            c == '\n'
-                || c == '\t'
-                || !(c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}'))
-                    && !matches!(c, '\u{fffe}' | '\u{ffff}')
-        });
-    }
-    plain_is_text(s)
+    s.contains('\n') || plain_is_text(s)
 }
 
 /// Characters that numbers, dates and times are written with in YAML 1.1 and 1.2
@@ -186,9 +185,9 @@ pub fn plain_is_text(s: &str) -> bool {
 }
 
 /// `s` as a quoted YAML scalar that YAML 1.1 and 1.2 readers read back the same: in single
-/// quotes when it is one line of printable ASCII (a `'` doubled), else in double quotes.
+/// quotes when it is one line of printable characters (a `'` doubled), else in double quotes.
 pub fn quoted(s: &str) -> String {
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    if !s.chars().any(breaks_or_unprintable) {
         format!("'{}'", s.replace('\'', "''"))
     } else {
         double_quoted(s)
@@ -340,7 +339,7 @@ mod tests {
 
     #[test]
     fn quotes_escape_everything_but_printable_ascii() {
-        assert_eq!(quoted("it's 1"), "'it''s 1'");
+        assert_eq!(quoted("it's 1 × 2"), "'it''s 1 × 2'");
         assert_eq!(
             double_quoted("a\"\\\n\té\u{85}\u{1f600}"),
             "\"a\\\"\\\\\\n\\t\\u00E9\\u0085\\U0001F600\""
