@@ -5,9 +5,11 @@ use super::*;
 
 /// A pod of the Job, laid out here: the ConfigMap's and the Secret's files written where the
 /// volumes would mount them (under `root`), and the variables the Secret gives.
-struct LocalPod {
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+pub(super) struct LocalPod {
+    /// The shard container's arguments, paths under `root` (the scenario's is the second).
+    pub args: Vec<String>,
+    /// Its environment, values read from the Secret.
+    pub env: Vec<(String, String)>,
 }
 
 /// Writes `bytes` as the kubelet does a ConfigMap's or a Secret's key: into `..data/` and
@@ -18,7 +20,8 @@ fn write_key(dir: &Path, key: &str, bytes: &[u8]) {
     std::os::unix::fs::symlink(Path::new("..data").join(key), dir.join(key)).unwrap();
 }
 
-fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
+/// Lays out the pod of the manifests in `manifests` under `root`.
+pub(super) fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
     let read = |name: &str| std::fs::read_to_string(manifests.join(name)).unwrap();
     let config: ConfigMap = yaml_serde::from_str(&read("10-files.yaml")).unwrap();
     let job: Job = yaml_serde::from_str(&read("40-job.yaml")).unwrap();
