@@ -247,3 +247,21 @@ impl Pushers {
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_shown_and_stored_has_no_credential() {
+        let t = PushTarget::parse_with(
+            "prometheus=http://127.0.0.1:9090/api/v1/write?access_token=s3cret&x=1",
+            &|_| None,
+        )
+        .unwrap();
+        assert_eq!(
+            t.shown_url,
+            "http://127.0.0.1:9090/api/v1/write?access_token=<redacted>&x=1"
+        );
+    }
+}
