@@ -222,8 +222,14 @@ pub(crate) fn parse_header(raw: &str) -> Result<(http::HeaderName, http::HeaderV
 /// What an error says of a header: its name, never its value (a credential whatever the
 /// header's name, or a value taken from the environment).
 fn redact_raw(raw: &str) -> String {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     match raw.split_once(':') {
-        Some((name, _)) => format!("{}: <value not shown>", name.trim()),
+        // A name with a character no header name holds may be a value typed before the colon
+        // (`Authorization Bearer …: x`): shown only up to that character.
+        Some((name, _)) => match name.trim().find(|c: char| !token(c)) {
+            Some(cut) => format!("{}…: <value not shown>", &name.trim()[..cut]),
+            None => format!("{}: <value not shown>", name.trim()),
+        },
         None => format!("<{} characters without a colon>", raw.chars().count()),
     }
 }
@@ -256,7 +262,11 @@ mod tests {
         );
         let shown = format!("{}", err.unwrap_err());
         assert!(!shown.contains("s3cret"), "{shown}");
-        for raw in ["X-Token: env\u{1}s3cret", "Bearer s3cret"] {
+        for raw in [
+            "X-Token: env\u{1}s3cret",
+            "Bearer s3cret",
+            "Authorization Bearer s3cret: x",
+        ] {
             let shown = format!(
                 "{}",
                 RequestSpec::parse("GET", &[raw.into()], Bytes::new()).unwrap_err()

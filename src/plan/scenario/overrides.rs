@@ -43,14 +43,6 @@ pub(crate) fn no_equals(form: &str) -> OverrideError {
     }
 }
 
-/// Whether `name` can be an HTTP header's name (an RFC 9110 token).
-fn is_header_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq)]
 enum Segment {
@@ -141,7 +133,7 @@ impl ValuePath {
         for s in &self.segments {
             if let (true, Segment::Key(name)) = (after_headers, s) {
                 // Shown only up to `headers`: what stands here may be a header's value.
-                if !is_header_name(name) {
+                if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                     return Err(OverrideError {
                         path: at,
                         reason: "a header's name is letters, digits and !#$%&'*+-.^_`|~ only: write headers.NAME=VALUE".into(),
