@@ -28,7 +28,7 @@ pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTU
 pub use load::{stage_at, Load, Rate, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates};
 pub use slo::{Metric, Op, Slo, SloError};
-pub use target::{without_user_info, Scheme, Target};
+pub use target::{Scheme, Target};
 pub use template::{Context, Names, Template, TemplateError};
 pub use tls::{ClientIdentity, TlsOptions};
 pub use weights::{MixError, Weights, MAX_CYCLE};

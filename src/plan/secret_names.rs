@@ -223,7 +223,7 @@ pub fn user_info(url: &str) -> Option<Range<usize>> {
 }
 
 /// `text` with every range of `ranges` (sorted, apart) replaced by `with`.
-pub fn replace_ranges(text: &str, ranges: &[Range<usize>], with: &str) -> String {
+fn replace_ranges(text: &str, ranges: &[Range<usize>], with: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
     for r in ranges {

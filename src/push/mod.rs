@@ -70,7 +70,9 @@ impl PushTarget {
     /// environment for [`str::parse`]).
     pub fn parse_with(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, PushError> {
         let invalid = |reason: String| PushError::Invalid {
-            given: influx_endpoint::without_secret_params(&crate::plan::without_user_info(s)),
+            given: influx_endpoint::without_secret_params(&crate::plan::secret_names::redact_url(
+                s,
+            )),
             reason,
         };
         let (kind, url) = s
