@@ -22,6 +22,8 @@
 //! - [`timer`]: microsecond-precise sleeping on tokio (timerfd), for the HTTP/2 pacer and the
 //!   target.
 //! - [`units`]: human-readable durations and byte counts, shared by the summary and the reports.
+//! - [`yaml`]: the one writer of the YAML headroom writes (`kube`'s manifests, `import`'s
+//!   scenarios), quoting whatever a YAML 1.1 or 1.2 reader could misread.
 //!
 //! `schedule`, `record`, `summary` and `report` never touch the network.
 #![forbid(unsafe_code)]
@@ -48,3 +50,4 @@ pub mod summary;
 pub mod target;
 pub mod timer;
 pub mod units;
+pub mod yaml;

@@ -92,11 +92,12 @@ pub fn record(
                         .map_or("-".to_string(), |(_, cell)| cell.clone());
                     // A token or a body varied by the matrix names no row, file or table.
                     let secret = v.values.iter().any(|(k, _)| *k == c.key)
-                        && crate::plan::request::is_sensitive_path(&c.key);
+                        && crate::plan::secret_names::is_secret_path(&c.key);
                     if secret {
                         "<redacted>".to_string()
                     } else {
-                        cell
+                        // A path's query may carry a token.
+                        crate::plan::secret_names::redact_url(&cell)
                     }
                 })
                 .collect();

@@ -19,7 +19,7 @@ pub fn print(
     let first = first_sent(plan);
     let preview = headroom::engine::preview::request(plan, first)?;
     let mut out = Vec::new();
-    lines(scenario, plan, first, &preview, &mut out);
+    lines(scenario, plan, first, &preview, scrub, &mut out);
     for line in out {
         println!("{}", scrub(&line));
     }
@@ -31,6 +31,7 @@ fn lines(
     plan: &AttackPlan,
     first: usize,
     preview: &headroom::engine::preview::Preview,
+    scrub: &dyn Fn(&str) -> String,
     out: &mut Vec<String>,
 ) {
     out.push(format!("{}: ok", scenario.display()));
@@ -48,7 +49,11 @@ fn lines(
             r.name,
             r.weight,
             r.spec.method,
-            r.spec.path.as_deref().unwrap_or("")
+            // A token written in the path's query is sent, never shown; one from a variable
+            // is shown as its reference.
+            headroom::plan::secret_names::redact_query(&scrub(
+                r.spec.path.as_deref().unwrap_or("")
+            ))
         ));
     }
     for f in &plan.flows {

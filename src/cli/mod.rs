@@ -19,6 +19,7 @@ mod shard;
 mod step_summary;
 mod sweep;
 mod target;
+mod unechoed;
 
 use clap::{Parser, Subcommand};
 use headroom::engine::CancellationToken;

@@ -169,7 +169,7 @@ pub struct Subject {
     pub scenario: Option<PathBuf>,
     /// Replace a value of the scenario (repeatable), as `run --set` does:
     /// requests.read.weight=90, target.headers.X-Env=staging.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = super::unechoed::Unechoed::<headroom::plan::scenario::Override>::default())]
     pub set: Vec<headroom::plan::scenario::Override>,
     #[command(flatten)]
     pub request: RequestArgs,

@@ -31,11 +31,11 @@ pub struct RunArgs {
     pub stages: Option<String>,
     /// Replace a value of the scenario (repeatable): load.rate=50, requests.read.weight=90,
     /// requests[0].path=/v2/keys, target.headers.X-Env=staging.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = super::unechoed::Unechoed::<Override>::default())]
     pub set: Vec<Override>,
     /// Run a variant per value (repeatable; several are crossed): load.rate=10,20,30.
     /// Crossed with the scenario's `matrix:` section when it has one.
-    #[arg(long = "matrix", value_name = "PATH=V1,V2,…")]
+    #[arg(long = "matrix", value_name = "PATH=V1,V2,…", value_parser = super::unechoed::Unechoed::<Axis>::default())]
     pub matrix: Vec<Axis>,
     #[command(flatten)]
     pub output: super::attack::Output,

@@ -4,6 +4,7 @@
 use super::request::{RequestTemplate, Scratch};
 use super::tls;
 use super::EngineError;
+use crate::plan::secret_names::{redact_header_line, redact_query};
 use crate::plan::{AttackPlan, Scheme};
 
 /// One request as it would go on the wire (HTTP/1.1), with secrets left out.
@@ -49,33 +50,12 @@ pub fn request(plan: &AttackPlan, index: usize) -> Result<Preview, EngineError> 
         .unwrap_or(bytes.len());
     let head = String::from_utf8_lossy(&bytes[..head_len])
         .split("\r\n")
-        .map(redact_line)
+        .enumerate()
+        // The request line's query may carry a token; each header line, a credential.
+        .map(|(i, line)| match (i, line.rsplit_once(' ')) {
+            (0, Some((target, version))) => format!("{} {version}", redact_query(target)),
+            _ => redact_header_line(line),
+        })
         .collect();
     Ok(Preview { head, body_bytes })
-}
-
-/// A header line with its value replaced when the header carries credentials.
-fn redact_line(line: &str) -> String {
-    match line.split_once(':') {
-        Some((name, _)) if crate::plan::request::is_sensitive(name) => {
-            format!("{name}: <redacted>")
-        }
-        _ => line.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_never_reach_a_preview() {
-        assert_eq!(
-            redact_line("Authorization: Bearer s3cret"),
-            "Authorization: <redacted>"
-        );
-        assert_eq!(redact_line("x-api-key: k"), "x-api-key: <redacted>");
-        assert_eq!(redact_line("Accept: */*"), "Accept: */*");
-        assert_eq!(redact_line("GET /a:b HTTP/1.1"), "GET /a:b HTTP/1.1");
-    }
 }

@@ -2,10 +2,10 @@
 //! between the ConfigMap and the Secret, and every secret value moved out of its text into the
 //! Secret, where the pod reads it back as an environment variable (`${NAME}`).
 
+use super::secret_values;
 use super::KubeError;
-use crate::plan::request::is_sensitive_path;
 use crate::plan::scenario::env;
-use crate::plan::scenario::shape::Shape;
+use crate::plan::secret_names::{is_secret_name, is_secret_path};
 use crate::plan::Dataset;
 use std::path::{Path, PathBuf};
 use yaml_serde::Value;
@@ -111,7 +111,10 @@ pub fn gather(
                 }
                 .map_err(|e| refuse(e.to_string()))?;
                 out.data_bytes += size;
-                set.columns().iter().any(|c| is_sensitive_path(c))
+                // A column named like a credential, or one of bodies (which may hold any).
+                set.columns()
+                    .iter()
+                    .any(|c| is_secret_name(c) || is_secret_path(c))
             }
         };
         let mount = if let Some((_, key, was_secret)) =
@@ -139,47 +142,19 @@ pub fn gather(
     }
 
     // Secret values written in the file itself go to the Secret; the text keeps a reference.
-    let mut moved = Vec::new();
-    move_secrets(
-        &raw,
-        &expanded,
-        &mut Vec::new(),
-        Some(Shape::root()),
-        &file_fields,
-        &mut moved,
-    );
-    let mut taken: Vec<String> = Vec::new();
-    collect_references(&raw, &mut taken);
-    for (i, (at, value)) in moved.into_iter().enumerate() {
-        let mut n = i + 1;
-        while taken.contains(&format!("{MOVED_PREFIX}{n}")) {
-            n += 1;
-        }
-        let name = format!("{MOVED_PREFIX}{n}");
-        taken.push(name.clone());
-        set(&mut raw, &at, Value::String(format!("${{{name}}}")));
-        out.secret_env.push((name, value));
-    }
-    // The scenario's own variables: their values are read here, and may be secrets.
-    let mut referenced = Vec::new();
-    collect_references(&raw, &mut referenced);
-    for name in referenced {
-        if name.starts_with(MOVED_PREFIX) && out.secret_env.iter().any(|(n, _)| *n == name) {
-            continue;
-        }
-        // Unset here, the reference has a default (or the scenario would not have loaded).
-        if let Some(value) = lookup(&name) {
-            if !out.secret_env.iter().any(|(n, _)| *n == name) {
-                out.secret_env.push((name, value));
-            }
-        }
-    }
+    out.secret_env = secret_values::move_out(&mut raw, &expanded, &file_fields, lookup);
     out.secret_env.sort();
-    out.scenario = format!(
-        "# {} as headroom kube wrote it for the pods: files at their mounts, secret values\n# replaced by environment variables that the Secret sets.\n{}",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
-        yaml_serde::to_string(&raw).map_err(yaml)?
-    );
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    out.scenario = crate::yaml::comment(&[
+        format!(
+            "{name} as headroom kube wrote it for the pods: files at their mounts, secret values"
+        ),
+        "replaced by environment variables that the Secret sets.".to_string(),
+    ]) + &crate::yaml::to_string(&raw)
+        .map_err(|e| KubeError::Yaml(e.to_string()))?;
     Ok(out)
 }
 
@@ -217,8 +192,10 @@ fn unique_key(path: &Path, keys: &[(PathBuf, String, bool)]) -> String {
 
 /// A step into a YAML document.
 #[derive(Debug, Clone, PartialEq)]
-enum Seg {
+pub(super) enum Seg {
+    /// A mapping's key.
     Key(String),
+    /// A sequence's item, from 0.
     Index(usize),
 }
 
@@ -262,14 +239,16 @@ fn file_fields_of(doc: &Value) -> Vec<(Vec<Seg>, FileKind)> {
     out
 }
 
-fn get<'a>(doc: &'a Value, at: &[Seg]) -> Option<&'a Value> {
+/// The node at `at`, when there is one.
+pub(super) fn get<'a>(doc: &'a Value, at: &[Seg]) -> Option<&'a Value> {
     at.iter().try_fold(doc, |node, seg| match seg {
         Seg::Key(k) => node.get(k.as_str()),
         Seg::Index(i) => node.get(*i),
     })
 }
 
-fn set(doc: &mut Value, at: &[Seg], value: Value) {
+/// Puts `value` at `at`, when there is a node there.
+pub(super) fn set(doc: &mut Value, at: &[Seg], value: Value) {
     let mut node = doc;
     for seg in at {
         let next = match seg {
@@ -285,7 +264,7 @@ fn set(doc: &mut Value, at: &[Seg], value: Value) {
 }
 
 /// `requests[0].headers.Authorization`, as `--set` names a value.
-fn render(at: &[Seg]) -> String {
+pub(super) fn render(at: &[Seg]) -> String {
     let mut out = String::new();
     for seg in at {
         match seg {
@@ -300,163 +279,12 @@ fn render(at: &[Seg]) -> String {
     out
 }
 
-/// Finds the scalars at places `is_sensitive_path` calls secret that are written in the file
-/// (not a `${VARIABLE}`, whose value goes to the Secret anyway), with the value the pod must
-/// read back for each: as written where the schema wants text, as YAML elsewhere (a JSON
-/// body's `pin: 1234` stays a number).
-fn move_secrets(
-    raw: &Value,
-    expanded: &Value,
-    at: &mut Vec<Seg>,
-    shape: Option<Shape>,
-    skip: &[Vec<Seg>],
-    moved: &mut Vec<(Vec<Seg>, String)>,
-) {
-    match raw {
-        Value::Mapping(m) => {
-            for (k, v) in m {
-                let Some(k) = k.as_str() else { continue };
-                let field = shape.as_ref().and_then(|s| s.field(k));
-                let Some(e) = expanded.get(k) else { continue };
-                at.push(Seg::Key(k.to_string()));
-                move_secrets(v, e, at, field, skip, moved);
-                at.pop();
-            }
-        }
-        Value::Sequence(items) => {
-            let item = shape.as_ref().and_then(Shape::item);
-            for (i, v) in items.iter().enumerate() {
-                let Some(e) = expanded.get(i) else { continue };
-                at.push(Seg::Index(i));
-                move_secrets(v, e, at, item.clone(), skip, moved);
-                at.pop();
-            }
-        }
-        Value::Tagged(t) => move_secrets(&t.value, expanded, at, shape, skip, moved),
-        Value::Null => {}
-        scalar => {
-            let path = render(at);
-            let secret = (is_sensitive_path(&path) && !structural(at))
-                || matches!(scalar, Value::String(s) if is_url(at) && has_user_info(s));
-            if skip.iter().any(|s| s == at) || !secret {
-                return;
-            }
-            if let Value::String(s) = scalar {
-                // A variable's value goes to the Secret anyway; a template slot is filled
-                // from a data set (whose file is judged by its columns).
-                if has_reference(s) || only_slots(s) {
-                    return;
-                }
-            }
-            let text = shape.as_ref().is_some_and(Shape::is_text);
-            let value = match expanded {
-                Value::String(s) if text => s.clone(),
-                Value::Number(n) if text => n.to_string(),
-                Value::Bool(b) if text => b.to_string(),
-                other => match yaml_serde::to_string(other) {
-                    Ok(y) => y.trim_end().to_string(),
-                    Err(_) => return,
-                },
-            };
-            moved.push((at.clone(), value));
-        }
-    }
-}
-
-/// Whether `at` says how to read or make values rather than carrying one: where to capture
-/// from (`capture.token.json: token`), what an answer must hold, a generated set's size and
-/// prefix. Their names may sound secret (a set named `secrets`) but they are the scenario's
-/// shape, and a reader of the ConfigMap needs them.
-fn structural(at: &[Seg]) -> bool {
-    let key = |s: &Seg, name: &str| matches!(s, Seg::Key(k) if k == name);
-    at.iter().any(|s| key(s, "capture") || key(s, "expect"))
-        || matches!(at, [d, _, g, ..] if key(d, "data") && key(g, "generate"))
-}
-
-/// Whether `at` is a target URL (`target.url`, `target.urls[i]`).
-fn is_url(at: &[Seg]) -> bool {
-    matches!(at, [Seg::Key(t), Seg::Key(u)] if t == "target" && u == "url")
-        || matches!(at, [Seg::Key(t), Seg::Key(u), Seg::Index(_)] if t == "target" && u == "urls")
-}
-
-/// Whether a URL carries a user and password (`https://user:pass@host/`).
-fn has_user_info(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    authority.contains('@')
-}
-
-/// Whether `s` is nothing but `{{ … }}` template slots and spaces.
-fn only_slots(s: &str) -> bool {
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return false;
-    }
-    while let Some(tail) = rest.strip_prefix("{{") {
-        match tail.find("}}") {
-            Some(end) => rest = tail[end + 2..].trim_start(),
-            None => return false,
-        }
-    }
-    rest.is_empty()
-}
-
-/// Whether `s` holds a `${NAME}` reference (an escaped `$${` is not one).
-fn has_reference(s: &str) -> bool {
-    !references(s).is_empty()
-}
-
-/// The variables `s` refers to.
-fn references(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('$') {
-        let after = &rest[i..];
-        if let Some(tail) = after.strip_prefix("$${") {
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix("${") {
-            let end = body.find('}').unwrap_or(body.len());
-            let inner = &body[..end];
-            let name = inner.split_once(":-").map_or(inner, |(n, _)| n);
-            out.push(name.to_string());
-            rest = &body[end.min(body.len())..];
-        } else {
-            rest = &after[1..];
-        }
-    }
-    out
-}
-
-/// Every variable the document's values refer to, once each, in order.
-fn collect_references(doc: &Value, out: &mut Vec<String>) {
-    match doc {
-        Value::String(s) => {
-            for name in references(s) {
-                if !out.contains(&name) {
-                    out.push(name);
-                }
-            }
-        }
-        Value::Sequence(items) => items.iter().for_each(|v| collect_references(v, out)),
-        Value::Mapping(m) => m.values().for_each(|v| collect_references(v, out)),
-        Value::Tagged(t) => collect_references(&t.value, out),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn references_skip_escapes() {
-        assert_eq!(references("a ${X} $${Y} ${Z:-d}"), vec!["X", "Z"]);
-        assert!(!has_reference("a$${b}"));
-        assert!(only_slots("{{ user }} {{ n | upper }}"));
-        assert!(!only_slots("Bearer {{ token }}"));
-        assert!(!only_slots(""));
-        assert!(has_user_info("https://u:p@host:8443/a@b"));
-        assert!(!has_user_info("https://host/a@b"));
+    fn paths_render_as_set_names_them() {
         assert_eq!(
             render(&[
                 Seg::Key("requests".into()),

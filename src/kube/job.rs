@@ -38,14 +38,23 @@ impl ShardJob<'_> {
     /// also kept as annotations).
     pub fn yaml(&self) -> Result<String, KubeError> {
         use super::yaml::Yaml;
-        let header = format!(
-            "# The shards of {}: pod I of this Indexed Job runs shard I of {}, all from {}.\n# CPU request per shard: {}.\n# Memory request: {}.\n# No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and\n# every request due meanwhile goes out late.\n# A shard that completes its part exits 0 even when its part missed an objective\n# (--judged-by-merge): the Job completes, and the merged run carries the verdict.\n",
-            self.spec.scenario.display(),
-            self.spec.shards,
-            self.start_at,
-            self.sizing.cpu_note,
-            self.sizing.memory_note,
-        );
+        // Each line escaped: the scenario's path is the user's and may hold a line break.
+        let header = crate::yaml::comment(&[
+            format!(
+                "The shards of {}: pod I of this Indexed Job runs shard I of {}, all from {}.",
+                self.spec.scenario.display(),
+                self.spec.shards,
+                self.start_at,
+            ),
+            format!("CPU request per shard: {}.", self.sizing.cpu_note),
+            format!("Memory request: {}.", self.sizing.memory_note),
+            "No CPU limit: a throttled generator stops for the rest of a 100 ms CFS period and"
+                .into(),
+            "every request due meanwhile goes out late.".into(),
+            "A shard that completes its part exits 0 even when its part missed an objective".into(),
+            "(--judged-by-merge): the Job completes, and the merged run carries the verdict."
+                .into(),
+        ]);
         Ok(header + &self.job().to_yaml()?)
     }
 

@@ -7,14 +7,15 @@
 //! YAML by serde, one object per file, for `kubectl apply -f DIR`.
 //!
 //! Layout: [`build`] reads the scenario and assembles the objects, each made in a file of its
-//! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers), `volume` (where
-//! the runs go), `network` (the NetworkPolicy), `job` (the shards' Indexed Job), `merge_job`
-//! (the merge Job); `naming` gives them their names and labels, [`sizing`] their CPU and
-//! memory, [`security`] the Pod Security "restricted" settings every pod runs under,
-//! [`placement`] the nodes, taints, registry credentials and account asked for, [`hold`] how
-//! long a pod keeps its runs for `kubectl cp`, `yaml` writes them, [`output`] writes the files
-//! over an earlier write, and [`steps`] says what to run next. [`local_target`] refuses a
-//! target that inside a pod would be the pod itself.
+//! own: `config` (the ConfigMap and the Secret, from what [`files`] gathers, the secret
+//! values written in the scenario moved out by `secret_values`), `volume` (where the runs
+//! go), `network` (the NetworkPolicy), `job` (the shards' Indexed Job), `merge_job` (the
+//! merge Job); `naming` gives them their names and labels, [`sizing`] their CPU and memory,
+//! [`security`] the Pod Security "restricted" settings every pod runs under, [`placement`]
+//! the nodes, taints, registry credentials and account asked for, [`hold`] how long a pod
+//! keeps its runs for `kubectl cp`, `yaml` writes them (with [`crate::yaml`]), [`output`]
+//! writes the files over an earlier write, and [`steps`] says what to run next.
+//! [`local_target`] refuses a target that inside a pod would be the pod itself.
 
 mod config;
 pub mod files;
@@ -27,6 +28,7 @@ mod network;
 pub mod objects;
 pub mod output;
 pub mod placement;
+mod secret_values;
 pub mod security;
 pub mod sizing;
 pub mod steps;

@@ -15,7 +15,9 @@
 //! A key may name several paths, comma-separated, that take the same value (a ramp's end
 //! and the steady stage after it: `"load.stages[0].rate[1], load.stages[1].rate"`).
 
-use crate::plan::scenario::overrides::{display, Given, Override, OverrideError, ValuePath};
+use crate::plan::scenario::overrides::{
+    display, no_equals, Given, Override, OverrideError, ValuePath,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,10 +75,9 @@ impl std::str::FromStr for Axis {
     type Err = OverrideError;
 
     fn from_str(text: &str) -> Result<Axis, OverrideError> {
-        let (path, values) = text.split_once('=').ok_or_else(|| OverrideError {
-            path: text.to_string(),
-            reason: "write path=v1,v2,…, e.g. load.rate=10,20,30".into(),
-        })?;
+        let (path, values) = text
+            .split_once('=')
+            .ok_or_else(|| no_equals("path=v1,v2,…, e.g. load.rate=10,20,30"))?;
         let paths = paths(path)?;
         let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {

@@ -1,5 +1,6 @@
 //! Where requests go: a parsed, checked `http(s)://host:port/path` URL.
 
+use super::secret_names::redact_url;
 use super::PlanError;
 
 /// The URL scheme, which decides whether TLS is used.
@@ -33,7 +34,7 @@ impl Target {
     /// Parses an absolute http(s) URL.
     pub fn parse(url: &str) -> Result<Target, PlanError> {
         let bad = |reason: &str| PlanError::Url {
-            url: without_user_info(url),
+            url: redact_url(url),
             reason: reason.to_string(),
         };
         let uri: http::Uri = url
@@ -92,26 +93,6 @@ impl Target {
             authority: authority.as_str().to_string(),
             path_and_query,
         })
-    }
-}
-
-/// `url` with any `user:password@` before its host left out, and the values of query
-/// parameters named like credentials, for error messages: a password or token typed into a
-/// URL must not reach a terminal or a CI log.
-pub fn without_user_info(url: &str) -> String {
-    crate::plan::secret_names::redact_query(&without_user(url))
-}
-
-fn without_user(url: &str) -> String {
-    let Some(start) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
-        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
-        None => url.to_string(),
     }
 }
 
@@ -177,9 +158,9 @@ mod tests {
         assert!(!e.contains("s3cret") && !e.contains("alice"), "{e}");
         assert!(e.contains("http://***@h:99999/x"), "{e}");
         assert_eq!(
-            without_user_info("https://a:b@c@h/p?q=x@y"),
+            redact_url("https://a:b@c@h/p?q=x@y"),
             "https://***@h/p?q=x@y"
         );
-        assert_eq!(without_user_info("not a url"), "not a url");
+        assert_eq!(redact_url("not a url"), "not a url");
     }
 }

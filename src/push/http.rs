@@ -30,7 +30,8 @@ impl Endpoint {
         let target = Target::parse(url).map_err(|e| e.to_string())?;
         if target.scheme != Scheme::Http {
             return Err(format!(
-                "{url}: only http:// is supported for live outputs (TLS to the metrics backend is not); use a plain-HTTP listener or a local proxy"
+                "{}: only http:// is supported for live outputs (TLS to the metrics backend is not); use a plain-HTTP listener or a local proxy",
+                crate::plan::secret_names::redact_url(url)
             ));
         }
         Ok(Endpoint { target })

@@ -8,6 +8,7 @@
 //! line is stored with the run and shown in errors, so a URL carrying `p=`, `u=`, a token or
 //! user info is refused, naming the variable to set instead.
 
+use crate::plan::secret_names::{is_secret_name, percent_decoded, user_info};
 use base64::Engine as _;
 
 /// The InfluxDB 1.x user name, when the database requires authentication.
@@ -17,8 +18,15 @@ pub const PASSWORD_VAR: &str = "HEADROOM_INFLUXDB_PASSWORD";
 /// The InfluxDB 2 API token (write access to the bucket).
 pub const TOKEN_VAR: &str = "HEADROOM_INFLUXDB_TOKEN";
 
-/// Query parameters that carry credentials: refused in a URL, and hidden when one is shown.
-const SECRET_PARAMS: [&str; 5] = ["p", "u", "password", "token", "authorization"];
+/// InfluxDB 1.x's own names for its credentials in a query, which headroom's rule for what is
+/// secret cannot know (elsewhere a `p` is a page): with the parameters that rule marks, they
+/// are refused in a URL and hidden when one is shown.
+const INFLUX_CREDENTIAL_PARAMS: [&str; 2] = ["u", "p"];
+
+/// Whether a query parameter, by its decoded name, carries a credential.
+fn is_credential(name: &str) -> bool {
+    INFLUX_CREDENTIAL_PARAMS.contains(&name.to_ascii_lowercase().as_str()) || is_secret_name(name)
+}
 
 /// The InfluxDB HTTP write API a URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +69,7 @@ pub struct InfluxWrite {
 /// `env` (the process environment, in use). The error says what to give instead and never
 /// holds a credential.
 pub fn check(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<InfluxWrite, String> {
-    if has_user_info(url) {
+    if user_info(url).is_some() {
         return Err(format!(
             "credentials are not taken from the URL (it is stored with the run): leave out user:password@ and set {USER_VAR} and {PASSWORD_VAR} (InfluxDB 1.x) or {TOKEN_VAR} (InfluxDB 2)"
         ));
@@ -75,14 +83,15 @@ pub fn check(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<InfluxWr
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (percent_decode(k).to_ascii_lowercase(), v)
+            (percent_decoded(k), v)
         })
         .collect();
-    let has = |key: &str| params.iter().any(|(k, v)| k == key && !v.is_empty());
-    if let Some((key, _)) = params
-        .iter()
-        .find(|(k, _)| SECRET_PARAMS.contains(&k.as_str()))
-    {
+    let has = |key: &str| {
+        params
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case(key) && !v.is_empty())
+    };
+    if let Some((key, _)) = params.iter().find(|(k, _)| is_credential(k)) {
         return Err(format!(
             "credentials are not taken from the URL (it is stored with the run): leave out {key}= and set {USER_VAR} and {PASSWORD_VAR} (InfluxDB 1.x) or {TOKEN_VAR} (InfluxDB 2)"
         ));
@@ -111,7 +120,10 @@ pub fn check(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<InfluxWr
         _ => {}
     }
     // Timestamps are written in milliseconds; another precision would misplace every point.
-    let write_url = match params.iter().find(|(k, _)| k == "precision") {
+    let write_url = match params
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("precision"))
+    {
         Some((_, "ms")) => url.to_string(),
         Some(_) => return Err(
             "leave out precision= (headroom writes millisecond timestamps and sets precision=ms)"
@@ -147,7 +159,7 @@ pub fn check(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<InfluxWr
     })
 }
 
-/// `url` with the values of credential parameters replaced by `***`, for showing.
+/// `url` with the values of credential parameters replaced by `<redacted>`, for showing.
 pub fn without_secret_params(url: &str) -> String {
     let Some((base, query)) = url.split_once('?') else {
         return url.to_string();
@@ -155,41 +167,11 @@ pub fn without_secret_params(url: &str) -> String {
     let params: Vec<String> = query
         .split('&')
         .map(|p| match p.split_once('=') {
-            Some((k, _))
-                if SECRET_PARAMS.contains(&percent_decode(k).to_ascii_lowercase().as_str()) =>
-            {
-                format!("{k}=***")
-            }
+            Some((k, _)) if is_credential(&percent_decoded(k)) => format!("{k}=<redacted>"),
             _ => p.to_string(),
         })
         .collect();
     format!("{base}?{}", params.join("&"))
-}
-
-fn has_user_info(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    authority.contains('@')
-}
-
-/// Decodes `%XX` (InfluxDB reads `%70=` as `p=`, so the check must too).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -256,6 +238,11 @@ mod tests {
                 "http://h:8086/api/v2/write?org=o&bucket=b&token=s3cret",
                 "token=",
             ),
+            (
+                "http://h:8086/write?db=x&access_token=s3cret",
+                "access_token=",
+            ),
+            ("http://h:8086/write?db=x&pwd=s3cret", "pwd="),
             ("http://h:8086/write", "/write?db=DB"),
             ("http://h:8086/api/v2/write?bucket=b", "org=ORG"),
             ("http://h:8086/query?db=x", "the path must be"),
@@ -274,8 +261,8 @@ mod tests {
     #[test]
     fn shown_urls_hide_credential_parameters() {
         assert_eq!(
-            without_secret_params("http://h/write?db=x&p=s3cret&%75=bob"),
-            "http://h/write?db=x&p=***&%75=***"
+            without_secret_params("http://h/write?db=x&p=s3cret&%75=bob&apikey=k"),
+            "http://h/write?db=x&p=<redacted>&%75=<redacted>&apikey=<redacted>"
         );
         assert_eq!(without_secret_params("http://h/write"), "http://h/write");
     }

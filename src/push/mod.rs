@@ -56,7 +56,8 @@ pub struct PushTarget {
     pub kind: OutputKind,
     /// Its write URL (for InfluxDB, with `precision=ms`).
     pub endpoint: Endpoint,
-    /// The URL as given, for `outputs.json` and the report (credentials are refused in it).
+    /// The URL as given, for `outputs.json` and the report: user info and query values named
+    /// like credentials redacted (InfluxDB's are refused).
     pub shown_url: String,
     /// The `Authorization` header, from the environment (InfluxDB); never shown.
     pub authorization: Option<influx_endpoint::Authorization>,
@@ -69,7 +70,9 @@ impl PushTarget {
     /// environment for [`str::parse`]).
     pub fn parse_with(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, PushError> {
         let invalid = |reason: String| PushError::Invalid {
-            given: influx_endpoint::without_secret_params(&crate::plan::without_user_info(s)),
+            given: influx_endpoint::without_secret_params(&crate::plan::secret_names::redact_url(
+                s,
+            )),
             reason,
         };
         let (kind, url) = s
@@ -80,7 +83,7 @@ impl PushTarget {
             "prometheus" => Ok(PushTarget {
                 kind: OutputKind::Prometheus,
                 endpoint: Endpoint::parse(url).map_err(invalid)?,
-                shown_url: url.to_string(),
+                shown_url: crate::plan::secret_names::redact_url(url),
                 authorization: None,
             }),
             "influxdb" => {
@@ -89,7 +92,7 @@ impl PushTarget {
                 Ok(PushTarget {
                     kind: OutputKind::Influxdb,
                     endpoint: Endpoint::parse(&write.write_url).map_err(invalid)?,
-                    shown_url: url.to_string(),
+                    shown_url: crate::plan::secret_names::redact_url(url),
                     authorization: write.authorization,
                 })
             }
@@ -244,5 +247,23 @@ impl Pushers {
             .map(|o| std::thread::spawn(move || o.delivery.finish(FLUSH)))
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_shown_and_stored_has_no_credential() {
+        let t = PushTarget::parse_with(
+            "prometheus=http://127.0.0.1:9090/api/v1/write?access_token=s3cret&x=1",
+            &|_| None,
+        )
+        .unwrap();
+        assert_eq!(
+            t.shown_url,
+            "http://127.0.0.1:9090/api/v1/write?access_token=<redacted>&x=1"
+        );
     }
 }

@@ -17,7 +17,7 @@ data:
   users: {{csv: users.csv}}
 login: {{request: login}}
 requests:
-  - {{name: login, method: POST, path: "/login?as={{{{ user }}}}", headers: {{X-User: "{{{{ user }}}}"}}, json: {{user: "{{{{ user }}}}", password: "{{{{ password }}}}"}}, data: users, capture: {{token: {{json: token}}}}}}
+  - {{name: login, method: POST, path: "/login?as={{{{ user }}}}&access_token=literal-tok-31", headers: {{X-User: "{{{{ user }}}}", X-Goog-Api-Key: literal-goog-32, apikey: literal-key-33}}, json: {{user: "{{{{ user }}}}", password: "{{{{ password }}}}"}}, data: users, capture: {{token: {{json: token}}}}}}
   - {{name: profile, path: "/users/{{{{ user }}}}", data: users, headers: {{X-Trace: check}}}}
 load:
   stages:
@@ -52,10 +52,13 @@ fn a_check_shows_the_load_and_the_first_send_without_its_secrets() {
         "load      \"warm\": 10 req/s for 30s (warm-up, not reported)",
         "load      \"ramp\": 10 → 2,500 req/s for 2m",
         "first send of \"login\":",
-        "    POST /api/login?as=$user HTTP/1.1",
+        "    POST /api/login?as=$user&access_token=<redacted> HTTP/1.1",
         "    x-user: $user",
         "    authorization: <redacted>",
+        "    x-goog-api-key: <redacted>",
+        "    apikey: <redacted>",
         "of body, not shown)",
+        "POST /api/login?as={{ user }}&access_token=<redacted>",
     ] {
         assert!(out.contains(line), "{line:?} missing from:\n{out}");
     }
@@ -65,6 +68,7 @@ fn a_check_shows_the_load_and_the_first_send_without_its_secrets() {
         "{out}"
     );
     assert!(!out.contains("Bearer"), "{out}");
+    assert!(!out.contains("literal-"), "{out}");
 }
 
 #[test]

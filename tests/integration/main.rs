@@ -36,3 +36,4 @@ mod shard;
 mod support;
 mod target;
 mod verdicts;
+mod yaml;

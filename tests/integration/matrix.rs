@@ -358,8 +358,14 @@ fn secrets_set_or_varied_are_never_shown_or_stored() {
         "--set",
         "target.headers.X-Api-Key=key-LEAK1",
         "--set=requests.write.body=pw=LEAK2",
+        "--set",
+        "target.headers.X-Goog-Api-Key=goog-LEAK3",
+        "--set",
+        "requests.read.path=/?access_token=LEAK4&limit=5",
         "--matrix",
         "target.headers.Authorization=Bearer tok-LEAKA,Bearer tok-LEAKB",
+        "--matrix",
+        "target.headers.apikey=LEAKC,LEAKD",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -371,7 +377,9 @@ fn secrets_set_or_varied_are_never_shown_or_stored() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    for leak in ["LEAK1", "LEAK2", "LEAKA", "LEAKB"] {
+    for leak in [
+        "LEAK1", "LEAK2", "LEAK3", "LEAK4", "LEAKA", "LEAKB", "LEAKC", "LEAKD",
+    ] {
         assert!(!shown.contains(leak), "{leak} printed: {shown}");
         assert!(!stored.contains(leak), "{leak} stored");
         assert!(!stdout(&report).contains(leak), "{leak} reported");

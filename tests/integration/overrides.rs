@@ -234,6 +234,60 @@ fn a_path_the_scenario_cannot_have_is_refused_by_name() {
     );
 }
 
+/// A `--set` or `--matrix` that is refused (a typo in its path, no `=`, a header's value where
+/// its name goes, a value that is not YAML, or not of the field's type) says which path and
+/// what is wrong, and never shows the value: it may be a token. clap's own errors for these
+/// arguments, which quote the argument whole, are not used.
+#[test]
+fn a_refused_override_never_shows_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), "http://127.0.0.1:9");
+    let s = s.to_str().unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["--set", "target.header.Authorization=Bearer tok-LEAK1"],
+            "target.header.Authorization: target has no field \"header\"",
+        ),
+        (
+            &["--set", "target.headers.Authorization:Bearer tok-LEAK2"],
+            "write path=value",
+        ),
+        (
+            &["--set", "target.headers.Authorization: Bearer tok-LEAK3=x"],
+            "target.headers: a header's name is letters, digits",
+        ),
+        (
+            &["--set", r#"requests.write.json={"password": "LEAK4""#],
+            "requests.write.json: the value given (20 characters, not shown) is not a YAML value",
+        ),
+        (
+            &["--matrix", "requests.write.jsn.password=LEAK5,b"],
+            "requests.write.jsn.password: requests.write has no field \"jsn\"",
+        ),
+        (
+            &["--matrix", "target.headers.X-Api-Key:LEAK6,b"],
+            "write path=v1,v2,…",
+        ),
+        (
+            &["--set", "load.rate=tok-LEAK7"],
+            "invalid type: string <the value given for load.rate>, expected",
+        ),
+        (
+            &["--set=target.headers.X-Goog-Api-Key tok-LEAK8"],
+            "write path=value",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["run", s, "--check"];
+        all.extend_from_slice(args);
+        let o = crate::support::headroom(&all);
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o) + &String::from_utf8_lossy(&o.stdout);
+        assert!(e.contains(expected), "{args:?}: {e}");
+        assert!(!e.contains("LEAK"), "{args:?} shows its value: {e}");
+    }
+}
+
 /// `sweep --scenario` and `capacity --scenario` take `--set` as `run` does: the swept plan
 /// is the scenario with the value replaced.
 #[test]

@@ -338,6 +338,14 @@ fn a_wrong_push_is_one_line_saying_what_to_give_and_never_shows_a_credential() {
             "prometheus=http://user:s3cret@127.0.0.1:9090/api/v1/write",
             "user info",
         ),
+        (
+            "prometheus=https://127.0.0.1:9090/api/v1/write?access_token=s3cret",
+            "only http://",
+        ),
+        (
+            "influxdb=http://127.0.0.1:8086/write?db=x&apikey=s3cret",
+            "leave out apikey=",
+        ),
     ] {
         let out = support::headroom(&[
             "attack",

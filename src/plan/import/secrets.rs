@@ -330,4 +330,36 @@ mod tests {
                     .any(|v| v.what.contains("also GET /me"))
         );
     }
+
+    /// The names of the one rule's table that a recorded request carries: each secret one
+    /// becomes a variable, and the harmless ones stay as they were.
+    #[test]
+    fn every_name_the_rule_marks_is_taken_out() {
+        let mut s = Secrets::default();
+        let (path, headers, body) = s.take_out(
+            "POST /x",
+            "/x?pwd=p-1&access_token=t-2&key=kv-keep&max_tokens=64".into(),
+            vec![
+                ("X-Goog-Api-Key".into(), "g-3".into()),
+                ("X-Access-Key".into(), "a-4".into()),
+                ("apikey".into(), "k-5".into()),
+                ("User-Agent".into(), "ua-keep".into()),
+            ],
+            Some(Body {
+                bytes: br#"{"passwd":"p-6","private_key":"pk-7","tokenizer":"tk-keep"}"#.to_vec(),
+                content_type: Some("application/json".into()),
+            }),
+        );
+        let Some(BodyOut::Inline(body)) = body else {
+            panic!("{body:?}")
+        };
+        let all = format!("{path} {headers:?} {body}");
+        for secret in ["p-1", "t-2", "g-3", "a-4", "k-5", "p-6", "pk-7"] {
+            assert!(!all.contains(secret), "{secret} in {all}");
+        }
+        for kept in ["kv-keep", "max_tokens=64", "ua-keep", "tk-keep"] {
+            assert!(all.contains(kept), "{kept} not in {all}");
+        }
+        assert_eq!(s.variables().len(), 7);
+    }
 }

@@ -22,14 +22,20 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
     };
     let mut value = yaml_serde::to_value(&imported.scenario).map_err(failed)?;
     prune(&mut value);
-    let body = yaml_serde::to_string(&value).map_err(failed)?;
-    let mut out = format!(
-        "# Imported by `headroom import` from {}.\n# Edit it (names, weights, load, expectations, slo), then: headroom run --check scenario.yaml\n",
-        imported.origin
-    );
+    let body = crate::yaml::to_string(&value).map_err(|e| ImportError::Write {
+        path: "scenario.yaml".into(),
+        reason: e.to_string(),
+    })?;
+    // Comment lines go through the one writer of comments: an origin, a header's name or a
+    // note taken from the imported file may hold a line break.
+    let mut lines = vec![
+        format!("Imported by `headroom import` from {}.", imported.origin),
+        "Edit it (names, weights, load, expectations, slo), then: headroom run --check scenario.yaml"
+            .to_string(),
+    ];
     if !imported.variables.is_empty() {
-        out.push_str(
-            "# Credentials were taken out: set these environment variables before the run.\n",
+        lines.push(
+            "Credentials were taken out: set these environment variables before the run.".into(),
         );
         let width = imported
             .variables
@@ -38,17 +44,16 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
             .max()
             .unwrap_or(0);
         for v in &imported.variables {
-            out.push_str(&format!("#   {:width$}  {}\n", v.name, v.what));
+            lines.push(format!("  {:width$}  {}", v.name, v.what));
         }
     }
-    for note in &imported.notes {
-        out.push_str(&format!("# {note}\n"));
-    }
+    lines.extend(imported.notes.iter().cloned());
+    let mut out = crate::yaml::comment(&lines);
     for line in body.lines() {
         if line.starts_with("load:") {
-            out.push_str(
-                "# A placeholder load: set the rate (or users) and duration the test needs.\n",
-            );
+            out.push_str(&crate::yaml::comment(&[
+                "A placeholder load: set the rate (or users) and duration the test needs.",
+            ]));
         }
         out.push_str(line);
         out.push('\n');

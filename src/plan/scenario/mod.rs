@@ -155,8 +155,11 @@ impl Document {
             dir: self.file.parent().unwrap_or(Path::new(".")),
             generators,
         };
+        // Values of variables and of overrides may be secrets: an error shows neither.
         let scrub = |mut e: ScenarioError| {
-            e.message = self.expanded.scrub(&e.message);
+            e.message = overrides
+                .iter()
+                .fold(self.expanded.scrub(&e.message), |m, o| o.scrub(&m));
             e
         };
         let scenario: ScenarioFile = if overrides.is_empty() && !self.expanded.any() {

@@ -9,14 +9,38 @@
 use super::shape::Shape;
 use yaml_serde::{Mapping, Value};
 
-/// An override that cannot be applied: the path as written, and why.
+/// An override that cannot be applied: the path, and why. Never its value, which may be a
+/// secret (`--set target.headers.Authorization=…`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{path}: {reason}")]
+#[error("{}{reason}", shown_path(path))]
 pub struct OverrideError {
-    /// The path as written.
+    /// The path as written (empty when the argument has none).
     pub path: String,
     /// What is wrong with it.
     pub reason: String,
+}
+
+/// The path as an error shows it: up to a `:` or a control character, where a header's value
+/// typed in the wrong place (`target.headers.Authorization: Bearer …=`) would start.
+fn shown_path(path: &str) -> String {
+    if path.is_empty() {
+        return String::new();
+    }
+    match path.find(|c: char| c == ':' || c.is_control()) {
+        Some(cut) => format!("{}…: ", &path[..cut]),
+        None => format!("{path}: "),
+    }
+}
+
+/// The error for an argument without `=`: nothing of it is shown, as nothing tells where
+/// a path would end and a value start.
+pub(crate) fn no_equals(form: &str) -> OverrideError {
+    OverrideError {
+        path: String::new(),
+        reason: format!(
+            "write {form} (this argument has no '='; it is not shown, as it may hold a secret)"
+        ),
+    }
 }
 
 /// One step of a path.
@@ -105,7 +129,18 @@ impl ValuePath {
     pub fn check(&self) -> Result<Shape, OverrideError> {
         let mut shape = Shape::root();
         let mut at = String::new();
+        let mut after_headers = false;
         for s in &self.segments {
+            if let (true, Segment::Key(name)) = (after_headers, s) {
+                // Shown only up to `headers`: what stands here may be a header's value.
+                if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    return Err(OverrideError {
+                        path: at,
+                        reason: "a header's name is letters, digits and !#$%&'*+-.^_`|~ only: write headers.NAME=VALUE".into(),
+                    });
+                }
+            }
+            after_headers = matches!(s, Segment::Key(k) if k == "headers");
             shape = self.step(&shape, s, &at)?;
             push(&mut at, s);
         }
@@ -179,10 +214,9 @@ impl std::str::FromStr for Override {
 
     /// Reads `path=value`, as `--set` takes it.
     fn from_str(text: &str) -> Result<Override, OverrideError> {
-        let (path, value) = text.split_once('=').ok_or_else(|| OverrideError {
-            path: text.to_string(),
-            reason: "write path=value, e.g. load.rate=50 or requests.read.weight=90".into(),
-        })?;
+        let (path, value) = text
+            .split_once('=')
+            .ok_or_else(|| no_equals("path=value, e.g. load.rate=50 or requests.read.weight=90"))?;
         let path: ValuePath = path.parse()?;
         path.check()?;
         Ok(Override {
@@ -238,6 +272,25 @@ impl Override {
             out.push(Override::text("load.duration", d));
         }
         out
+    }
+
+    /// `message` with this override's value replaced by the path it was given for: an error
+    /// raised after the override was applied (the loader's `invalid type: string "…"`) must
+    /// not show a value that may be a secret.
+    pub fn scrub(&self, message: &str) -> String {
+        let value = match &self.value {
+            Given::Text(t) => t.trim().to_string(),
+            Given::Yaml(Value::String(s)) => s.trim().to_string(),
+            _ => return message.to_string(),
+        };
+        // One character cannot be told from the text around it, and is no secret.
+        if value.chars().count() < 2 {
+            return message.to_string();
+        }
+        let shown = format!("<the value given for {}>", self.path);
+        message
+            .replace(&format!("{value:?}"), &shown)
+            .replace(&value, &shown)
     }
 
     /// Applies the override to the document `doc`.
@@ -321,8 +374,13 @@ impl Override {
         }
         *node = match &self.value {
             Given::Text(t) if shape.is_text() => Value::String(t.clone()),
+            // The value is not shown: it may be a secret (a JSON body with a password).
             Given::Text(t) => yaml_serde::from_str(t).map_err(|e| {
-                path.error(format!("{t:?} is not a YAML value: {}", first_line(&e)))
+                path.error(format!(
+                    "the value given ({} characters, not shown) is not a YAML value: {}",
+                    t.chars().count(),
+                    self.scrub(&first_line(&e))
+                ))
             })?,
             Given::Yaml(v) if shape.is_text() => as_text(v),
             Given::Yaml(v) => v.clone(),

@@ -6,7 +6,9 @@ use super::*;
 /// A pod of the Job, laid out here: the ConfigMap's and the Secret's files written where the
 /// volumes would mount them (under `root`), and the variables the Secret gives.
 pub(super) struct LocalPod {
+    /// The shard container's arguments, paths under `root` (the scenario's is the second).
     pub args: Vec<String>,
+    /// Its environment, values read from the Secret.
     pub env: Vec<(String, String)>,
 }
 
@@ -18,6 +20,7 @@ fn write_key(dir: &Path, key: &str, bytes: &[u8]) {
     std::os::unix::fs::symlink(Path::new("..data").join(key), dir.join(key)).unwrap();
 }
 
+/// Lays out the pod of the manifests in `manifests` under `root`.
 pub(super) fn lay_out(manifests: &Path, root: &Path) -> LocalPod {
     let read = |name: &str| std::fs::read_to_string(manifests.join(name)).unwrap();
     let config: ConfigMap = yaml_serde::from_str(&read("10-files.yaml")).unwrap();

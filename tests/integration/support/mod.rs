@@ -11,6 +11,7 @@ pub mod netns;
 pub mod nginx;
 pub mod prometheus;
 pub mod pushing;
+pub mod pyyaml;
 
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
