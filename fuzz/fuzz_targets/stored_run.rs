@@ -81,6 +81,6 @@ fuzz_target!(|data: &[u8]| {
     assert!(stored.stages.len() <= stored.meta.stages.len());
     let summary = Summary::of(&stored);
     for &format in formats {
-        let _ = report::render(&stored, &summary, format);
+        let _ = report::render(&stored, &summary, format, None);
     }
 });
