@@ -364,10 +364,10 @@ mod tests {
                 // connection before the client read the answer.
                 let mut request = Vec::new();
                 let mut buf = [0u8; 4096];
-                while !request
+                while request
                     .windows(4)
                     .position(|w| w == b"\r\n\r\n")
-                    .is_some_and(|at| request.len() >= at + 4 + batch(0).body.len())
+                    .is_none_or(|at| request.len() < at + 4 + batch(0).body.len())
                 {
                     match conn.read(&mut buf) {
                         Ok(n) if n > 0 => request.extend_from_slice(&buf[..n]),
