@@ -385,6 +385,52 @@ fn a_whole_500_on_a_kept_open_connection_is_dropped_as_such_every_try_made() {
 }
 
 #[test]
+fn an_outputs_json_with_counts_no_run_makes_is_reported_as_damaged_in_every_format() {
+    // Found trying `report` on a damaged run: drops of 2^64 - 1 under two reasons wrapped
+    // the total (a panic in this debug build).
+    let target = support::start_target(Duration::ZERO);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let run = support::headroom(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "100",
+        "-n",
+        "20",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let max = u64::MAX;
+    std::fs::write(
+        out.join("outputs.json"),
+        format!(
+            r#"[{{"kind": "prometheus", "url": "http://127.0.0.1:9/api/v1/write", "sent": 3,
+                "dropped": {{"refused": {max}, "server_error": {max}}}, "last_status": 500}}]"#
+        ),
+    )
+    .unwrap();
+    for format in ["text", "markdown", "html"] {
+        let o = support::headroom(&["report", out.to_str().unwrap(), "--format", format]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{format}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            text.contains("what it sent and dropped is unknown (outputs.json is damaged"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains(&max.to_string()), "{format}: {text}");
+    }
+}
+
+#[test]
 fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
     // The most likely setup mistake: Prometheus started without the feature flag answers
     // each write with a 500 whose body says why; the report must carry that reason.
