@@ -6,7 +6,7 @@ use clap::Args;
 use headroom::engine::CancellationToken;
 use headroom::launch::Launch;
 use headroom::monitor::{PrometheusProbe, ServerWatch, TargetProbe};
-use headroom::plan::{AttackPlan, Load, Rate, Slo, Stop};
+use headroom::plan::{gate, AttackPlan, Load, Rate, Slo, Stop};
 use headroom::report::Format;
 use headroom::store::RunDir;
 use headroom::summary::Summary;
@@ -196,6 +196,9 @@ impl AttackArgs {
             duration: self.duration,
             requests,
         };
+        for s in &self.slo {
+            gate::given("--slo", s, gate::OBJECTIVES)?;
+        }
         let plan = AttackPlan {
             // Each --slo may be a comma list, as capacity's is.
             slo: self

@@ -7,6 +7,7 @@ use headroom::capacity::parse_objectives;
 use headroom::capacity::search::SearchSettings;
 use headroom::capacity::study::{self, StudySettings};
 use headroom::engine::CancellationToken;
+use headroom::plan::gate;
 use headroom::report::capacity as render;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -65,7 +66,10 @@ fn percent(s: &str) -> Result<f64, String> {
 pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let plan = args.subject.plan()?;
     let objectives = match &args.slo {
-        Some(text) => parse_objectives(text)?,
+        Some(text) => {
+            gate::given("--slo", text, gate::OBJECTIVES)?;
+            parse_objectives(text)?
+        }
         None => plan.slo.clone(),
     };
     if objectives.is_empty() {

@@ -2,6 +2,7 @@
 //! `--baseline`, a candidate judged against a baseline run by regression rules.
 
 use anyhow::{bail, Context};
+use headroom::plan::gate;
 use headroom::report::regression::Judged;
 use headroom::report::{compare, plot};
 use headroom::store::{RunDir, StoredRun};
@@ -45,6 +46,7 @@ fn label(p: &Path) -> String {
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(text) = &args.fail_on {
         // Read before any run is loaded, so a typo costs nothing.
+        gate::given("--fail-on", text, gate::RULES)?;
         let rules = regression::parse_rules(text)?;
         return judge(&args, &rules);
     }

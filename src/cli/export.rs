@@ -30,7 +30,8 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
             args.run.display()
         );
     };
-    match dir.raw_end()? {
+    let end = dir.raw_end()?;
+    match end {
         None => eprintln!(
             "warning: {} did not finish writing its records (stopped by a kill or a crash?): exporting those it wrote",
             args.run.display()
@@ -44,19 +45,26 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let mut file = std::fs::File::create(path)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            export_raw(&meta, &mut reader, args.format, &mut file)?
+            export_raw(&meta, &mut reader, end, args.format, &mut file)?
         }
         None => export_raw(
             &meta,
             &mut reader,
+            end,
             args.format,
             &mut std::io::stdout().lock(),
         )?,
     };
-    if exported.torn_tail {
-        eprintln!(
+    match (exported.torn_tail, end) {
+        (false, _) => {}
+        (true, None) => eprintln!(
             "warning: the last record was cut short (the run was killed mid-write) and is left out"
-        );
+        ),
+        // Every record the run wrote is there (or the export would have failed): what
+        // follows them came later.
+        (true, Some(_)) => eprintln!(
+            "warning: raw.bin ends with bytes that are not a whole record, after all the records the run wrote (added after the run?): they are left out"
+        ),
     }
     if let Some(path) = &args.output {
         eprintln!(

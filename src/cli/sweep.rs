@@ -5,6 +5,7 @@ use super::request::Subject;
 use anyhow::bail;
 use headroom::capacity::{parse_limits, Axis, Ladder, StepLength, Sweep, DEFAULT_LIMITS};
 use headroom::engine::CancellationToken;
+use headroom::plan::gate;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -61,6 +62,7 @@ pub fn run(args: SweepArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
             },
         },
     };
+    gate::given("--stop-when", &args.stop_when, gate::LIMITS)?;
     let limits = parse_limits(&args.stop_when)?;
     let mut plan = args.subject.plan()?;
     if axis == Axis::Concurrency && !plan.arrivals.is_even() {

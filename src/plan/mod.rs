@@ -7,6 +7,7 @@ mod arrivals;
 mod body_file;
 mod data;
 mod flow;
+pub mod gate;
 pub mod import;
 mod load;
 pub mod matrix;

@@ -18,6 +18,17 @@ pub enum Metric {
     Rps,
 }
 
+impl Metric {
+    /// The most the measure can be: the error rate is a share of the requests; the others
+    /// have no ceiling.
+    pub fn most(self) -> Option<f64> {
+        match self {
+            Metric::ErrorRate => Some(1.0),
+            Metric::Quantile(_) | Metric::Mean | Metric::Max | Metric::Rps => None,
+        }
+    }
+}
+
 /// How the measured value must compare with the bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -111,6 +122,13 @@ impl FromStr for Slo {
                 .filter(|v| v.is_finite() && *v >= 0.0),
         }
         .ok_or_else(|| err(format!("cannot read the bound {value:?}; {SHAPE}")))?;
+        if !super::gate::can_fail(op, bound, metric.most()) {
+            let why = match op {
+                Op::Lt | Op::Le => "the error rate is never above 100 %, so this objective can never fail (it would gate nothing); give a bound below 100 %, e.g. \"error_rate < 1%\"",
+                Op::Gt | Op::Ge => "nothing measured is below 0, so this objective can never fail (it would gate nothing); give a bound above 0, e.g. \"rps >= 1000\"",
+            };
+            return Err(err(why.into()));
+        }
         Ok(Slo {
             text: text.trim().to_string(),
             request,
@@ -200,5 +218,24 @@ mod tests {
             let e = bad.parse::<Slo>().unwrap_err().to_string();
             assert!(e.contains("e.g."), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn an_objective_that_cannot_fail_is_refused() {
+        for (bad, says) in [
+            ("error_rate <= 100%", "never above 100 %"),
+            ("errors <= 1", "never above 100 %"),
+            ("rps >= 0", "nothing measured is below 0"),
+            ("read: p99 >= 0ms", "nothing measured is below 0"),
+        ] {
+            let e = bad.parse::<Slo>().unwrap_err().to_string();
+            assert!(
+                e.contains(says) && e.contains("can never fail"),
+                "{bad}: {e}"
+            );
+        }
+        // At the edge, but able to fail: every request failing breaks it.
+        assert!("error_rate < 100%".parse::<Slo>().is_ok());
+        assert!("rps > 0".parse::<Slo>().is_ok());
     }
 }

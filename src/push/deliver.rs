@@ -33,9 +33,10 @@ struct State {
     flush_by: Option<Instant>,
     done: bool,
     record: OutputRecord,
-    /// The last attempt timed out: a batch still in flight at the deadline is counted as
-    /// timed out, which says more than "not sent by the deadline".
-    timing_out: bool,
+    /// How the batch in flight last failed, when it did: a batch still in flight at the
+    /// deadline is counted under that failure (a timeout, an HTTP 500), which says more than
+    /// "not sent by the deadline".
+    failing: Option<SendFailure>,
 }
 
 struct Shared {
@@ -77,7 +78,7 @@ impl Delivery {
                     last_status: None,
                     last_answer: None,
                 },
-                timing_out: false,
+                failing: None,
             }),
             wake: Condvar::new(),
         });
@@ -93,11 +94,7 @@ impl Delivery {
         let mut state = self.shared.lock();
         if state.batches.len() >= QUEUE {
             if let Some(old) = state.batches.pop_front() {
-                *state
-                    .record
-                    .dropped
-                    .entry(DropReason::QueueFull)
-                    .or_default() += old.samples;
+                count(&mut state.record, DropReason::QueueFull, old.samples);
             }
         }
         state.batches.push_back(batch);
@@ -108,7 +105,7 @@ impl Delivery {
     /// Counts samples that were never queued (past the series limit).
     pub fn count_dropped(&self, reason: DropReason, samples: u64) {
         if samples > 0 {
-            *self.shared.lock().record.dropped.entry(reason).or_default() += samples;
+            count(&mut self.shared.lock().record, reason, samples);
         }
     }
 
@@ -135,18 +132,26 @@ impl Delivery {
         if !state.done {
             // The thread is past its deadline mid-send (its socket timeouts end it soon);
             // what it holds is not waited for.
-            let queued: u64 = state.batches.iter().map(|b| b.samples).sum();
-            let in_flight_reason = if state.timing_out {
-                DropReason::Timeout
-            } else {
-                DropReason::FlushDeadline
+            let queued = state
+                .batches
+                .iter()
+                .fold(0u64, |sum, b| sum.saturating_add(b.samples));
+            let in_flight_reason = match &state.failing {
+                Some(f) if state.in_flight > 0 => {
+                    if f.status.is_some() {
+                        record.last_status = f.status;
+                        record.last_answer.clone_from(&f.answer);
+                    }
+                    f.reason
+                }
+                _ => DropReason::FlushDeadline,
             };
             for (reason, n) in [
                 (in_flight_reason, state.in_flight),
                 (DropReason::FlushDeadline, queued),
             ] {
                 if n > 0 {
-                    *record.dropped.entry(reason).or_default() += n;
+                    count(&mut record, reason, n);
                 }
             }
             state.batches.clear();
@@ -163,6 +168,12 @@ impl Drop for Delivery {
         self.shared.lock().done = true;
         self.shared.wake.notify_all();
     }
+}
+
+/// Counts `samples` dropped for `reason`.
+fn count(record: &mut OutputRecord, reason: DropReason, samples: u64) {
+    let n = record.dropped.entry(reason).or_default();
+    *n = n.saturating_add(samples);
 }
 
 fn send_loop(shared: &Shared, endpoint: &Endpoint, headers: &[(&str, String)]) {
@@ -186,14 +197,11 @@ fn send_loop(shared: &Shared, endpoint: &Endpoint, headers: &[(&str, String)]) {
         if state.flush_by.is_some_and(|f| Instant::now() >= f) {
             // Past the deadline a batch is not tried: it was not sent by the deadline, which
             // is not the backend's failure.
-            *state
-                .record
-                .dropped
-                .entry(DropReason::FlushDeadline)
-                .or_default() += batch.samples;
+            count(&mut state.record, DropReason::FlushDeadline, batch.samples);
             continue;
         }
         state.in_flight = batch.samples;
+        state.failing = None;
         let flush_by = state.flush_by;
         drop(state);
         let outcome = send_with_retries(shared, endpoint, headers, &batch.body, flush_by);
@@ -206,7 +214,7 @@ fn send_loop(shared: &Shared, endpoint: &Endpoint, headers: &[(&str, String)]) {
         match outcome {
             Ok(()) => state.record.sent += batch.samples,
             Err(f) => {
-                *state.record.dropped.entry(f.reason).or_default() += batch.samples;
+                count(&mut state.record, f.reason, batch.samples);
                 if f.status.is_some() {
                     state.record.last_status = f.status;
                     state.record.last_answer = f.answer;
@@ -230,13 +238,10 @@ fn send_with_retries(
     loop {
         let deadline = flush_by.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let failure = match post(endpoint, headers, body, deadline) {
-            Ok(()) => {
-                shared.lock().timing_out = false;
-                return Ok(());
-            }
+            Ok(()) => return Ok(()),
             Err(f) => f,
         };
-        shared.lock().timing_out = failure.reason == DropReason::Timeout;
+        shared.lock().failing = Some(failure.clone());
         if !failure.retryable() || attempt >= ATTEMPTS {
             return Err(failure);
         }
@@ -325,16 +330,69 @@ mod tests {
         let d = delivery_to(url);
         d.offer(batch(4));
         let until = Instant::now() + Duration::from_secs(30);
-        while !d.shared.lock().timing_out && Instant::now() < until {
+        let timing_out = |d: &Delivery| {
+            d.shared
+                .lock()
+                .failing
+                .as_ref()
+                .is_some_and(|f| f.reason == DropReason::Timeout)
+        };
+        while !timing_out(&d) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(d.shared.lock().timing_out, "no send timed out in 30 s");
+        assert!(timing_out(&d), "no send timed out in 30 s");
         d.offer(batch(10));
         let record = d.finish(Duration::from_millis(100));
         assert_eq!(record.sent, 0);
         assert_eq!(record.dropped.get(&DropReason::Timeout), Some(&4));
         assert_eq!(record.dropped.get(&DropReason::FlushDeadline), Some(&10));
         drop(listener);
+    }
+
+    #[test]
+    fn a_batch_failing_when_the_run_ends_is_counted_under_its_failure_not_the_deadline() {
+        // A backend answering every write with a 500: the run ends while the batch waits
+        // out its backoff; it was refused by the backend, not "not sent by the deadline".
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/write", listener.local_addr().unwrap());
+        // Every attempt gets the same answer, however many the batch makes before the end.
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                // The whole request is read first: closing on unread bytes would reset the
+                // connection before the client read the answer.
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while request
+                    .windows(4)
+                    .position(|w| w == b"\r\n\r\n")
+                    .is_none_or(|at| request.len() < at + 4 + batch(0).body.len())
+                {
+                    match conn.read(&mut buf) {
+                        Ok(n) if n > 0 => request.extend_from_slice(&buf[..n]),
+                        _ => break,
+                    }
+                }
+                let _ = conn.write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nbusy",
+                );
+            }
+        });
+        let d = delivery_to(url);
+        d.offer(batch(6));
+        let until = Instant::now() + Duration::from_secs(30);
+        while d.shared.lock().failing.is_none() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let record = d.finish(Duration::ZERO);
+        assert_eq!(record.sent, 0);
+        assert_eq!(
+            record.dropped.into_iter().collect::<Vec<_>>(),
+            [(DropReason::ServerError, 6)]
+        );
+        assert_eq!(record.last_status, Some(500));
+        assert_eq!(record.last_answer.as_deref(), Some("busy"));
     }
 
     #[test]

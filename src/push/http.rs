@@ -5,6 +5,7 @@
 //! runtime and a connection pool would buy nothing there. TLS to the backend is not
 //! supported (an `https://` URL is refused when the run starts, saying so).
 
+use crate::engine::http1::response::ResponseReader;
 use crate::plan::{Scheme, Target};
 use crate::store::DropReason;
 use std::io::{Read, Write};
@@ -16,7 +17,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Longest one send may take, answer included.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest answer read: backends answer a write with a status and a short message.
-const MAX_ANSWER: u64 = 64 * 1024;
+const MAX_ANSWER: usize = 64 * 1024;
 
 /// Where a live output writes: a plain-HTTP URL, checked when the run starts.
 #[derive(Debug, Clone)]
@@ -50,7 +51,7 @@ impl Endpoint {
 
 /// Longest excerpt of a failed answer's body kept for the report.
 const ANSWER_EXCERPT: usize = 200;
-/// Body bytes read from a failed answer to find its first line.
+/// Body bytes of a failed answer searched for its first line.
 const ANSWER_BODY: usize = 1024;
 /// A run of this many bytes of what was sent, found in the answer, is an echo: cut there.
 const ECHO: usize = 12;
@@ -120,8 +121,8 @@ pub fn post(
     let mut stream = TcpStream::connect_timeout(&addr, left(CONNECT_TIMEOUT)?)
         .map_err(|e| SendFailure::io(&e))?;
     let io = left(SEND_TIMEOUT)?;
+    let until = Instant::now() + io;
     let _ = stream.set_write_timeout(Some(io));
-    let _ = stream.set_read_timeout(Some(io));
     let _ = stream.set_nodelay(true);
     let mut head = format!(
         "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: headroom/{}\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -141,57 +142,12 @@ pub fn post(
         .write_all(head.as_bytes())
         .and_then(|()| stream.write_all(body))
         .map_err(|e| SendFailure::io(&e))?;
-    // `Connection: close`: the answer ends when the backend closes; its head is all we need.
-    let mut raw = Vec::new();
-    let mut reader = (&mut stream).take(MAX_ANSWER);
-    let mut buf = [0u8; 4096];
-    let (status, head_len, chunked) = loop {
-        let n = reader.read(&mut buf).map_err(|e| SendFailure::io(&e))?;
-        raw.extend_from_slice(&buf[..n]);
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut response = httparse::Response::new(&mut headers);
-        match response.parse(&raw) {
-            Ok(httparse::Status::Complete(len)) => {
-                let chunked = response.headers.iter().any(|h| {
-                    h.name.eq_ignore_ascii_case("transfer-encoding")
-                        && String::from_utf8_lossy(h.value)
-                            .to_ascii_lowercase()
-                            .contains("chunked")
-                });
-                break (response.code.unwrap_or(0), len, chunked);
-            }
-            Ok(httparse::Status::Partial) if n > 0 => continue,
-            _ => {
-                return Err(SendFailure {
-                    reason: DropReason::Unreachable,
-                    status: None,
-                    answer: None,
-                })
-            }
-        }
-    };
+    let (status, answer) = read_answer(&mut stream, until)?;
     let reason = match status {
         200..=299 => return Ok(()),
         400..=499 => DropReason::Rejected,
         _ => DropReason::ServerError,
     };
-    // The body says why (Prometheus: "native histograms are disabled"); read a little of it,
-    // until the backend closes or the excerpt's worth has come. A read error keeps what came.
-    while raw.len() - head_len < ANSWER_BODY {
-        match reader.read(&mut buf) {
-            Ok(n) if n > 0 => raw.extend_from_slice(&buf[..n]),
-            _ => break,
-        }
-    }
-    let mut answer = &raw[head_len..];
-    if chunked {
-        // Skip the first chunk's size line.
-        let at = answer
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(answer.len(), |i| i + 1);
-        answer = &answer[at..];
-    }
     // What could carry a secret or the user's data: the path and query (InfluxDB 1.x takes
     // `u`/`p` there), each header's value (a token) and the body; not the header names,
     // which a backend's message may well use ("authorization failed").
@@ -202,8 +158,76 @@ pub fn post(
     Err(SendFailure {
         reason,
         status: Some(status),
-        answer: answer_excerpt(answer, &sent),
+        answer: answer_excerpt(&answer, &sent),
     })
+}
+
+/// Reads the backend's answer: its status and, for a failure, its body (the first
+/// [`MAX_ANSWER`] bytes of the exchange at most). The answer ends where its framing says
+/// (Content-Length, chunked) or at the close, read by the engine's own HTTP/1.1 reader: a
+/// backend that keeps the connection open after a whole answer (`Connection: close`
+/// notwithstanding) must not cost each send the read timeout. Once the status is known, a
+/// body cut short, too long or too slow keeps what came: the status is what matters. The
+/// whole answer must come by `until` (a backend dripping a byte at a time included).
+fn read_answer(stream: &mut TcpStream, until: Instant) -> Result<(u16, Vec<u8>), SendFailure> {
+    let broken = SendFailure {
+        reason: DropReason::Unreachable,
+        status: None,
+        answer: None,
+    };
+    let mut reader = ResponseReader::new(false, MAX_ANSWER).keeping();
+    let mut pending = Vec::new();
+    let mut read = 0;
+    let mut buf = [0u8; 4096];
+    let status = loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let got = if left.is_zero() {
+            Err(std::io::ErrorKind::TimedOut.into())
+        } else {
+            stream
+                .set_read_timeout(Some(left))
+                .and_then(|()| stream.read(&mut buf))
+        };
+        let n = match got {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => match reader.status() {
+                Some(status) => break status,
+                None => return Err(SendFailure::io(&e)),
+            },
+        };
+        if n == 0 {
+            // Closed: the end of a body that runs to the close, or an answer cut short.
+            match (reader.status(), reader.eof()) {
+                (_, Ok(complete)) => break complete.status,
+                (Some(status), Err(_)) => break status,
+                (None, Err(_)) => return Err(broken),
+            }
+        }
+        read += n;
+        pending.extend_from_slice(&buf[..n]);
+        let fed = match reader.feed(&pending) {
+            Ok(fed) => fed,
+            Err(_) => match reader.status() {
+                Some(status) => break status,
+                None => return Err(broken),
+            },
+        };
+        pending.drain(..fed.consumed);
+        if let Some(complete) = fed.complete {
+            break complete.status;
+        }
+        match reader.status() {
+            // A success needs no body: the connection is closed unread.
+            Some(status @ 200..=299) => return Ok((status, Vec::new())),
+            Some(status) if read >= MAX_ANSWER => break status,
+            Some(_) => {}
+            None if read >= MAX_ANSWER => return Err(broken),
+            None => {}
+        }
+    };
+    let body = reader.take_kept().map(|k| k.body).unwrap_or_default();
+    Ok((status, body))
 }
 
 /// The first line of `answer`, control characters removed, at most [`ANSWER_EXCERPT`] bytes,
@@ -244,6 +268,104 @@ pub fn answer_excerpt(answer: &[u8], sent: &[&[u8]]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// A backend answering every request with `answer` and keeping each connection open
+    /// until the client closes it, whatever the request asked; returns its URL and how many
+    /// requests it answered.
+    fn keeping_open(answer: &'static [u8]) -> (String, Arc<AtomicU64>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/write", listener.local_addr().unwrap());
+        let answered = Arc::new(AtomicU64::new(0));
+        let count = answered.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                let count = count.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn);
+                    loop {
+                        let mut length = 0usize;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match reader.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line == "\r\n" => break,
+                                Ok(_) => {}
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(v) = lower.strip_prefix("content-length:") {
+                                length = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        // Counted before it is answered, so the count is whole once the
+                        // client has its answer.
+                        count.fetch_add(1, Ordering::Relaxed);
+                        if reader.get_mut().write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, answered)
+    }
+
+    #[test]
+    fn a_whole_answer_ends_the_read_though_the_backend_keeps_the_connection() {
+        // Found trying a backend that keeps connections alive: each 500 waited out the read
+        // timeout (5 s), Content-Length ignored. Twenty sends under one 20 s deadline: the
+        // old reader gave up on the fifth.
+        for answer in [
+            &b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nbusy"[..],
+            b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nbu\r\n2\r\nsy\r\n0\r\n\r\n",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+        ] {
+            let (url, answered) = keeping_open(answer);
+            let endpoint = Endpoint::parse(&url).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            for i in 0..20 {
+                let failure = post(&endpoint, &[], b"points", deadline).unwrap_err();
+                assert_eq!(failure.reason, DropReason::ServerError, "send {i}: {failure:?}");
+                assert!(matches!(failure.status, Some(500 | 503)), "{failure:?}");
+                assert_eq!(failure.answer.as_deref(), Some("busy"), "{failure:?}");
+            }
+            assert_eq!(answered.load(Ordering::Relaxed), 20);
+        }
+        let (url, _) = keeping_open(b"HTTP/1.1 204 No Content\r\n\r\n");
+        let endpoint = Endpoint::parse(&url).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for _ in 0..20 {
+            assert_eq!(post(&endpoint, &[], b"points", deadline), Ok(()));
+        }
+    }
+
+    #[test]
+    fn an_answer_without_an_end_keeps_its_status_at_the_deadline() {
+        // No length, no chunks, never closed: the body runs to a close that never comes.
+        // The send ends at its deadline with the status and what came of the body.
+        let (url, _) = keeping_open(b"HTTP/1.1 500 Internal Server Error\r\n\r\nbusy");
+        let endpoint = Endpoint::parse(&url).unwrap();
+        let failure = post(
+            &endpoint,
+            &[],
+            b"points",
+            Instant::now() + Duration::from_secs(2),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (failure.reason, failure.status, failure.answer.as_deref()),
+            (DropReason::ServerError, Some(500), Some("busy"))
+        );
+    }
 
     #[test]
     fn an_answer_is_its_first_line_cleaned_and_bounded() {

@@ -3,8 +3,9 @@
 
 use crate::record::RawRecord;
 use crate::sample::Outcome;
-use crate::store::{RawReader, RunMeta, StoreError};
+use crate::store::{RawEnd, RawReader, RunMeta, StoreError};
 use std::io::Write;
+use std::path::PathBuf;
 
 /// Formats of `headroom export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -43,9 +44,44 @@ pub enum ExportError {
         /// Records exported before it.
         exported: u64,
     },
+    /// The raw file holds fewer whole records than `raw.json` says the run wrote: every one
+    /// it holds was exported, and the rest are not there.
+    #[error("{}: holds {held} record(s), but raw.json says the run wrote {written}: {} missing (the file was cut short or partly copied after the run, or raw.json is damaged); the {held} it holds were exported, the export is not the whole run", path.display(), written - held)]
+    Missing {
+        /// The raw file.
+        path: PathBuf,
+        /// Whole records it holds (all exported).
+        held: u64,
+        /// Records the run wrote, as `raw.json` says.
+        written: u64,
+    },
+    /// The raw file holds more records than `raw.json` says the run wrote: every one was
+    /// exported, the surplus included.
+    #[error("{}: holds {held} record(s), but raw.json says the run wrote {written}: {} too many{}; all {held} were exported, the surplus included", path.display(), held - written, repeat_words(*first_repeat))]
+    Surplus {
+        /// The raw file.
+        path: PathBuf,
+        /// Records it holds (all exported).
+        held: u64,
+        /// Records the run wrote, as `raw.json` says.
+        written: u64,
+        /// The first record repeating the one before it byte for byte, if one does.
+        first_repeat: Option<u64>,
+    },
     /// The output could not be written.
     #[error("writing the export failed: {0}")]
     Write(#[from] std::io::Error),
+}
+
+/// How a surplus came, when a record says so.
+fn repeat_words(first_repeat: Option<u64>) -> String {
+    match first_repeat {
+        Some(n) => format!(
+            " (record {n} repeats record {} byte for byte: appended twice, as no run writes two alike; it is row {n} of the export)",
+            n - 1
+        ),
+        None => " (appended to after the run, or raw.json is damaged)".into(),
+    }
 }
 
 /// What an export wrote.
@@ -121,9 +157,13 @@ impl<'a> Row<'a> {
 
 /// Writes every record `reader` holds to `out` in `format`; `reader` is the one
 /// `RunDir::open_raw(meta)` opened, which checks each record's request and stage against `meta`.
+/// With `end` (the run's `raw.json`), the records are counted against it: a file holding
+/// fewer or more than the run wrote is an error once all it holds is written, never a
+/// silent export of part of the run or of more than it.
 pub fn export_raw(
     meta: &RunMeta,
     reader: &mut RawReader,
+    end: Option<RawEnd>,
     format: RawFormat,
     out: &mut dyn Write,
 ) -> Result<Exported, ExportError> {
@@ -162,6 +202,27 @@ pub fn export_raw(
         records += 1;
     }
     out.flush()?;
+    if let Some(RawEnd {
+        records: written, ..
+    }) = end
+    {
+        let path = reader.path().to_path_buf();
+        if records < written {
+            return Err(ExportError::Missing {
+                path,
+                held: records,
+                written,
+            });
+        }
+        if records > written {
+            return Err(ExportError::Surplus {
+                path,
+                held: records,
+                written,
+                first_repeat: reader.first_repeat,
+            });
+        }
+    }
     Ok(Exported {
         records,
         torn_tail: reader.torn_tail,
@@ -230,6 +291,34 @@ impl CsvLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_other_than_the_run_s_says_how_many_and_why() {
+        let missing = ExportError::Missing {
+            path: "run/raw.bin".into(),
+            held: 25,
+            written: 100,
+        };
+        assert_eq!(
+            missing.to_string(),
+            "run/raw.bin: holds 25 record(s), but raw.json says the run wrote 100: 75 missing (the file was cut short or partly copied after the run, or raw.json is damaged); the 25 it holds were exported, the export is not the whole run"
+        );
+        let surplus = |first_repeat| {
+            ExportError::Surplus {
+                path: "run/raw.bin".into(),
+                held: 101,
+                written: 100,
+                first_repeat,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            surplus(Some(101)),
+            "run/raw.bin: holds 101 record(s), but raw.json says the run wrote 100: 1 too many (record 101 repeats record 100 byte for byte: appended twice, as no run writes two alike; it is row 101 of the export); all 101 were exported, the surplus included"
+        );
+        assert!(surplus(None)
+            .contains("1 too many (appended to after the run, or raw.json is damaged)"));
+    }
 
     #[test]
     fn csv_fields_are_quoted_only_when_they_need_it() {

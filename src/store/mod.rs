@@ -252,6 +252,16 @@ impl RunDir {
             return Err(StoreError::NotARun(self.root.clone()));
         }
         let meta: RunMeta = read_json(&meta_path)?;
+        // A merged run keeps each shard's generator counts, which its report adds up: checked
+        // as a line of the log is, so a damaged file is refused, never overflowed.
+        for shard in meta.merged.iter().flat_map(|m| &m.shards) {
+            if let Some(reason) = check::implausible(&shard.generator) {
+                return Err(StoreError::Corrupt {
+                    path: meta_path,
+                    reason: format!("shard {}: the generator's {reason}", shard.index),
+                });
+            }
+        }
         let mut all = IntervalRecord::new(0);
         let mut stages: Vec<IntervalRecord> = Vec::new();
         let mut gather = measured::Gather::new(&meta.stages);

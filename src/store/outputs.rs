@@ -59,8 +59,24 @@ pub struct OutputRecord {
 }
 
 impl OutputRecord {
-    /// Samples or points dropped, whatever the reason.
+    /// Samples or points dropped, whatever the reason (saturating: see [`Self::damaged`]).
     pub fn dropped_total(&self) -> u64 {
-        self.dropped.values().sum()
+        self.dropped
+            .values()
+            .fold(0u64, |sum, &n| sum.saturating_add(n))
+    }
+
+    /// True when its counts are more than any run sends (past 2^60, alone or added up): the
+    /// file was damaged or edited after the run, and its numbers mean nothing.
+    pub fn damaged(&self) -> bool {
+        let limit = super::check::MAX_COUNT;
+        self.sent > limit
+            || self
+                .dropped
+                .values()
+                .try_fold(self.sent, |sum, &n| {
+                    sum.checked_add(n).filter(|&s| s <= limit)
+                })
+                .is_none()
     }
 }

@@ -11,6 +11,7 @@
 
 use super::confidence::{self, Interval};
 use super::Summary;
+use crate::plan::{gate, Metric, Op};
 use serde::Serialize;
 
 /// The grammar, quoted by every parse error.
@@ -181,6 +182,23 @@ impl std::str::FromStr for Rule {
             }
             _ => return Err(err(&format!("unknown metric {metric:?}"))),
         };
+        // A rule is an objective on the candidate whose bound the baseline sets; it can fail
+        // at all only if it can against the baseline that makes it tightest (no errors; any
+        // throughput, as a share of the baseline's, which has no ceiling).
+        let never = match allowance {
+            Allowance::ErrorPoints { points }
+                if !gate::can_fail(Op::Le, points / 100.0, Metric::ErrorRate.most()) =>
+            {
+                Some("the error rate cannot rise by 100 percentage points or more (it is at most 100 %), so this rule can never fail (it would gate nothing); allow less, e.g. 'errors +0.1pp'")
+            }
+            Allowance::ThroughputShare { share } if !gate::can_fail(Op::Ge, 1.0 - share, None) => {
+                Some("throughput cannot fall by 100 % or more (it is never below 0), so this rule can never fail (it would gate nothing); allow less, e.g. 'rps -5%'")
+            }
+            _ => None,
+        };
+        if let Some(reason) = never {
+            return Err(err(reason));
+        }
         Ok(Rule {
             text: text.to_string(),
             allowance,
@@ -683,6 +701,31 @@ mod tests {
             let line = e.to_string();
             assert!(line.contains(GRAMMAR) && !line.contains('\n'), "{line}");
         }
+    }
+
+    #[test]
+    fn a_rule_that_cannot_fail_is_refused() {
+        // Found trying gates as a new user would: these were taken, and passed any candidate.
+        for (bad, says) in [
+            ("rps -1000%", "throughput cannot fall by 100 % or more"),
+            ("rps -100%", "throughput cannot fall by 100 % or more"),
+            (
+                "errors +200pp",
+                "cannot rise by 100 percentage points or more",
+            ),
+            (
+                "p99 +10%, errors +100pp",
+                "cannot rise by 100 percentage points",
+            ),
+        ] {
+            let e = parse_rules(bad).unwrap_err();
+            assert!(
+                e.reason.contains(says) && e.reason.contains("can never fail"),
+                "{bad}: {e}"
+            );
+        }
+        // At the edge, but able to fail.
+        assert!(parse_rules("rps -99.9%, errors +99.9pp, rps -0%, errors +0pp").is_ok());
     }
 
     #[test]

@@ -383,6 +383,76 @@ fn a_bad_rule_is_one_line_naming_it_and_the_grammar() {
 }
 
 #[test]
+fn a_gate_that_cannot_fail_or_was_given_nothing_is_refused_before_anything_runs() {
+    // Found trying the gates as a new user would: rules no candidate can break were taken
+    // (a gate passing for ever, silently), and `--slo "$SLO"` with SLO unset ran with no
+    // objective and exited 0.
+    let server = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    stored_run(&format!("http://{}/", server.addr()), &base);
+    let b = base.to_str().unwrap();
+    for (rules, says) in [
+        ("rps -1000%", "throughput cannot fall by 100 % or more"),
+        (
+            "p99 +10%, errors +200pp",
+            "cannot rise by 100 percentage points or more",
+        ),
+        (
+            "",
+            "--fail-on is empty (was a variable unset?): the gate would be off",
+        ),
+        (
+            " , ",
+            "--fail-on is empty (was a variable unset?): the gate would be off",
+        ),
+    ] {
+        let out = headroom(&["compare", "--baseline", b, b, "--fail-on", rules]);
+        assert_eq!(out.status.code(), Some(1), "{rules:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{rules:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{rules:?}: a verdict was printed");
+    }
+    let url = format!("http://{}/", server.addr());
+    for (command, objectives, says) in [
+        (
+            "attack",
+            "",
+            "--slo is empty (was a variable unset?): the gate would be off",
+        ),
+        (
+            "attack",
+            ",",
+            "--slo is empty (was a variable unset?): the gate would be off",
+        ),
+        (
+            "attack",
+            "error_rate <= 100%",
+            "so this objective can never fail",
+        ),
+        ("attack", "rps >= 0", "so this objective can never fail"),
+        (
+            "capacity",
+            "",
+            "--slo is empty (was a variable unset?): the gate would be off",
+        ),
+    ] {
+        let run = dir.path().join(format!("{command}-refused"));
+        let mut args = vec![command, url.as_str(), "--slo", objectives];
+        if command == "attack" {
+            args.extend(["--rate", "10", "-n", "10"]);
+        }
+        args.extend(["-q", "--out", run.to_str().unwrap()]);
+        let out = headroom(&args);
+        assert_eq!(out.status.code(), Some(1), "{command} --slo {objectives:?}");
+        let err = stderr(&out);
+        assert!(err.contains(says), "{command} --slo {objectives:?}: {err}");
+        assert!(!run.exists(), "{command} --slo {objectives:?} ran");
+    }
+}
+
+#[test]
 fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
     // Loose rules that the two runs hold; the candidate then loses its end record, as a run
     // killed mid-way does: the gate must fail on it, not pass on its partial figures.
@@ -393,7 +463,7 @@ fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
     stored_run(&format!("http://{}/", server.addr()), &base);
     stored_run(&format!("http://{}/", server.addr()), &cand);
     let (b, c) = (base.to_str().unwrap(), cand.to_str().unwrap());
-    let rules = "p50 +10s, errors +100pp";
+    let rules = "p50 +10s, errors +99pp";
     let whole = headroom(&["compare", "--baseline", b, c, "--fail-on", rules]);
     assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
 

@@ -180,7 +180,7 @@ fn assert_refused_as_unauthorized(out: &Path, stdout: &str) {
     assert!(answer.contains("authorization failed"), "{answer}");
     assert!(
         stdout.contains(&format!(
-            "0 points sent, {seconds} dropped (refused by the backend: HTTP 401: "
+            "0 points sent, {seconds} dropped (HTTP 401 from the backend: "
         )) && stdout.contains("authorization failed"),
         "{stdout}"
     );

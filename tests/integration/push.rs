@@ -273,7 +273,7 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
 
     assert!(
         stdout.contains(&format!(
-            "4 samples sent, {} dropped (server error: HTTP 500: \"busy\")",
+            "4 samples sent, {} dropped (HTTP 500 from the backend: \"busy\")",
             per_output - 4
         )),
         "{stdout}"
@@ -284,6 +284,150 @@ fn a_backend_down_or_failing_mid_run_costs_the_run_nothing_and_the_report_says_w
         )),
         "{stdout}"
     );
+}
+
+/// A backend answering every write with a whole 500 (`Content-Length: 4`) and keeping the
+/// connection open for the next, `Connection: close` notwithstanding, as keep-alive servers
+/// and proxies do.
+struct KeptOpenBackend {
+    port: u16,
+    writes: Arc<AtomicU64>,
+}
+
+impl KeptOpenBackend {
+    fn start() -> KeptOpenBackend {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let writes = Arc::new(AtomicU64::new(0));
+        let w = writes.clone();
+        // Ends with the test binary; each connection's thread ends when headroom closes it.
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                let w = w.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn);
+                    loop {
+                        let mut length = 0usize;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match reader.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line == "\r\n" => break,
+                                Ok(_) => {}
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(v) = lower.strip_prefix("content-length:") {
+                                length = v.trim().parse().unwrap_or(0);
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        w.fetch_add(1, Ordering::Relaxed);
+                        let answer =
+                            b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nbusy";
+                        if reader.get_mut().write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        KeptOpenBackend { port, writes }
+    }
+}
+
+#[test]
+fn a_whole_500_on_a_kept_open_connection_is_dropped_as_such_every_try_made() {
+    // Found trying a keep-alive backend: each 500 waited out the 5 s read timeout, so each
+    // batch's three tries took 15 s, and at the end the batches were blamed on the flush
+    // deadline. Read by its Content-Length, every batch gets its three tries (a second's
+    // work at most) and each drop is the backend's 500.
+    let target = support::start_target(Duration::from_millis(2));
+    let backend = KeptOpenBackend::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let stdout = support::pushing::attack_pushing(
+        &format!("http://{}/", target.addr()),
+        &[format!(
+            "prometheus=http://127.0.0.1:{}/api/v1/write",
+            backend.port
+        )],
+        &out,
+    );
+    let stored = crate::support::counts::check_dir(&out);
+    // One request, one status class: two series, so two samples a second.
+    let per_output = 2 * stored.intervals.len() as u64;
+    let [o] = stored.outputs.as_slice() else {
+        panic!("{:?}", stored.outputs)
+    };
+    assert_eq!(o.sent, 0, "{o:?}");
+    assert_eq!(
+        o.dropped.iter().map(|(r, n)| (*r, *n)).collect::<Vec<_>>(),
+        [(DropReason::ServerError, per_output)],
+        "{o:?}"
+    );
+    assert_eq!(
+        (o.last_status, o.last_answer.as_deref()),
+        (Some(500), Some("busy"))
+    );
+    let batches = per_output / 2;
+    assert_eq!(backend.writes.load(Ordering::Relaxed), 3 * batches);
+    assert!(
+        stdout.contains(&format!(
+            "0 samples sent, {per_output} dropped (HTTP 500 from the backend: \"busy\")"
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_outputs_json_with_counts_no_run_makes_is_reported_as_damaged_in_every_format() {
+    // Found trying `report` on a damaged run: drops of 2^64 - 1 under two reasons wrapped
+    // the total (a panic in this debug build).
+    let target = support::start_target(Duration::ZERO);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let run = support::headroom(&[
+        "attack",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        "100",
+        "-n",
+        "20",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let max = u64::MAX;
+    std::fs::write(
+        out.join("outputs.json"),
+        format!(
+            r#"[{{"kind": "prometheus", "url": "http://127.0.0.1:9/api/v1/write", "sent": 3,
+                "dropped": {{"refused": {max}, "server_error": {max}}}, "last_status": 500}}]"#
+        ),
+    )
+    .unwrap();
+    for format in ["text", "markdown", "html"] {
+        let o = support::headroom(&["report", out.to_str().unwrap(), "--format", format]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{format}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            text.contains("what it sent and dropped is unknown (outputs.json is damaged"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains(&max.to_string()), "{format}: {text}");
+    }
 }
 
 #[test]
@@ -317,7 +461,7 @@ fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
     let answer = o.last_answer.as_deref().unwrap_or_default();
     assert!(answer.contains("native histograms are disabled"), "{o:?}");
     assert!(
-        stdout.contains("HTTP 500: \"native histograms are disabled"),
+        stdout.contains("HTTP 500 from the backend: \"native histograms are disabled"),
         "{stdout}"
     );
 }

@@ -263,10 +263,21 @@ fn a_damaged_raw_file_is_read_up_to_the_damage_and_named_there() {
         let rows = String::from_utf8(o.stdout).unwrap().lines().count();
         (o.status.code(), rows, err)
     };
-    // 52 bytes a record: cut inside the last one, it is left out with a warning.
+    // 52 bytes a record: cut inside the last one, as a kill mid-write leaves it (no
+    // raw.json), it is left out with a warning.
+    let end = std::fs::read(run.join("raw.json")).unwrap();
+    std::fs::remove_file(run.join("raw.json")).unwrap();
     let (code, rows, err) = export_of(&whole[..whole.len() - 30]);
     assert_eq!((code, rows), (Some(0), 99), "{err}");
     assert!(err.contains("the last record was cut short"), "{err}");
+    // The same cut after the run ended (raw.json says 100): a record is missing.
+    std::fs::write(run.join("raw.json"), &end).unwrap();
+    let (code, rows, err) = export_of(&whole[..whole.len() - 30]);
+    assert_eq!((code, rows), (Some(1), 99), "{err}");
+    assert!(
+        err.contains("holds 99 record(s), but raw.json says the run wrote 100: 1 missing"),
+        "{err}"
+    );
     // A byte changed in the 41st record: the 40 before it are exported, then it is named.
     let mut damaged = whole.clone();
     let header = whole.len() - 100 * 52;
@@ -287,6 +298,49 @@ fn a_damaged_raw_file_is_read_up_to_the_damage_and_named_there() {
     let (code, _, err) = export_of(&huge);
     assert_eq!(code, Some(1));
     assert!(err.contains("more than headroom writes"), "{err}");
+}
+
+#[test]
+fn an_export_of_more_or_fewer_records_than_the_run_wrote_fails_and_says_which() {
+    // Found trying `export` as an attacker would: a raw.bin cut at a record boundary gave 25
+    // of 100 rows, and one with its last record appended twice 101, both with exit status 0
+    // and no word (raw.json's count was never read).
+    let (_dir, run, whole) = damaged_run();
+    let end: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("raw.json")).unwrap()).unwrap();
+    assert_eq!(end["records"], 100, "{end}");
+    let raw = run.join("raw.bin");
+    let header = whole.len() - 100 * 52;
+    let export_of = |bytes: &[u8], format: &str| {
+        std::fs::write(&raw, bytes).unwrap();
+        let o = headroom(&["export", run.to_str().unwrap(), "--format", format]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!err.contains("panicked"), "{err}");
+        (o.status.code(), String::from_utf8(o.stdout).unwrap(), err)
+    };
+    let (code, out, err) = export_of(&whole[..header + 25 * 52], "jsonl");
+    assert_eq!((code, out.lines().count()), (Some(1), 25), "{err}");
+    assert!(
+        err.contains(
+            "raw.bin: holds 25 record(s), but raw.json says the run wrote 100: 75 missing"
+        ) && err.contains("the export is not the whole run"),
+        "{err}"
+    );
+    let mut doubled = whole.clone();
+    doubled.extend_from_slice(&whole[whole.len() - 52..]);
+    let (code, out, err) = export_of(&doubled, "csv");
+    // A header row and 101 records.
+    assert_eq!((code, out.lines().count()), (Some(1), 102), "{err}");
+    assert!(
+        err.contains("holds 101 record(s), but raw.json says the run wrote 100: 1 too many (record 101 repeats record 100 byte for byte"),
+        "{err}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[100], lines[101]);
+    // Whole, it exports with exit status 0 and no warning.
+    let (code, out, err) = export_of(&whole, "csv");
+    assert_eq!((code, out.lines().count()), (Some(0), 101), "{err}");
+    assert!(err.is_empty(), "{err}");
 }
 
 #[test]

@@ -111,9 +111,20 @@ impl ResponseReader {
         self
     }
 
-    /// The kept head and body, once the response is complete.
+    /// The kept head and body, once the response is complete (or as far as it came).
     pub fn take_kept(&mut self) -> Option<Box<Kept>> {
         self.kept.take()
+    }
+
+    /// The final answer's status once its head is read, while its body is: a caller that
+    /// stops reading part-way (the live outputs, at a bound) still knows what was answered.
+    pub fn status(&self) -> Option<u16> {
+        match &self.state {
+            State::Length { answer, .. }
+            | State::Chunked { answer, .. }
+            | State::UntilClose { answer, .. } => Some(answer.status),
+            State::Head | State::Done => None,
+        }
     }
 
     /// Consumes what it can of `input`. A head is only parsed whole: while it is incomplete

@@ -177,7 +177,10 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
     meta.host = hosts.join(", ");
     meta.started_at = humantime::format_rfc3339_millis(set.origin).to_string();
     // Engine threads of all the generators: the merged CPU is theirs added up.
-    meta.threads = set.shards.iter().map(|s| s.meta.threads).sum();
+    meta.threads = set
+        .shards
+        .iter()
+        .fold(0usize, |sum, s| sum.saturating_add(s.meta.threads));
     // Descriptors are judged per shard (each against its own limit); the merged run keeps
     // the tightest of them.
     meta.open_files_limit = set

@@ -80,6 +80,19 @@ pub fn gather(dirs: &[PathBuf], partial: bool) -> Result<ShardSet, MergeError> {
             }
             .into());
         }
+        // Added up across shards for the merged CPU share: a damaged count is refused,
+        // never summed past what any set of generators runs.
+        if meta.threads > crate::plan::MAX_THREADS {
+            return Err(StoreError::Corrupt {
+                path: meta_path,
+                reason: format!(
+                    "{} engine threads, more than headroom runs ({}); the run's meta.json is damaged",
+                    meta.threads,
+                    crate::plan::MAX_THREADS
+                ),
+            }
+            .into());
+        }
         let end_path = path.join("end.json");
         let end: Option<RunEnd> = if end_path.exists() {
             Some(crate::store::read_json(&end_path)?)

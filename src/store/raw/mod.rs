@@ -177,6 +177,25 @@ mod tests {
     }
 
     #[test]
+    fn a_record_written_twice_is_named_by_its_number() {
+        let (_dir, path) = written(5);
+        let whole = std::fs::read(&path).unwrap();
+        let (records, result, _) = read_all(&path);
+        assert_eq!((records.len(), result), (5, Ok(())));
+        let reader = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let mut reader = RawReader::open(&path, BOUNDS).unwrap();
+            while reader.next_record().unwrap().is_some() {}
+            (reader.record_number(), reader.first_repeat)
+        };
+        assert_eq!(reader(&whole), (5, None));
+        // The last record appended again: the sixth repeats the fifth.
+        let mut doubled = whole.clone();
+        doubled.extend_from_slice(&whole[whole.len() - codec::RECORD_BYTES..]);
+        assert_eq!(reader(&doubled), (6, Some(6)));
+    }
+
+    #[test]
     fn a_bad_header_is_refused_without_sizing_memory_by_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("raw.bin");

@@ -24,8 +24,13 @@ pub struct RawReader {
     kinds: Vec<Option<ErrorKind>>,
     bounds: RawBounds,
     number: u64,
+    /// The last record's bytes, to find one written twice.
+    previous: [u8; RECORD_BYTES],
     /// Set once a torn last record (from a kill mid-write) was skipped.
     pub torn_tail: bool,
+    /// The number of the first record that repeats the one before it byte for byte: no run
+    /// writes two (each has its own send time to the nanosecond), so it was appended twice.
+    pub first_repeat: Option<u64>,
 }
 
 impl RawReader {
@@ -66,8 +71,15 @@ impl RawReader {
                 .collect(),
             bounds,
             number: 0,
+            previous: [0; RECORD_BYTES],
             torn_tail: false,
+            first_repeat: None,
         })
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The number of the record last returned (from 1).
@@ -87,6 +99,10 @@ impl RawReader {
             return Ok(None);
         }
         self.number += 1;
+        if self.number > 1 && bytes == self.previous && self.first_repeat.is_none() {
+            self.first_repeat = Some(self.number);
+        }
+        self.previous = bytes;
         let record = decode(&bytes, &self.kinds).map_err(|reason| self.corrupt(reason))?;
         let RawBounds { requests, stages } = self.bounds;
         if usize::from(record.request) >= requests {

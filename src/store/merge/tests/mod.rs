@@ -587,6 +587,19 @@ fn sets_that_are_not_one_whole_test_are_refused_with_a_line() {
         "{e}"
     );
 
+    // Engine threads no headroom runs: their sum overflowed (a panic in a debug build).
+    let e = refusal(
+        root,
+        &[
+            edit(&a, "threads-0", "threads", u64::MAX.into()),
+            edit(&b, "threads-1", "threads", u64::MAX.into()),
+        ],
+    );
+    assert!(
+        e.ends_with("threads-0/meta.json: 18446744073709551615 engine threads, more than headroom runs (256); the run's meta.json is damaged"),
+        "{e}"
+    );
+
     // Counts each shard could hold, that no test adds up to: refused, never overflowed.
     let huge = |from: &Path, to: &str| {
         let dir = edit(from, to, "host", "big".into());
@@ -676,3 +689,40 @@ fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
 }
 
 mod partial;
+
+#[test]
+fn a_merged_run_whose_shard_counts_no_run_makes_is_refused_never_added_up() {
+    // Found looking for every count read back from a file: a merged run's meta.json keeps
+    // each shard's generator counts, which its report adds up; two statuses of 2^64 - 1
+    // overflowed them (a panic in a debug build, a wrapped count in a release one).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let dirs = [
+        write(
+            root,
+            &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 5)]),
+        ),
+        write(
+            root,
+            &spec(1, "2026-11-25T10:00:00.000Z", vec![latencies(2, 5)]),
+        ),
+    ];
+    let out = merge_into(root, &dirs, false).unwrap();
+    let path = out.path().join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let generator = &mut meta["merged"]["shards"][1]["generator"];
+    generator["status"] = serde_json::json!({"200": u64::MAX, "503": u64::MAX});
+    std::fs::write(&path, meta.to_string()).unwrap();
+    match out.load() {
+        Err(StoreError::Corrupt { path: at, reason }) => {
+            assert_eq!(at, path);
+            assert_eq!(
+                reason,
+                "shard 1: the generator's completions (statuses and errors) add up past 2^60, more than any run makes"
+            );
+        }
+        Err(other) => panic!("not refused as corrupt: {other}"),
+        Ok(_) => panic!("read as a run"),
+    }
+}
