@@ -83,6 +83,7 @@ fn scenario(dir: &Path, url: &str, objectives: &[&str]) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs xmllint and the JUnit schema: run tests/run")]
 fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
     let server = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
@@ -264,6 +265,7 @@ fn stored_run(url: &str, dir: &Path) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs xmllint and the JUnit schema: run tests/run")]
 fn compare_against_a_baseline_fails_a_slower_candidate_with_its_exit_status() {
     // The server sleeps 1 ms for the baseline and 50 ms for the candidate: the candidate's
     // median is at least 50 ms whatever the machine's load, far past 10 % over the baseline's.
@@ -453,6 +455,7 @@ fn a_gate_that_cannot_fail_or_was_given_nothing_is_refused_before_anything_runs(
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs xmllint and the JUnit schema: run tests/run")]
 fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
     // Loose rules that the two runs hold; the candidate then loses its end record, as a run
     // killed mid-way does: the gate must fail on it, not pass on its partial figures.
@@ -557,6 +560,7 @@ fn step<'a>(steps: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs jq: run tests/run")]
 fn the_sample_workflow_reports_both_verdicts_waits_for_the_service_and_copes_without_a_baseline() {
     let steps = sample_workflow_steps();
     // A plain `if:` implies success(): after an objective failed (exit 3) the gate would be

@@ -341,6 +341,7 @@ fn the_demo_runs_and_stores_its_report() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_watched_server_process_shows_in_the_run_and_its_reports() {
     let nginx = crate::support::nginx::Nginx::start(crate::support::nginx::Tls::None);
     let dir = tempfile::tempdir().unwrap();

@@ -145,6 +145,7 @@ const SECS: u64 = 10;
 const SHARDS: u8 = 4;
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
     // Its per-second counts are timing: not beside the tests that load the machine hardest.
     let _one = crate::support::one_heavy_at_a_time();

@@ -43,6 +43,7 @@ fn names(figures: &[serde_json::Value]) -> Vec<&str> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = start_target(Duration::ZERO);
@@ -113,6 +114,7 @@ fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn a_scenario_runs_html_report_fits_and_draws_each_request() {
     let target = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
@@ -206,6 +208,7 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn the_chromium_check_sees_errors_overflow_and_cut_off_tables() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("bad.html");

@@ -42,6 +42,7 @@ fn failure(o: &std::process::Output) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
     let target = start_target(Duration::from_millis(2));
     let url = format!("http://{}/", target.addr());

@@ -27,6 +27,7 @@ pub(crate) fn kv_nginx() -> Nginx {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_weighted_mix_reaches_the_server_in_its_proportions_with_a_row_per_request() {
     let nginx = kv_nginx();
     let source = format!(
@@ -177,6 +178,7 @@ fn a_broken_scenario_is_one_line_naming_the_place_and_nothing_is_sent() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn open_model_stages_send_exactly_their_profile_and_report_each_stage() {
     let nginx = Nginx::start(Tls::None);
     let source = format!(
@@ -242,6 +244,7 @@ load:
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn several_instances_share_each_request_name_in_turn() {
     let a = Nginx::start(Tls::None);
     let b = Nginx::start(Tls::None);
@@ -276,6 +279,7 @@ load: {load}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn warm_up_stages_are_sent_but_left_out_of_the_numbers() {
     let nginx = Nginx::start(Tls::None);
     let source = format!(
@@ -303,6 +307,7 @@ load:
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn flows_pass_captured_values_to_later_steps_and_stop_when_a_capture_fails() {
     let nginx = Nginx::with_locations(
         Tls::None,
@@ -367,6 +372,7 @@ load: LOAD
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_login_runs_once_per_identity_and_again_after_a_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let certs = crate::support::certs::make(dir.path());
@@ -531,6 +537,7 @@ load: {load}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn body_and_json_expectations_fail_the_answers_that_miss_them() {
     let nginx = Nginx::with_locations(
         Tls::None,

@@ -48,6 +48,7 @@ fn strings(v: &Json) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx and etcd: run tests/run")]
 fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
     let _heavy = crate::support::one_heavy_at_a_time();
     let etcd = Etcd::start();
@@ -187,6 +188,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
     let _heavy = crate::support::one_heavy_at_a_time();
     let etcd = Etcd::start();

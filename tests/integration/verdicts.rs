@@ -121,6 +121,7 @@ fn attack_at(url: &str, rate: u32, extra: &[&str]) -> (serde_json::Value, String
 /// times that, the verdict names the server, with the 503s' share as its evidence, and
 /// never the generator, which is idle.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_server_capped_below_the_load_is_named_the_limit() {
     use crate::support::nginx::{Nginx, Tls};
     let _one = crate::support::one_heavy_at_a_time();
@@ -165,6 +166,7 @@ fn a_server_capped_below_the_load_is_named_the_limit() {
 /// connections and drops the ones it cannot take. The generator, with connections to spare,
 /// is not blamed: the verdict names the server and the way it failed.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_server_out_of_connections_is_named_the_limit() {
     use crate::support::nginx::{Nginx, Tls};
     let _one = crate::support::one_heavy_at_a_time();
@@ -195,6 +197,7 @@ fn a_server_out_of_connections_is_named_the_limit() {
 /// on time: the verdict names the generator, with the time its threads waited for the CPU
 /// as the evidence, though the server (on another core) was idle.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs taskset: run tests/run")]
 fn a_generator_starved_of_cpu_is_named_the_limit() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = crate::support::start_target(std::time::Duration::ZERO);
