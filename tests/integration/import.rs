@@ -293,7 +293,10 @@ fetch('/api/items', {method: 'POST', headers: {'Content-Type': 'application/json
 </script></body></html>"#;
 
 #[test]
-#[cfg_attr(not(feature = "lab"), ignore = "needs nginx, Chromium and the HAR recorder (node): run tests/run")]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs nginx, Chromium and the HAR recorder (node): run tests/run"
+)]
 fn a_har_recorded_by_chromium_imports_checks_and_runs_against_nginx() {
     let modules = recorder_modules();
     let site = tempfile::tempdir().unwrap();

@@ -27,7 +27,10 @@ impl Drop for Killed {
 }
 
 #[test]
-#[cfg_attr(not(feature = "lab"), ignore = "needs root (network namespaces): run tests/run")]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs root (network namespaces): run tests/run"
+)]
 fn running_out_of_ports_is_blamed_on_the_generator() {
     let _one = crate::support::one_heavy_at_a_time();
     let ns = small_netns();

@@ -186,7 +186,10 @@ fn what_the_rule_calls_secret_goes_to_the_secret_and_comes_back_in_the_pod() {
 /// every manifest: PyYAML reads each manifest as yaml_serde (YAML 1.2) does, one document
 /// each, and the Kubernetes API's schemas take them.
 #[test]
-#[cfg_attr(not(feature = "lab"), ignore = "needs kubernetes-validate and PyYAML: run tests/run")]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs kubernetes-validate and PyYAML: run tests/run"
+)]
 fn names_and_values_yaml_1_1_misreads_are_written_as_text() {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = spec(
