@@ -2,20 +2,8 @@
 //! a user runs them, against servers whose capacity is known.
 
 use crate::support::etcd::Etcd;
-use crate::support::headroom;
+use crate::support::{headroom, json_file as json, succeeded as ok};
 use std::path::Path;
-use std::process::Output;
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The built-in target answering at most `capacity` requests per second.
 fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
@@ -27,10 +15,6 @@ fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
         capacity: Some(capacity),
     })
     .unwrap()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The `headroom` binary as a user runs it: bad input, secrets, a killed run.
 
-use crate::support::headroom;
-use std::process::{Command, Output, Stdio};
+use crate::support::{headroom, stderr};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A 60 s attack on `url` stored in `out`, to be stopped by the test.
@@ -22,10 +22,6 @@ fn spawn_long_attack(url: &str, rate: u32, out: &std::path::Path) -> std::proces
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

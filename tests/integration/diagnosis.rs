@@ -5,22 +5,10 @@
 //! not the English.
 
 use crate::support::certs;
-use crate::support::headroom;
 use crate::support::nginx::{Nginx, Tls};
+use crate::support::{headroom, json_file, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
-
-fn json_file(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Runs `args` (a command writing its run to `out`, JSON on stdout) and returns its exit
 /// status, its JSON summary and the text report of the stored run.

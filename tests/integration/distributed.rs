@@ -3,9 +3,10 @@
 //! against one server; their runs merged. What the server saw, what the merge made and what a
 //! single generator would have measured must agree.
 
+use crate::support::buckets;
 use crate::support::netns::Lan;
 use crate::support::nginx::Nginx;
-use headroom::record::{Histogram, IntervalRecord};
+use headroom::record::IntervalRecord;
 use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -73,14 +74,6 @@ fn start_in(ahead: u64) -> u64 {
         .unwrap()
         .as_secs()
         + ahead
-}
-
-/// Each bucket's value and count.
-fn buckets(h: &Histogram) -> Vec<(u64, u64)> {
-    h.inner()
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect()
 }
 
 /// Every histogram of `merged` equals, bucket for bucket, that of `sum`, and every count.

@@ -171,18 +171,7 @@ fn seed_002_key_value_data_sets_written_then_read_one_and_many() {
 #[cfg_attr(not(feature = "lab"), ignore = "needs nginx and etcd: run tests/run")]
 fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
     let etcd = Etcd::start();
-    let gate = Nginx::with_locations(
-        Tls::None,
-        &format!(
-            r#"location = /v3/login {{ return 200 '{{"token":"example-token"}}'; }}
-    location / {{
-      if ($http_authorization != "Bearer example-token") {{ return 401; }}
-      proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Authorization "";
-    }}"#,
-            etcd.url()
-        ),
-    );
+    let gate = Nginx::token_gate(&etcd.url());
     let url = gate.url("http", "/v3");
     let plan = example(
         "000-secrets-service.yaml",

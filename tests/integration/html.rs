@@ -2,18 +2,9 @@
 //! for a sweep and for a scenario run against the built-in target.
 
 use crate::support::chromium;
-use crate::support::{headroom, start_target};
+use crate::support::{headroom, start_target, succeeded as ok};
 use std::path::Path;
 use std::time::Duration;
-
-fn ok(o: std::process::Output) {
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 fn html_report(run: &Path, page: &Path) -> String {
     ok(headroom(&[

@@ -2,11 +2,10 @@
 //! expectations and objectives.
 
 use crate::support::nginx::{Nginx, Tls};
-use crate::support::{attack, start_target};
+use crate::support::{attack, headroom, start_target};
 use headroom::plan::scenario;
 use headroom::plan::HttpVersion;
 use std::path::Path;
-use std::process::Command;
 
 /// Each request's row: its name, completions and failures.
 fn rows_of(summary: &headroom::summary::Summary) -> Vec<(&str, u64, u64)> {
@@ -82,15 +81,6 @@ threads: 2
     assert_eq!((all.count, all.failures), (600, 100));
     assert!((summary.success_ratio - 500.0 / 600.0).abs() < 1e-9);
     assert!(summary.method.is_none());
-}
-
-fn headroom(args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .output()
-        .expect("headroom runs");
-    crate::support::counts::check_out(args);
-    out
 }
 
 #[test]

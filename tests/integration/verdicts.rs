@@ -1,6 +1,7 @@
 //! What the numbers are said to mean: the headline latency is the answered requests', and
 //! failures keep their own counts and latencies.
 
+use crate::support::headroom;
 use crate::support::held::Held;
 use std::process::Command;
 
@@ -23,12 +24,16 @@ fn failed_requests_do_not_pull_the_latency_down() {
         ),
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["run", scenario.to_str().unwrap()])
-        .args(["-q", "--format", "json", "--out"])
-        .arg(dir.path().join("run"))
-        .output()
-        .unwrap();
+    let run = dir.path().join("run");
+    let o = headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
     // The objectives-free run succeeds whatever the answers were.
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
