@@ -88,6 +88,7 @@ fn gaps_and_spans(times: &[u64], rate: f64, span: usize) -> (Vec<f64>, Vec<f64>)
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_poisson_run_at_5000_per_second_sends_poisson_or_says_it_did_not() {
     let _heavy = one_heavy_at_a_time();
     let nginx = Nginx::start(Tls::None);

@@ -313,6 +313,7 @@ fn a_scenario_of_sixty_thousand_requests_checks_in_bounded_time() {
 /// past its bounds (1 MiB, 1,024 columns), having read no more than that: it took about three
 /// times the file in memory when it was read whole first.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs GNU time: run tests/run")]
 fn data_files_of_endless_rows_or_columns_are_refused_at_their_bounds() {
     let dir = tempfile::tempdir().unwrap();
     // A gigabyte of one line (sparse: no disk is used), and 10 million columns.

@@ -4,6 +4,7 @@
 //! the built-in target check what a user sees, with counts that do not depend on timing.
 //! Set UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
 
+use crate::support::golden::check as check_golden;
 use crate::support::{attack, headroom, start_target};
 use headroom::monitor::{CpuTime, Health};
 use headroom::plan::scenario;
@@ -153,21 +154,6 @@ fn stored_run(dir: &Path, slower: u64) -> RunDir {
     })
     .unwrap();
     run
-}
-
-fn check_golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
-    assert_eq!(
-        actual, expected,
-        "{name} differs from its golden file (UPDATE_GOLDEN=1 to accept)"
-    );
 }
 
 #[test]

@@ -2,20 +2,8 @@
 //! a user runs them, against servers whose capacity is known.
 
 use crate::support::etcd::Etcd;
-use crate::support::headroom;
+use crate::support::{headroom, json_file as json, succeeded as ok};
 use std::path::Path;
-use std::process::Output;
-
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The built-in target answering at most `capacity` requests per second.
 fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
@@ -27,10 +15,6 @@ fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
         capacity: Some(capacity),
     })
     .unwrap()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -226,6 +210,7 @@ fn search_never_overclaims(
 /// probe at 1,510 has its p99 under 250 ms at the end of a short window, but a queue growing
 /// through it. The answer is never above 1,500 and within 3 % below.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn the_search_never_overclaims_a_known_capacity() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = limited_target(1500.0);
@@ -273,6 +258,7 @@ fn the_search_never_overclaims_a_known_capacity() {
 /// nginx's `limit_req` at 1,500 r/s, queueing up to 1,000 requests beyond it (no nodelay):
 /// past its rate, latency climbs through the window long before it reaches 250 ms.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn the_search_never_overclaims_nginx_limit_req() {
     use crate::support::nginx::{Nginx, Tls};
     let _one = crate::support::one_heavy_at_a_time();
@@ -307,6 +293,7 @@ fn a_window_too_short_to_see_a_queue_is_refused() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = limited_target(5000.0);
@@ -366,6 +353,7 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn compare_puts_runs_side_by_side_with_overlaid_plots() {
     let _one = crate::support::one_heavy_at_a_time();
     let fast = limited_target(100_000.0);
@@ -427,6 +415,7 @@ fn compare_puts_runs_side_by_side_with_overlaid_plots() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn a_prometheus_endpoint_feeds_the_server_columns() {
     let etcd = Etcd::start();
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,7 @@
 //! CI outputs as a pipeline reads them: JUnit XML validated against the JUnit XML schema,
 //! the GitHub Actions step summary, and the regression verdict against a baseline run.
 
-use crate::support::{headroom, start_target};
+use crate::support::{headroom, start_target, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
@@ -43,14 +43,6 @@ pub(crate) fn assert_valid_junit(xml: &str, dir: &Path) {
     );
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// The `<testcase …>` element named `name` (attribute-escaped), up to its end.
 pub(crate) fn testcase<'a>(xml: &'a str, name: &str) -> &'a str {
     let at = xml
@@ -83,6 +75,10 @@ fn scenario(dir: &Path, url: &str, objectives: &[&str]) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs xmllint and the JUnit schema: run tests/run"
+)]
 fn junit_has_a_case_per_objective_validates_and_names_the_measured_value() {
     let server = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
@@ -264,6 +260,10 @@ fn stored_run(url: &str, dir: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs xmllint and the JUnit schema: run tests/run"
+)]
 fn compare_against_a_baseline_fails_a_slower_candidate_with_its_exit_status() {
     // The server sleeps 1 ms for the baseline and 50 ms for the candidate: the candidate's
     // median is at least 50 ms whatever the machine's load, far past 10 % over the baseline's.
@@ -453,6 +453,10 @@ fn a_gate_that_cannot_fail_or_was_given_nothing_is_refused_before_anything_runs(
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs xmllint and the JUnit schema: run tests/run"
+)]
 fn a_partial_run_fails_the_regression_check_whatever_the_rules() {
     // Loose rules that the two runs hold; the candidate then loses its end record, as a run
     // killed mid-way does: the gate must fail on it, not pass on its partial figures.
@@ -557,6 +561,7 @@ fn step<'a>(steps: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs jq: run tests/run")]
 fn the_sample_workflow_reports_both_verdicts_waits_for_the_service_and_copes_without_a_baseline() {
     let steps = sample_workflow_steps();
     // A plain `if:` implies success(): after an objective failed (exit 3) the gate would be

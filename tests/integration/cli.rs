@@ -1,7 +1,7 @@
 //! The `headroom` binary as a user runs it: bad input, secrets, a killed run.
 
-use crate::support::headroom;
-use std::process::{Command, Output, Stdio};
+use crate::support::{headroom, stderr};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A 60 s attack on `url` stored in `out`, to be stopped by the test.
@@ -22,10 +22,6 @@ fn spawn_long_attack(url: &str, rate: u32, out: &std::path::Path) -> std::proces
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -341,6 +337,7 @@ fn the_demo_runs_and_stores_its_report() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_watched_server_process_shows_in_the_run_and_its_reports() {
     let nginx = crate::support::nginx::Nginx::start(crate::support::nginx::Tls::None);
     let dir = tempfile::tempdir().unwrap();

@@ -32,6 +32,7 @@ fn series_sum(f: &Figure, name: &str) -> f64 {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn warm_up_requests_answered_after_the_warm_up_are_in_no_count() {
     // Every answer takes 300 ms: the warm-up's last 300 ms of requests are answered in the
     // measured stage's first second.
@@ -87,6 +88,7 @@ fn check_nothing_expected(s: &Summary, stored: &headroom::store::StoredRun, reas
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn answers_of_a_status_not_expected_are_failed_in_every_figure() {
     let nginx = Nginx::with_locations(Tls::None, "location / { return 401; }");
     let p = plan(
@@ -98,6 +100,7 @@ fn answers_of_a_status_not_expected_are_failed_in_every_figure() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn answers_without_the_body_expected_are_failed_in_every_figure() {
     let nginx = Nginx::start(Tls::None);
     let p = plan(
@@ -109,6 +112,7 @@ fn answers_without_the_body_expected_are_failed_in_every_figure() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_sweep_too_short_for_a_time_axis_has_notes_and_its_steps() {
     let nginx = Nginx::start(Tls::None);
     let url = nginx.url("http", "/");

@@ -8,6 +8,7 @@ use headroom::plan::scenario;
 use std::path::Path;
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn templates_fill_paths_headers_and_bodies_from_data_sets() {
     let nginx = kv_nginx();
     let dir = tempfile::tempdir().unwrap();
@@ -69,6 +70,7 @@ load: {{users: 2, requests: 40}}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn unique_data_runs_out_as_a_client_side_failure_not_a_reuse() {
     let nginx = kv_nginx();
     let source = format!(
@@ -93,6 +95,7 @@ load: {{rate: 200, requests: 8}}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_batch_puts_several_rows_in_one_request() {
     let nginx = Nginx::start(Tls::None);
     let source = format!(
@@ -125,6 +128,7 @@ load: {{users: 1, requests: 3}}
 /// the server gets every row's value, in order, while the generator's memory stays a small
 /// fraction of the file (seed 002's set is 1 million values of 5 KB: 5 GB).
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_data_file_larger_than_memory_takes_is_read_from_disk_row_by_row() {
     let nginx = Nginx::with_locations_and_log(
         Tls::None,

@@ -5,22 +5,10 @@
 //! not the English.
 
 use crate::support::certs;
-use crate::support::headroom;
 use crate::support::nginx::{Nginx, Tls};
+use crate::support::{headroom, json_file, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
-
-fn json_file(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Runs `args` (a command writing its run to `out`, JSON on stdout) and returns its exit
 /// status, its JSON summary and the text report of the stored run.
@@ -46,6 +34,7 @@ fn finding<'a>(verdict: &'a Value, kind: &str) -> Option<&'a Value> {
 /// the reason and its count; latencies are dashes, not 0 µs; the run exits 3 without any
 /// objective. The same for a body expectation that no answer meets.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason() {
     let nginx = Nginx::launch_with(
         Tls::None,
@@ -122,6 +111,7 @@ fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason(
 /// only wait in line. The closed sweep names the server's saturation at every step past the
 /// knee, with the knee by Little's law, and the run's verdict is the first such step's.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_closed_sweep_past_the_knee_is_the_servers_saturation() {
     let _one = crate::support::one_heavy_at_a_time();
     let nginx = Nginx::with_modules(
@@ -178,6 +168,7 @@ fn a_closed_sweep_past_the_knee_is_the_servers_saturation() {
 /// opened and leave late, then every one leaves on time. With the rate held that is a
 /// transient, never "the server was the limit", in the run and in `compare`'s row.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn connections_opening_under_mtls_are_a_transient_not_the_server() {
     let _one = crate::support::one_heavy_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -250,6 +241,7 @@ fn connections_opening_under_mtls_are_a_transient_not_the_server() {
 /// is held for 15 s before it is given: the hold at 500 breaks while the server still
 /// serves 200 req/s, and the search goes on below, with holds, to an answer it held.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn burst_credits_do_not_pass_for_capacity() {
     let _one = crate::support::one_heavy_at_a_time();
     let nginx = Nginx::launch_with(
@@ -321,6 +313,7 @@ fn burst_credits_do_not_pass_for_capacity() {
 /// capacity search, can: the server changed with time, and the search stops instead of
 /// reporting an unstable boundary, its chart drawing latency through the search.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_server_slowing_with_time_is_named_and_no_capacity_is_given() {
     let _one = crate::support::one_heavy_at_a_time();
     let nginx = Nginx::with_modules(

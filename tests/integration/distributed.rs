@@ -3,9 +3,10 @@
 //! against one server; their runs merged. What the server saw, what the merge made and what a
 //! single generator would have measured must agree.
 
+use crate::support::buckets;
 use crate::support::netns::Lan;
 use crate::support::nginx::Nginx;
-use headroom::record::{Histogram, IntervalRecord};
+use headroom::record::IntervalRecord;
 use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -75,14 +76,6 @@ fn start_in(ahead: u64) -> u64 {
         + ahead
 }
 
-/// Each bucket's value and count.
-fn buckets(h: &Histogram) -> Vec<(u64, u64)> {
-    h.inner()
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect()
-}
-
 /// Every histogram of `merged` equals, bucket for bucket, that of `sum`, and every count.
 fn assert_same_record(merged: &IntervalRecord, sum: &IntervalRecord) {
     for (what, m, s) in [
@@ -145,6 +138,7 @@ const SECS: u64 = 10;
 const SHARDS: u8 = 4;
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn four_shards_on_their_own_addresses_offer_one_nginx_the_whole_test() {
     // Its per-second counts are timing: not beside the tests that load the machine hardest.
     let _one = crate::support::one_heavy_at_a_time();

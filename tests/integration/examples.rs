@@ -66,6 +66,7 @@ fn tls_paths(c: &certs::Certs) -> Vec<(String, String)> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn seed_001_tls_termination_with_and_without_client_certificates() {
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());
@@ -102,6 +103,7 @@ fn seed_001_tls_termination_with_and_without_client_certificates() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn seed_003_mutual_tls_with_concurrency_steps() {
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());
@@ -129,6 +131,7 @@ fn seed_003_mutual_tls_with_concurrency_steps() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn seed_002_key_value_data_sets_written_then_read_one_and_many() {
     let etcd = Etcd::start();
     let url = format!("{}/v3", etcd.url());
@@ -165,20 +168,10 @@ fn seed_002_key_value_data_sets_written_then_read_one_and_many() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx and etcd: run tests/run")]
 fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
     let etcd = Etcd::start();
-    let gate = Nginx::with_locations(
-        Tls::None,
-        &format!(
-            r#"location = /v3/login {{ return 200 '{{"token":"example-token"}}'; }}
-    location / {{
-      if ($http_authorization != "Bearer example-token") {{ return 401; }}
-      proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Authorization "";
-    }}"#,
-            etcd.url()
-        ),
-    );
+    let gate = Nginx::token_gate(&etcd.url());
     let url = gate.url("http", "/v3");
     let plan = example(
         "000-secrets-service.yaml",
@@ -224,6 +217,7 @@ fn seed_000_secrets_mix_behind_token_auth_with_invalid_auth_traffic() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn seed_003_over_several_instances_keeps_a_connection_per_user_and_instance() {
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());
@@ -258,6 +252,7 @@ fn seed_003_over_several_instances_keeps_a_connection_per_user_and_instance() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn seed_004_key_lifecycle_flows_on_etcd() {
     let etcd = Etcd::start();
     let url = format!("{}/v3", etcd.url());
@@ -291,6 +286,7 @@ fn seed_004_key_lifecycle_flows_on_etcd() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn the_capacity_study_scenarios_sweep_against_their_servers() {
     let _one = crate::support::one_heavy_at_a_time();
     use headroom::capacity::{Axis, Ladder, StepLength, Sweep};
@@ -390,6 +386,7 @@ type Replace = Vec<(String, String)>;
 /// Every scenario again over HTTP/2, against an HTTP/2 server in front of the same backend:
 /// nginx itself for the TLS seeds, nginx proxying to etcd for the key-value ones.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx and etcd: run tests/run")]
 fn every_example_scenario_runs_over_http2_in_front_of_its_backend() {
     let _one = crate::support::one_heavy_at_a_time();
     use headroom::plan::HttpVersion;

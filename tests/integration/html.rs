@@ -2,18 +2,9 @@
 //! for a sweep and for a scenario run against the built-in target.
 
 use crate::support::chromium;
-use crate::support::{headroom, start_target};
+use crate::support::{headroom, start_target, succeeded as ok};
 use std::path::Path;
 use std::time::Duration;
-
-fn ok(o: std::process::Output) {
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 fn html_report(run: &Path, page: &Path) -> String {
     ok(headroom(&[
@@ -43,6 +34,7 @@ fn names(figures: &[serde_json::Value]) -> Vec<&str> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = start_target(Duration::ZERO);
@@ -113,6 +105,7 @@ fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn a_scenario_runs_html_report_fits_and_draws_each_request() {
     let target = start_target(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
@@ -206,6 +199,7 @@ fn a_scenario_runs_html_report_fits_and_draws_each_request() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn the_chromium_check_sees_errors_overflow_and_cut_off_tables() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("bad.html");

@@ -76,6 +76,7 @@ const LOG: &str =
     "$request_method $request_uri \"$http_authorization\" \"$http_x_trace\" $content_length";
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn curl_lines_import_check_and_run_against_nginx() {
     let mut nginx =
         Nginx::with_locations_and_log(Tls::None, r#"location / { return 200 "ok\n"; }"#, LOG);
@@ -197,6 +198,7 @@ fn kv_openapi() -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn the_kv_openapi_example_imports_checks_and_runs_against_etcd() {
     let etcd = Etcd::start();
     let dir = tempfile::tempdir().unwrap();
@@ -291,6 +293,10 @@ fetch('/api/items', {method: 'POST', headers: {'Content-Type': 'application/json
 </script></body></html>"#;
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs nginx, Chromium and the HAR recorder (node): run tests/run"
+)]
 fn a_har_recorded_by_chromium_imports_checks_and_runs_against_nginx() {
     let modules = recorder_modules();
     let site = tempfile::tempdir().unwrap();

@@ -198,6 +198,7 @@ fn assert_never_shown(secrets: &[&str], texts: &[&str], out: &Path) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs InfluxDB: run tests/run")]
 fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
     let influx = with_a_writer(Influxdb::start(true));
     let running = support::start_target(Duration::from_millis(5));
@@ -252,6 +253,7 @@ fn influxdb_gives_back_the_stored_counts_and_p99_second_for_second() {
 /// can start (Debian has no InfluxDB 2): the bucket is `DB/RETENTION_POLICY` (or `DB`), the
 /// org is ignored, and the token is `USER:PASSWORD`.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs InfluxDB 1.8: run tests/run")]
 fn an_influxdb_2_write_is_given_back_second_for_second_by_influxdb_1_8() {
     let influx = with_a_writer(Influxdb::start_1_8(true));
     let running = support::start_target(Duration::from_millis(5));
@@ -366,6 +368,7 @@ fn a_wrong_influxdb_push_is_one_line_saying_what_to_do_and_never_shows_a_credent
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs InfluxDB: run tests/run")]
 fn a_sweep_writes_a_point_per_second_per_stage_its_requests_were_sent_for() {
     let influx = Influxdb::start(false);
     influx.query_post("CREATE DATABASE sweeps");

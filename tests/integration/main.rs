@@ -1,7 +1,8 @@
 //! Integration tests: real servers on loopback, started and stopped by the tests themselves.
 //!
-//! `nginx` tests need nginx installed (`.ci/run` installs it); the built-in target and the
-//! hostile servers run in-process.
+//! The built-in target and the hostile servers run in-process. The tests that drive a system
+//! server or tool (nginx, etcd, Chromium, ...) run with the `lab` feature, which `tests/run`
+//! turns on after installing them; without it each is listed as ignored with what it needs.
 
 mod arrivals;
 mod bad_input;

@@ -3,19 +3,10 @@
 //! what it ran. The table's layout is checked against golden files from a fixed fixture.
 
 use super::overrides::scenario;
-use crate::support::headroom;
+use crate::support::{headroom, stderr, stdout};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn command_line_axes_give_one_run_per_variant_and_one_table() {
@@ -339,8 +330,8 @@ fn the_matrix_table_matches_its_golden_files() {
         .unwrap()
         .unwrap();
     use headroom::report::{matrix::render, Format};
-    crate::report::check_golden("matrix.txt", &render(&table, Format::Text).unwrap());
-    crate::report::check_golden("matrix.md", &render(&table, Format::Markdown).unwrap());
+    crate::support::golden::check("matrix.txt", &render(&table, Format::Text).unwrap());
+    crate::support::golden::check("matrix.md", &render(&table, Format::Markdown).unwrap());
 }
 
 /// Credentials and bodies set or varied from the command line stay out of the table, the

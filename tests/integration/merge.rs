@@ -2,18 +2,10 @@
 //! (a test fixture: their meta.json is given a `shard` by hand, as `--shard I/N` would
 //! write it), merged, and the merged run read by every renderer.
 
+use crate::support::buckets;
 use crate::support::{attack, headroom, open_plan, start_target};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Each bucket's value and count: two histograms of one content over different ranges
-/// (grown in another order) encode differently, and hold the same buckets.
-fn buckets(h: &headroom::record::Histogram) -> Vec<(u64, u64)> {
-    h.inner()
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect()
-}
 
 /// Makes the run in `dir` shard `index` of a 2-shard test of 200 req/s.
 fn make_shard(dir: &Path, index: u32) {
@@ -42,6 +34,7 @@ fn failure(o: &std::process::Output) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn two_shard_runs_merge_into_one_run_every_renderer_reads() {
     let target = start_target(Duration::from_millis(2));
     let url = format!("http://{}/", target.addr());

@@ -7,6 +7,7 @@ use headroom::plan::{ClientIdentity, HttpVersion, Load};
 use std::time::Duration;
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn nginx_sees_exactly_the_requests_asked_for() {
     let nginx = Nginx::start(Tls::None);
     let (summary, _, _dir) = attack(&open_plan(&nginx.url("http", "/count"), 400.0, 600));
@@ -23,6 +24,7 @@ fn nginx_sees_exactly_the_requests_asked_for() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn closed_model_sends_the_request_budget_and_no_more() {
     let nginx = Nginx::start(Tls::None);
     let mut plan = open_plan(&nginx.url("http", "/closed"), 1.0, 500);
@@ -39,6 +41,7 @@ fn closed_model_sends_the_request_budget_and_no_more() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn kernels_without_epoll_pwait2_send_the_same_requests() {
     // HEADROOM_EPOLL_WAIT=1 makes the direct driver sleep as it does on kernels older than
     // 5.11: epoll_wait woken by a timerfd. Both models, as a user runs them.
@@ -71,6 +74,7 @@ fn kernels_without_epoll_pwait2_send_the_same_requests() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn https_with_a_ca_bundle_and_session_reuse() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -88,6 +92,7 @@ fn https_with_a_ca_bundle_and_session_reuse() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn an_untrusted_server_certificate_is_a_clear_error_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -103,6 +108,7 @@ fn an_untrusted_server_certificate_is_a_clear_error_before_any_request() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn no_keepalive_opens_a_connection_and_handshake_per_request() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -131,6 +137,7 @@ fn no_keepalive_opens_a_connection_and_handshake_per_request() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_client_certificate_is_presented_when_given() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -158,6 +165,7 @@ fn a_client_certificate_is_presented_when_given() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn without_a_client_certificate_the_refusal_is_a_clear_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -173,6 +181,7 @@ fn without_a_client_certificate_the_refusal_is_a_clear_outcome() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http2_is_really_used_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -204,6 +213,7 @@ fn http2_is_really_used_when_asked() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_frozen_server_shows_as_the_latency_spike_of_an_open_model() {
     // The coordinated-omission test: 200 req/s for 4 s, nginx frozen for 1 s in the middle.
     let nginx = Nginx::start(Tls::None);
@@ -237,6 +247,7 @@ fn a_frozen_server_shows_as_the_latency_spike_of_an_open_model() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http2_streams_refused_by_goaway_are_retried_and_processed_once() {
     // nginx says GOAWAY after 50 requests per connection; streams it refused are sent again
     // on a new connection, and its access log proves none was processed twice.
@@ -262,6 +273,7 @@ fn http2_streams_refused_by_goaway_are_retried_and_processed_once() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn an_idle_keepalive_close_is_retried_not_blamed_on_the_server() {
     // nginx closes connections idle for 100 ms; requests come every 250 ms on the same one.
     let nginx = Nginx::start_with(Tls::None, "keepalive_timeout 100ms;");
@@ -276,6 +288,7 @@ fn an_idle_keepalive_close_is_retried_not_blamed_on_the_server() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -304,6 +317,7 @@ fn request_bodies_larger_than_a_socket_buffer_are_sent_whole() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn hundreds_of_users_on_one_thread_are_all_served() {
     let _one = crate::support::one_heavy_at_a_time();
     // More sockets ready at once than one epoll wait takes (256): those left over must be
@@ -332,6 +346,7 @@ fn hundreds_of_users_on_one_thread_are_all_served() {
 /// watches each tree and says how much each used, and the CPU is bounded by the cores the
 /// watched threads could run on.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn watched_pids_are_process_trees_with_their_own_lines() {
     let _one = crate::support::one_heavy_at_a_time();
     let served = Nginx::with_workers(2);

@@ -109,6 +109,10 @@ fn gate(base: &Path, cand: &Path, format: &str) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs nginx, xmllint and the JUnit schema: run tests/run"
+)]
 fn two_runs_of_one_server_differ_within_noise_and_the_server_twice_as_slow_regressed() {
     let delays = delays();
     let (base, cand, slow) = (&delays[..N], &delays[N..2 * N], &delays[2 * N..]);

@@ -2,9 +2,9 @@
 //! against the built-in target: each override lands in the stored run, and a wrong one is
 //! refused in one line naming it.
 
+use crate::support::{headroom_env, json_file as json, stderr};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 /// A scenario with two requests (`read`, `write`) against `url`: 20 req/s for 8 requests.
@@ -18,26 +18,6 @@ pub fn scenario(dir: &Path, url: &str) -> PathBuf {
     )
     .unwrap();
     path
-}
-
-/// The binary run with `args` and the environment variables `env` (others as inherited).
-pub fn headroom_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_headroom"));
-    c.args(args).stdin(Stdio::null());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("the binary runs");
-    crate::support::counts::check_out(args);
-    out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(path: &Path) -> Json {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Runs the scenario with `extra` arguments into a new directory; its meta.json and the

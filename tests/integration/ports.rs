@@ -27,6 +27,10 @@ impl Drop for Killed {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs root (network namespaces): run tests/run"
+)]
 fn running_out_of_ports_is_blamed_on_the_generator() {
     let _one = crate::support::one_heavy_at_a_time();
     let ns = small_netns();
@@ -96,6 +100,7 @@ fn running_out_of_ports_is_blamed_on_the_generator() {
 /// anything is sent (a closed model over HTTP/1.1 holds a connection per user), and the
 /// default cap is lowered to fit, so a run never fails on its own descriptors.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn connections_past_the_open_files_limit_are_refused_or_fitted_before_the_run() {
     use crate::support::certs;
     use crate::support::nginx::{Nginx, Tls};

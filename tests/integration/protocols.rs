@@ -47,6 +47,7 @@ fn http1_plan(url: &str, certs: &Certs) -> AttackPlan {
 // 1. A server that closes after every response ---------------------------------------------
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_server_closing_after_every_response_plain() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -57,6 +58,7 @@ fn http1_server_closing_after_every_response_plain() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_server_closing_after_every_response_tls() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -67,6 +69,7 @@ fn http1_server_closing_after_every_response_tls() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_server_closing_after_every_response_tls_closed_model() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -83,6 +86,7 @@ fn http1_server_closing_after_every_response_tls_closed_model() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_without_keepalive_plain() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -94,6 +98,7 @@ fn http1_without_keepalive_plain() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_without_keepalive_tls() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -107,6 +112,7 @@ fn http1_without_keepalive_tls() {
 // 2. A server that wants a client certificate, over HTTP/1.1 -------------------------------
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_without_the_required_client_certificate_counts_the_400s() {
     // nginx completes the handshake, then answers every request 400 ("No required SSL
     // certificate was sent") with Connection: close.
@@ -137,6 +143,7 @@ fn http1_without_the_required_client_certificate_counts_the_400s() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http1_without_the_required_client_certificate_the_cli_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -181,6 +188,7 @@ fn http1_without_the_required_client_certificate_the_cli_says_so() {
 // 3. Three server-certificate failures, three messages -------------------------------------
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn expired_mismatched_and_unknown_ca_certificates_give_three_clear_messages() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -238,6 +246,7 @@ fn expired_mismatched_and_unknown_ca_certificates_give_three_clear_messages() {
 // 4. HTTP/2 asked of a server that does not offer it ---------------------------------------
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn http2_against_a_server_without_h2_says_alpn() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());
@@ -256,6 +265,7 @@ fn http2_against_a_server_without_h2_says_alpn() {
 // 5. A login and a flow with a capture, over HTTP/2 ----------------------------------------
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_login_and_a_flow_with_a_capture_run_over_http2() {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs::make(dir.path());

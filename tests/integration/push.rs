@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Prometheus: run tests/run")]
 fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series() {
     let prometheus = Prometheus::start();
     let target = support::start_target(Duration::from_millis(5));
@@ -110,6 +111,7 @@ fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Prometheus: run tests/run")]
 fn prometheus_has_one_request_s_latency_per_status_class_as_the_stored_run_has_it() {
     let prometheus = Prometheus::start();
     let target = support::start_target(Duration::from_millis(2));
@@ -431,6 +433,7 @@ fn an_outputs_json_with_counts_no_run_makes_is_reported_as_damaged_in_every_form
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Prometheus: run tests/run")]
 fn prometheus_without_native_histograms_says_why_it_refused_in_the_report() {
     // The most likely setup mistake: Prometheus started without the feature flag answers
     // each write with a 500 whose body says why; the report must carry that reason.

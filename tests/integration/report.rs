@@ -1,6 +1,7 @@
 //! Rendered reports against golden files, from a stored run with known samples.
 //! Set UPDATE_GOLDEN=1 to rewrite the golden files after an intended change.
 
+use crate::support::golden::check as check_golden;
 use crate::support::open_plan;
 use headroom::monitor::{CpuTime, Health};
 use headroom::record::IntervalRecord;
@@ -94,21 +95,6 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
         .unwrap();
     }
     run
-}
-
-pub fn check_golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
-    assert_eq!(
-        actual, expected,
-        "{name} differs from its golden file (UPDATE_GOLDEN=1 to accept)"
-    );
 }
 
 #[test]

@@ -2,11 +2,10 @@
 //! expectations and objectives.
 
 use crate::support::nginx::{Nginx, Tls};
-use crate::support::{attack, start_target};
+use crate::support::{attack, headroom, start_target};
 use headroom::plan::scenario;
 use headroom::plan::HttpVersion;
 use std::path::Path;
-use std::process::Command;
 
 /// Each request's row: its name, completions and failures.
 fn rows_of(summary: &headroom::summary::Summary) -> Vec<(&str, u64, u64)> {
@@ -27,6 +26,7 @@ pub(crate) fn kv_nginx() -> Nginx {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_weighted_mix_reaches_the_server_in_its_proportions_with_a_row_per_request() {
     let nginx = kv_nginx();
     let source = format!(
@@ -81,15 +81,6 @@ threads: 2
     assert_eq!((all.count, all.failures), (600, 100));
     assert!((summary.success_ratio - 500.0 / 600.0).abs() < 1e-9);
     assert!(summary.method.is_none());
-}
-
-fn headroom(args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .output()
-        .expect("headroom runs");
-    crate::support::counts::check_out(args);
-    out
 }
 
 #[test]
@@ -177,6 +168,7 @@ fn a_broken_scenario_is_one_line_naming_the_place_and_nothing_is_sent() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn open_model_stages_send_exactly_their_profile_and_report_each_stage() {
     let nginx = Nginx::start(Tls::None);
     let source = format!(
@@ -242,6 +234,7 @@ load:
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn several_instances_share_each_request_name_in_turn() {
     let a = Nginx::start(Tls::None);
     let b = Nginx::start(Tls::None);
@@ -276,6 +269,7 @@ load: {load}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn warm_up_stages_are_sent_but_left_out_of_the_numbers() {
     let nginx = Nginx::start(Tls::None);
     let source = format!(
@@ -303,6 +297,7 @@ load:
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn flows_pass_captured_values_to_later_steps_and_stop_when_a_capture_fails() {
     let nginx = Nginx::with_locations(
         Tls::None,
@@ -367,6 +362,7 @@ load: LOAD
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_login_runs_once_per_identity_and_again_after_a_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let certs = crate::support::certs::make(dir.path());
@@ -531,6 +527,7 @@ load: {load}
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn body_and_json_expectations_fail_the_answers_that_miss_them() {
     let nginx = Nginx::with_locations(
         Tls::None,

@@ -3,10 +3,11 @@
 //! durations from the environment variables the scenarios read) against servers started here.
 
 use crate::support::etcd::Etcd;
-use crate::support::nginx::{Nginx, Tls};
+use crate::support::headroom_env;
+use crate::support::nginx::Nginx;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 /// `examples/NAME` copied into `dir` with the servers' address put in.
 fn example(dir: &Path, name: &str, from: &str, to: &str) -> PathBuf {
@@ -15,18 +16,6 @@ fn example(dir: &Path, name: &str, from: &str, to: &str) -> PathBuf {
     let copy = dir.join(name);
     std::fs::write(&copy, text.replace(from, to)).unwrap();
     copy
-}
-
-/// headroom with `args` and the environment variables `env`.
-fn headroom(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs");
-    crate::support::counts::check_out(args);
-    out
 }
 
 /// The matrix table a run printed as JSON; an unmet objective (exit 3) still prints it.
@@ -48,21 +37,11 @@ fn strings(v: &Json) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx and etcd: run tests/run")]
 fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
     let _heavy = crate::support::one_heavy_at_a_time();
     let etcd = Etcd::start();
-    let gate = Nginx::with_locations(
-        Tls::None,
-        &format!(
-            r#"location = /v3/login {{ return 200 '{{"token":"example-token"}}'; }}
-    location / {{
-      if ($http_authorization != "Bearer example-token") {{ return 401; }}
-      proxy_pass {}; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Authorization "";
-    }}"#,
-            etcd.url()
-        ),
-    );
+    let gate = Nginx::token_gate(&etcd.url());
     let dir = tempfile::tempdir().unwrap();
     let scenario = example(
         dir.path(),
@@ -72,7 +51,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
     );
     let pids = format!("{},{}", gate.pid().as_raw_nonzero(), etcd.pid());
     let out = dir.path().join("matrix");
-    let o = headroom(
+    let o = headroom_env(
         &[
             "run",
             scenario.to_str().unwrap(),
@@ -175,7 +154,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
     assert!(sent("invalid read").iter().all(|op| op == bad));
     assert!(!sent("list secrets").is_empty() && !sent("invalid write").is_empty());
     // The markdown table is the one the seed's page quotes.
-    let md = headroom(
+    let md = headroom_env(
         &["report", out.to_str().unwrap(), "--format", "markdown"],
         &[],
     );
@@ -187,6 +166,7 @@ fn seed_000_matrix_gives_the_seeds_whole_table_with_gate_and_store_cpu() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs etcd: run tests/run")]
 fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
     let _heavy = crate::support::one_heavy_at_a_time();
     let etcd = Etcd::start();
@@ -221,7 +201,7 @@ fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
         args.push(out.to_str().unwrap());
         args.extend(size);
         args.extend(extra);
-        let o = headroom(&args, &[]);
+        let o = headroom_env(&args, &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let scenario = example(
@@ -231,7 +211,7 @@ fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
         &url,
     );
     let out = dir.path().join("matrix");
-    let o = headroom(
+    let o = headroom_env(
         &[
             "run",
             scenario.to_str().unwrap(),
@@ -275,7 +255,7 @@ fn seed_002_matrix_gives_the_rate_payload_request_table_after_both_fills() {
     // 6,830 characters of base64, a 256-byte one 344.
     for (row, least, most) in [(0, 344.0, 2_000.0), (2, 6_800.0, 8_000.0)] {
         let run = out.join(t["rows"][row]["run"].as_str().unwrap());
-        let one = headroom(&["report", run.to_str().unwrap(), "--format", "json"], &[]);
+        let one = headroom_env(&["report", run.to_str().unwrap(), "--format", "json"], &[]);
         let s: Json = serde_json::from_slice(&one.stdout).unwrap();
         let bytes = s["by_request"][0]["mean_bytes"].as_f64().unwrap();
         assert!(

@@ -2,9 +2,10 @@
 //! they send the whole test, each records which part it was and of which plan, and bad
 //! shard values are refused in one line.
 
+use crate::support::{json_file as json, stderr};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn headroom(args: &[&str], env: &[(&str, &str)]) -> Command {
@@ -44,14 +45,6 @@ fn spawn_shard(url: &str, shard: &str, start_at: &str, out: &Path) -> Child {
     )
     .spawn()
     .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(path: &Path) -> Json {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn rfc3339(text: &Json) -> SystemTime {

@@ -1,6 +1,7 @@
 //! What the numbers are said to mean: the headline latency is the answered requests', and
 //! failures keep their own counts and latencies.
 
+use crate::support::headroom;
 use crate::support::held::Held;
 use std::process::Command;
 
@@ -23,12 +24,16 @@ fn failed_requests_do_not_pull_the_latency_down() {
         ),
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["run", scenario.to_str().unwrap()])
-        .args(["-q", "--format", "json", "--out"])
-        .arg(dir.path().join("run"))
-        .output()
-        .unwrap();
+    let run = dir.path().join("run");
+    let o = headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
     // The objectives-free run succeeds whatever the answers were.
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -121,6 +126,7 @@ fn attack_at(url: &str, rate: u32, extra: &[&str]) -> (serde_json::Value, String
 /// times that, the verdict names the server, with the 503s' share as its evidence, and
 /// never the generator, which is idle.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_server_capped_below_the_load_is_named_the_limit() {
     use crate::support::nginx::{Nginx, Tls};
     let _one = crate::support::one_heavy_at_a_time();
@@ -165,6 +171,7 @@ fn a_server_capped_below_the_load_is_named_the_limit() {
 /// connections and drops the ones it cannot take. The generator, with connections to spare,
 /// is not blamed: the verdict names the server and the way it failed.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
 fn a_server_out_of_connections_is_named_the_limit() {
     use crate::support::nginx::{Nginx, Tls};
     let _one = crate::support::one_heavy_at_a_time();
@@ -195,6 +202,7 @@ fn a_server_out_of_connections_is_named_the_limit() {
 /// on time: the verdict names the generator, with the time its threads waited for the CPU
 /// as the evidence, though the server (on another core) was idle.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs taskset: run tests/run")]
 fn a_generator_starved_of_cpu_is_named_the_limit() {
     let _one = crate::support::one_heavy_at_a_time();
     let target = crate::support::start_target(std::time::Duration::ZERO);

@@ -57,6 +57,10 @@ fn open_files_limit() -> u64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs podman, runc and nginx: run tests/run"
+)]
 fn the_image_builds_and_runs_an_attack_as_the_pods_would() {
     let tmp = tempfile::tempdir().unwrap();
     let certs = certs::make(tmp.path());

@@ -77,6 +77,7 @@ fn copy_mode() -> Collect {
 /// have no CPU limit by design (a throttled generator stops for the rest of a 100 ms CFS
 /// period, and every request due meanwhile goes out late); every other container has one.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs kube-score: run tests/run")]
 fn every_examples_manifests_pass_kube_score() {
     let tmp = tempfile::tempdir().unwrap();
     let files = example_manifests(tmp.path());

@@ -278,6 +278,10 @@ fn manifests_hold_their_invariants() {
 /// The manifests pass the Kubernetes API's own schemas (kubernetes-validate, from PyPI) for
 /// two Kubernetes versions with Indexed Jobs' per-index retries.
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs kubernetes-validate: run tests/run"
+)]
 fn manifests_validate_against_the_kubernetes_schemas() {
     let tmp = tempfile::tempdir().unwrap();
     for (mode, collect) in [("volume", volume()), ("copy", copy())] {

@@ -315,6 +315,10 @@ fn a_target_that_is_the_pod_itself_is_refused() {
 /// every pod (the shards' and the merge's), as the API's schema takes them; a value
 /// Kubernetes would refuse is one line before anything is written.
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs kubernetes-validate: run tests/run"
+)]
 fn placement_flags_reach_every_pod() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("k8s");

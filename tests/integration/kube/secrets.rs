@@ -186,6 +186,10 @@ fn what_the_rule_calls_secret_goes_to_the_secret_and_comes_back_in_the_pod() {
 /// every manifest: PyYAML reads each manifest as yaml_serde (YAML 1.2) does, one document
 /// each, and the Kubernetes API's schemas take them.
 #[test]
+#[cfg_attr(
+    not(feature = "lab"),
+    ignore = "needs kubernetes-validate and PyYAML: run tests/run"
+)]
 fn names_and_values_yaml_1_1_misreads_are_written_as_text() {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = spec(
@@ -244,6 +248,7 @@ fn names_and_values_yaml_1_1_misreads_are_written_as_text() {
 /// comments and quoted in the annotation: `40-job.yaml` stays one document (the Job), and
 /// the scenario the pods read, one scenario.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs PyYAML: run tests/run")]
 fn a_file_name_cannot_add_a_document() {
     let tmp = tempfile::tempdir().unwrap();
     let name = "s\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: pwned}\n#.yaml";

@@ -9,6 +9,7 @@ use super::*;
 /// Complete or Failed; docs/distributed.md shows the same text for its example; both scripts
 /// parse.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs busybox: run tests/run")]
 fn the_printed_steps_are_the_documented_ones() {
     let docs = std::fs::read_to_string("docs/distributed.md").unwrap();
     for copy in [true, false] {
@@ -298,6 +299,7 @@ fn exit_within(child: &mut Child, bound: Duration) -> Option<std::process::ExitS
 /// busybox's sh, as in its image, with /runs in a temporary directory) ends when the runs are
 /// marked collected, or at that time.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs busybox: run tests/run")]
 fn the_collect_container_gives_up_after_the_test_ends() {
     let collect_args = |start: &str| -> String {
         let mut s = spec(SHOP, 2, copy());
@@ -424,6 +426,7 @@ fn the_collect_container_gives_up_after_the_test_ends() {
 /// is Failed (a shard that crashed or ran out of memory), not at its timeout: run here in
 /// busybox's sh against a kubectl that answers with the Job's conditions.
 #[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs busybox: run tests/run")]
 fn the_printed_wait_ends_when_the_job_completes_or_fails() {
     let steps = kube::steps::Steps {
         name: "checkout",

@@ -1,9 +1,12 @@
-//! Shared test helpers: certificates, an nginx launcher, and running attacks in-process.
+//! Shared test helpers: the binary's launchers, certificates, the servers the lab tests
+//! start, and running attacks in-process.
 
+pub mod binary;
 pub mod certs;
 pub mod chromium;
 pub mod counts;
 pub mod etcd;
+pub mod golden;
 pub mod held;
 pub mod influxdb;
 pub mod loopback_http;
@@ -12,6 +15,8 @@ pub mod nginx;
 pub mod prometheus;
 pub mod pushing;
 pub mod pyyaml;
+
+pub use binary::{headroom, headroom_env, json_file, stderr, stdout, succeeded};
 
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
@@ -88,18 +93,6 @@ pub fn start_target(latency: Duration) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
-/// The `headroom` binary run with `args`, as a user runs it; the runs it stores (`--out`)
-/// are checked for one set of counts.
-pub fn headroom(args: &[&str]) -> std::process::Output {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("the binary runs");
-    counts::check_out(args);
-    out
-}
-
 /// A free loopback port for a server a test starts.
 ///
 /// Taken below the kernel's ephemeral range (32768 and up) and never the same twice in a
@@ -125,6 +118,15 @@ pub fn free_port() -> u16 {
         }
     }
     panic!("no free loopback port between {FIRST} and {}", FIRST + SPAN);
+}
+
+/// Each bucket of `h`, its value and count: two histograms of one content over different
+/// ranges (grown in another order) encode differently, and hold the same buckets.
+pub fn buckets(h: &headroom::record::Histogram) -> Vec<(u64, u64)> {
+    h.inner()
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
 }
 
 /// Every byte of every file under `dir`, as lossy text.

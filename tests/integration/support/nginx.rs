@@ -79,6 +79,22 @@ impl Nginx {
         )
     }
 
+    /// Seed 000's gate, plain HTTP: `/v3/login` answers the example token, and only requests
+    /// bearing it pass on to `upstream` (without it: 401).
+    pub fn token_gate(upstream: &str) -> Nginx {
+        Nginx::with_locations(
+            Tls::None,
+            &format!(
+                r#"location = /v3/login {{ return 200 '{{"token":"example-token"}}'; }}
+    location / {{
+      if ($http_authorization != "Bearer example-token") {{ return 401; }}
+      proxy_pass {upstream}; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Authorization "";
+    }}"#
+            ),
+        )
+    }
+
     /// Like [`Nginx::with_locations`], writing each access log line in `log_format` (nginx
     /// variables, e.g. `$request_method $request_uri $server_protocol`).
     pub fn with_locations_and_log(tls: Tls<'_>, locations: &str, log_format: &str) -> Nginx {
