@@ -19,8 +19,9 @@ use std::time::Duration;
 pub struct AttackArgs {
     /// The URL to load (http:// or https://).
     pub url: String,
-    /// Requests per second (open model: arrivals do not wait for responses).
-    #[arg(long, allow_negative_numbers = true, conflicts_with = "concurrency")]
+    /// Requests per second (open model: arrivals do not wait for responses): 100, 100/s,
+    /// 100/1s or 6000/1m.
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "concurrency", value_parser = super::rate)]
     pub rate: Option<f64>,
     /// Workers sending back to back (closed model).
     #[arg(short = 'c', long, allow_negative_numbers = true)]
@@ -47,12 +48,16 @@ pub struct AttackArgs {
 /// Where a run is stored and how its report is printed (`attack` and `run` alike).
 #[derive(Debug, clap::Args)]
 pub struct Output {
-    /// Run directory to store results in (default: runs/<time>-<command>).
-    #[arg(long)]
+    /// Run directory to store results in (default: runs/<time>-<command>); a name that
+    /// reads as a file (results.bin, report.json) is refused: the report goes to -o FILE.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Write the report to this file instead of standard output (as `report -o`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
     /// No live progress line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -130,11 +135,12 @@ impl Output {
             push: self.push_targets()?,
             ..launch
         };
-        let dir = self.dir(command);
+        let dir = self.dir(command)?;
         let argv: Vec<String> = std::env::args().collect();
         let server = self.server_watch()?;
         let watching = Watching {
             format: self.format,
+            report_file: self.report_file.clone(),
             quiet: self.quiet,
             server,
             limits,
@@ -166,12 +172,10 @@ impl Output {
         )
     }
 
-    /// The run directory asked for, or a new one named after `command`.
-    pub fn dir(&self, command: &str) -> RunDir {
-        match &self.out {
-            Some(out) => RunDir::at(out),
-            None => RunDir::default_for(command),
-        }
+    /// The run directory asked for (refused when it names a file), or a new one named
+    /// after `command`.
+    pub fn dir(&self, command: &str) -> anyhow::Result<RunDir> {
+        super::run_dir::new_run_dir(self.out.as_deref(), command)
     }
 }
 
@@ -229,6 +233,8 @@ pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<Exit
 pub struct Watching {
     /// Report format.
     pub format: Format,
+    /// Where the report goes (`-o FILE`); standard output when `None`.
+    pub report_file: Option<PathBuf>,
     /// No live progress.
     pub quiet: bool,
     /// The server process to sample.
@@ -269,6 +275,7 @@ pub fn execute_launched(
 ) -> anyhow::Result<ExitCode> {
     let Watching {
         format,
+        report_file,
         quiet,
         server,
         limits,
@@ -294,10 +301,10 @@ pub fn execute_launched(
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);
-    print!(
-        "{}",
-        super::report::render_run(&stored, &summary, dir.path(), format)?
-    );
+    super::report::emit(
+        &super::report::render_run(&stored, &summary, dir.path(), format)?,
+        report_file.as_deref(),
+    )?;
     super::step_summary::append(|| {
         headroom::report::step_summary::run(&summary, super::report::run_id(dir.path()).as_deref())
     });

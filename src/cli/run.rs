@@ -16,8 +16,9 @@ pub struct RunArgs {
     /// Check the scenario and print what would run, without sending anything.
     #[arg(long)]
     pub check: bool,
-    /// Requests per second, instead of the scenario's load (its rate, users or stages).
-    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["users", "stages"])]
+    /// Requests per second, instead of the scenario's load (its rate, users or stages): 100,
+    /// 100/s, 100/1s or 6000/1m.
+    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["users", "stages"], value_parser = super::rate)]
     pub rate: Option<f64>,
     /// Virtual users, instead of the scenario's load (its rate, users or stages).
     #[arg(long, conflicts_with = "stages")]
