@@ -18,6 +18,7 @@ pub mod influx;
 pub mod influx_endpoint;
 pub mod native;
 pub mod prometheus;
+pub mod promql;
 pub mod prompb;
 
 use crate::store::{DropReason, IntervalLine, OutputKind, OutputRecord, RunMeta};

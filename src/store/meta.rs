@@ -293,6 +293,10 @@ pub struct RunEnd {
     pub status: EndStatus,
     /// Wall-clock end, RFC 3339.
     pub ended_at: String,
+    /// The same instant in Unix seconds, to the millisecond (what PromQL's `@` takes);
+    /// absent from runs stored before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_unix: Option<f64>,
     /// Seconds from the start to the last request sent.
     pub attack_secs: f64,
     /// Seconds from the last request sent to the last response.
@@ -306,4 +310,18 @@ pub struct RunEnd {
     /// Why it stopped early by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl RunEnd {
+    /// The end in Unix seconds: `ended_unix`, or read from `ended_at` for older runs.
+    pub fn unix_secs(&self) -> Option<f64> {
+        self.ended_unix.or_else(|| unix_secs_of(&self.ended_at))
+    }
+}
+
+/// An RFC 3339 time (as `ended_at` is written) in Unix seconds, to the millisecond.
+pub fn unix_secs_of(rfc3339: &str) -> Option<f64> {
+    let t = humantime::parse_rfc3339_weak(rfc3339).ok()?;
+    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    Some(ms as f64 / 1e3)
 }

@@ -294,6 +294,7 @@ fn merged_end(set: &ShardSet) -> Option<RunEnd> {
         .fold(CpuTime::default(), |sum, (_, e)| cpu_sum(&sum, &e.cpu));
     Some(RunEnd {
         status,
+        ended_unix: super::meta::unix_secs_of(&ended_at),
         ended_at,
         attack_secs,
         wait_secs: (done - attack_secs).max(0.0),
