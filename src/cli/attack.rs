@@ -26,6 +26,10 @@ pub struct AttackArgs {
     /// Workers sending back to back (closed model).
     #[arg(short = 'c', long, allow_negative_numbers = true)]
     pub concurrency: Option<i64>,
+    /// With --concurrency: start at most this many requests per second in all (workers
+    /// wait for their turn), e.g. 500 or 500/s; a fast server is not flooded.
+    #[arg(long, value_name = "RATE", requires = "concurrency", value_parser = super::rate)]
+    pub max_rate: Option<f64>,
     /// How long to send, e.g. 10s, 1m30s.
     #[arg(short, long, value_parser = super::positive_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
@@ -212,6 +216,7 @@ impl AttackArgs {
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
+            max_rate: self.max_rate.map(Rate),
             ..self.request.plan(&self.url, load, stop)?
         };
         plan.validate_for(generators)?;

@@ -39,8 +39,15 @@ pub fn run(
     let lower = |i: usize| -> anyhow::Result<AttackPlan> {
         let mut overrides = base.to_vec();
         overrides.extend(variants[i].overrides.iter().cloned());
-        doc.lower(&overrides, super::available_cores())
-            .with_context(|| format!("variant {}", record.variants[i].run))
+        let mut plan = doc
+            .lower(&overrides, super::available_cores())
+            .with_context(|| format!("variant {}", record.variants[i].run))?;
+        if let Some(cap) = args.max_rate {
+            plan.max_rate = Some(headroom::plan::Rate(cap));
+            plan.validate()
+                .with_context(|| format!("variant {}", record.variants[i].run))?;
+        }
+        Ok(plan)
     };
     let mut described = Vec::with_capacity(variants.len());
     for (i, entry) in record.variants.iter().enumerate() {

@@ -35,6 +35,9 @@ pub struct RunMeta {
     pub stages: Vec<Stage>,
     /// The load model.
     pub load: Load,
+    /// The closed model's cap on requests started per second (`--max-rate`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<crate::plan::Rate>,
     /// How the open model's arrivals were spaced, with a Poisson run's seed (absent: even).
     #[serde(default, skip_serializing_if = "Arrivals::is_even")]
     pub arrivals: Arrivals,
@@ -217,6 +220,7 @@ impl RunMeta {
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
             stages: plan.stages.clone(),
             load: plan.load,
+            max_rate: plan.max_rate,
             arrivals: plan.arrivals,
             stop: plan.stop,
             connection: plan.connection.clone(),
