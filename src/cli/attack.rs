@@ -17,7 +17,10 @@ use std::time::Duration;
 /// Options of `headroom attack`.
 #[derive(Debug, Args)]
 pub struct AttackArgs {
-    /// The URL to load (http:// or https://).
+    /// The URL to load (http:// or https://); `-` reads targets from standard input in
+    /// vegeta's http format (`GET http://host/path`, then `Name: value` headers and an
+    /// `@body-file` line, a blank line between targets), sent in turn.
+    #[arg(allow_hyphen_values = true)]
     pub url: String,
     /// Requests per second (open model: arrivals do not wait for responses): 100, 100/s,
     /// 100/1s or 6000/1m.
@@ -217,11 +220,37 @@ impl AttackArgs {
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
             max_rate: self.max_rate.map(Rate),
-            ..self.request.plan(&self.url, load, stop)?
+            ..match self.url.as_str() {
+                "-" => self.request.plan_of_targets(&read_stdin()?, load, stop)?,
+                url => self.request.plan(url, load, stop)?,
+            }
         };
         plan.validate_for(generators)?;
         Ok(plan)
     }
+}
+
+/// Most bytes of targets read from standard input: ample for the most targets a list may
+/// hold, and a bound on a stream that never ends.
+const MAX_TARGETS_BYTES: u64 = 16 << 20;
+
+/// Standard input, whole, as the targets list (`attack -`).
+fn read_stdin() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_TARGETS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the targets from standard input")?;
+    if bytes.len() as u64 > MAX_TARGETS_BYTES {
+        bail!("the targets on standard input are over 16 MiB; split the list over several runs");
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "the targets on standard input are not UTF-8 text (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Runs `headroom attack`.

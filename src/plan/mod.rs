@@ -20,6 +20,7 @@ mod slo;
 mod target;
 mod template;
 mod tls;
+pub mod vegeta_targets;
 pub(crate) mod weights;
 
 pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
