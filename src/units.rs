@@ -133,7 +133,9 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let text = text.trim();
     let bad = || {
-        format!("{text:?} is not a rate; write requests per second as 100, 100/s, 100/1s or 6000/1m")
+        format!(
+            "{text:?} is not a rate; write requests per second as 100, 100/s, 100/1s or 6000/1m"
+        )
     };
     let (count, per) = match text.split_once('/') {
         Some((count, per)) => (count.trim(), Some(per.trim())),
@@ -154,7 +156,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     };
     let span = humantime::parse_duration(&span).map_err(|_| bad())?;
     if span.is_zero() {
-        return Err(format!("{text:?}: the span after / must be longer than zero"));
+        return Err(format!(
+            "{text:?}: the span after / must be longer than zero"
+        ));
     }
     Ok(count / span.as_secs_f64())
 }
@@ -208,7 +212,9 @@ mod tests {
         ] {
             assert_eq!(parse_rate(text), Ok(want), "{text}");
         }
-        for text in ["", "fast", "100/", "100/0s", "100/x", "/s", "inf", "NaN/s", "1/2/3"] {
+        for text in [
+            "", "fast", "100/", "100/0s", "100/x", "/s", "inf", "NaN/s", "1/2/3",
+        ] {
             let e = parse_rate(text).unwrap_err();
             assert!(e.contains(text.trim()), "{text}: {e}");
         }

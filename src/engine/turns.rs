@@ -233,7 +233,9 @@ mod tests {
         let (a, b) = (Users::new(&p, 0), Users::new(&p, 1));
         assert_eq!((a.target(p.start), b.target(p.start)), (3, 2));
         let now = p.start;
-        let got: Vec<_> = (0..5).filter_map(|_| a.next(now).go().map(|(_, n)| n)).collect();
+        let got: Vec<_> = (0..5)
+            .filter_map(|_| a.next(now).go().map(|(_, n)| n))
+            .collect();
         assert_eq!(got, vec![0, 1, 2]);
         assert!(a.over(now) && b.next(now) == Turn::Over);
 

@@ -48,13 +48,14 @@ pub fn parse(text: &str) -> Result<(Target, Vec<NamedRequest>), TargetsError> {
         }
         let Some((n, line)) = lines.next() else { break };
         let at = |reason: String| TargetsError::Line { line: n, reason };
-        let (method, url) = line
-            .trim()
-            .split_once(char::is_whitespace)
-            .ok_or_else(|| at("expected `METHOD URL`, e.g. `GET http://127.0.0.1:8080/path`".into()))?;
+        let (method, url) = line.trim().split_once(char::is_whitespace).ok_or_else(|| {
+            at("expected `METHOD URL`, e.g. `GET http://127.0.0.1:8080/path`".into())
+        })?;
         let target = Target::parse(url.trim()).map_err(|e| at(e.to_string()))?;
         let origin = first.get_or_insert_with(|| target.clone());
-        if (&target.scheme, &target.host, target.port) != (&origin.scheme, &origin.host, origin.port) {
+        if (&target.scheme, &target.host, target.port)
+            != (&origin.scheme, &origin.host, origin.port)
+        {
             return Err(at(format!(
                 "every target must be on the first one's server ({}); run one attack per server",
                 origin.authority
@@ -99,7 +100,9 @@ pub fn parse(text: &str) -> Result<(Target, Vec<NamedRequest>), TargetsError> {
         // Two targets alike but for headers or body are two rows of the report.
         let alike = requests
             .iter()
-            .filter(|r| r.name == request.name || r.name.starts_with(&format!("{} #", request.name)))
+            .filter(|r| {
+                r.name == request.name || r.name.starts_with(&format!("{} #", request.name))
+            })
             .count();
         if alike > 0 {
             request.name = format!("{} #{}", request.name, alike + 1);
@@ -139,7 +142,10 @@ mod tests {
     fn a_bad_line_is_named_by_number_and_never_shown() {
         let cases = [
             ("GET http://h:1/\nAuthorization Bearer s3cr3t-value\n", 2),
-            ("GET http://h:1/\nAuthorization: Bearer s3cr3t-value\u{7f}\n", 2),
+            (
+                "GET http://h:1/\nAuthorization: Bearer s3cr3t-value\u{7f}\n",
+                2,
+            ),
             ("\n\nGET\n", 3),
             ("GET http://h:1/\n\nGET http://other:1/s3cr3t-value\n", 3),
             ("GET http://h:1/\nX-A: 1\n@/nonexistent/body\n", 3),

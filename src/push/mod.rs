@@ -18,8 +18,8 @@ pub mod influx;
 pub mod influx_endpoint;
 pub mod native;
 pub mod prometheus;
-pub mod promql;
 pub mod prompb;
+pub mod promql;
 
 use crate::store::{DropReason, IntervalLine, OutputKind, OutputRecord, RunMeta};
 use deliver::Delivery;

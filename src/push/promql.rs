@@ -60,6 +60,10 @@ mod tests {
             q[0],
             r#"sum(headroom_requests_total{run_id="a\"b\\c"} @ 1764151200.500)"#
         );
-        assert!(q[1].contains(r#"outcome="expected"} @ 1764151200.500))"#), "{}", q[1]);
+        assert!(
+            q[1].contains(r#"outcome="expected"} @ 1764151200.500))"#),
+            "{}",
+            q[1]
+        );
     }
 }
