@@ -40,7 +40,7 @@ enum Command {
     /// Send load to a URL at a rate (open model) or a concurrency (closed model).
     Attack(Box<attack::AttackArgs>),
     /// Run a scenario file: named requests in a weighted mix, load, objectives.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Step the rate or the concurrency on warm connections; a table and plots per step.
     Sweep(Box<sweep::SweepArgs>),
     /// Search for the highest rate that meets an SLO, and name the tipping point.
@@ -73,7 +73,7 @@ enum Command {
 pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Attack(args) => attack::run(*args, shutdown),
-        Command::Run(args) => run::run(args, shutdown),
+        Command::Run(args) => run::run(*args, shutdown),
         Command::Sweep(args) => sweep::run(*args, shutdown),
         Command::Capacity(args) => capacity::run(*args, shutdown),
         Command::Schema => {
