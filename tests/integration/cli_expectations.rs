@@ -468,7 +468,11 @@ fn max_rate_holds_the_closed_model_to_its_cap_however_fast_the_server() {
     // The open model has its rate already: the cap is refused there, with what to do.
     let o = headroom(&["attack", &url, "--rate", "10", "--max-rate", "5", "-n", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("leave out --max-rate"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("leave out --max-rate"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
