@@ -240,13 +240,16 @@ pub fn attack_launched(
         dir.finish_outputs(outputs)?;
     }
     let reason = observer.stopped_early();
+    // One instant for both forms, so `ended_unix` is `ended_at` to the millisecond.
+    let ended_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     dir.finish(&RunEnd {
         status: match (report.interrupted, &reason) {
             (true, Some(_)) => EndStatus::Stopped,
             (true, None) => EndStatus::Interrupted,
             (false, _) => EndStatus::Completed,
         },
-        ended_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        ended_unix: crate::store::unix_secs_of(&ended_at),
+        ended_at,
         attack_secs: report.attack.as_secs_f64(),
         wait_secs: report.wait.as_secs_f64(),
         cpu: {

@@ -128,6 +128,41 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
+/// Reads a rate in requests per second: `100`, or per a span as vegeta writes it, `100/s`,
+/// `100/1s`, `6000/1m`, `5/500ms`. Whether it is positive and in range is the caller's check.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let bad = || {
+        format!(
+            "{text:?} is not a rate; write requests per second as 100, 100/s, 100/1s or 6000/1m"
+        )
+    };
+    let (count, per) = match text.split_once('/') {
+        Some((count, per)) => (count.trim(), Some(per.trim())),
+        None => (text, None),
+    };
+    let count: f64 = count.replace('_', "").parse().map_err(|_| bad())?;
+    if !count.is_finite() {
+        return Err(bad());
+    }
+    let Some(per) = per else {
+        return Ok(count);
+    };
+    // "/s", "/m": a unit without a number is one of it.
+    let span = if per.starts_with(|c: char| c.is_ascii_digit()) {
+        per.to_string()
+    } else {
+        format!("1{per}")
+    };
+    let span = humantime::parse_duration(&span).map_err(|_| bad())?;
+    if span.is_zero() {
+        return Err(format!(
+            "{text:?}: the span after / must be longer than zero"
+        ));
+    }
+    Ok(count / span.as_secs_f64())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +195,28 @@ mod tests {
             shard_list(&many),
             "shards 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 90 more"
         );
+    }
+
+    #[test]
+    fn rates_read_as_vegeta_writes_them() {
+        for (text, want) in [
+            ("100", 100.0),
+            ("100/s", 100.0),
+            ("100/1s", 100.0),
+            ("6000/1m", 100.0),
+            ("6000/m", 100.0),
+            ("5/500ms", 10.0),
+            (" 1_000 / 2s ", 500.0),
+            ("0.5", 0.5),
+            ("-3", -3.0),
+        ] {
+            assert_eq!(parse_rate(text), Ok(want), "{text}");
+        }
+        for text in [
+            "", "fast", "100/", "100/0s", "100/x", "/s", "inf", "NaN/s", "1/2/3",
+        ] {
+            let e = parse_rate(text).unwrap_err();
+            assert!(e.contains(text.trim()), "{text}: {e}");
+        }
     }
 }

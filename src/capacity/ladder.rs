@@ -15,9 +15,9 @@ impl Ladder {
     pub fn parse(levels: &str, step: Option<&str>) -> Result<Ladder, CapacityError> {
         let bad = |why: String| CapacityError::Ladder(format!("{levels:?}: {why}"));
         let number = |s: &str| -> Result<f64, CapacityError> {
-            s.trim()
-                .replace('_', "")
-                .parse::<f64>()
+            // A rate as everywhere else (1000/s, 6000/1m); users are plain numbers, which
+            // it reads too.
+            crate::units::parse_rate(s)
                 .ok()
                 .filter(|v| v.is_finite() && *v > 0.0)
                 .ok_or_else(|| bad(format!("{:?} is not a positive number", s.trim())))

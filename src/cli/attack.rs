@@ -17,14 +17,22 @@ use std::time::Duration;
 /// Options of `headroom attack`.
 #[derive(Debug, Args)]
 pub struct AttackArgs {
-    /// The URL to load (http:// or https://).
+    /// The URL to load (http:// or https://); `-` reads targets from standard input in
+    /// vegeta's http format (`GET http://host/path`, then `Name: value` headers and an
+    /// `@body-file` line, a blank line between targets), sent in turn.
+    #[arg(allow_hyphen_values = true)]
     pub url: String,
-    /// Requests per second (open model: arrivals do not wait for responses).
-    #[arg(long, allow_negative_numbers = true, conflicts_with = "concurrency")]
+    /// Requests per second (open model: arrivals do not wait for responses): 100, 100/s,
+    /// 100/1s or 6000/1m.
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "concurrency", value_parser = super::rate)]
     pub rate: Option<f64>,
     /// Workers sending back to back (closed model).
     #[arg(short = 'c', long, allow_negative_numbers = true)]
     pub concurrency: Option<i64>,
+    /// With --concurrency: start at most this many requests per second in all (workers
+    /// wait for their turn), e.g. 500 or 500/s; a fast server is not flooded.
+    #[arg(long, value_name = "RATE", requires = "concurrency", value_parser = super::rate)]
+    pub max_rate: Option<f64>,
     /// How long to send, e.g. 10s, 1m30s.
     #[arg(short, long, value_parser = super::positive_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
@@ -47,12 +55,16 @@ pub struct AttackArgs {
 /// Where a run is stored and how its report is printed (`attack` and `run` alike).
 #[derive(Debug, clap::Args)]
 pub struct Output {
-    /// Run directory to store results in (default: runs/<time>-<command>).
-    #[arg(long)]
+    /// Run directory to store results in (default: runs/<time>-<command>); a name that
+    /// reads as a file (results.bin, report.json) is refused: the report goes to -o FILE.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Write the report to this file instead of standard output (as `report -o`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
     /// No live progress line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -130,11 +142,12 @@ impl Output {
             push: self.push_targets()?,
             ..launch
         };
-        let dir = self.dir(command);
+        let dir = self.dir(command)?;
         let argv: Vec<String> = std::env::args().collect();
         let server = self.server_watch()?;
         let watching = Watching {
             format: self.format,
+            report_file: self.report_file.clone(),
             quiet: self.quiet,
             server,
             limits,
@@ -166,12 +179,10 @@ impl Output {
         )
     }
 
-    /// The run directory asked for, or a new one named after `command`.
-    pub fn dir(&self, command: &str) -> RunDir {
-        match &self.out {
-            Some(out) => RunDir::at(out),
-            None => RunDir::default_for(command),
-        }
+    /// The run directory asked for (refused when it names a file), or a new one named
+    /// after `command`.
+    pub fn dir(&self, command: &str) -> anyhow::Result<RunDir> {
+        super::run_dir::new_run_dir(self.out.as_deref(), command)
     }
 }
 
@@ -208,11 +219,38 @@ impl AttackArgs {
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
-            ..self.request.plan(&self.url, load, stop)?
+            max_rate: self.max_rate.map(Rate),
+            ..match self.url.as_str() {
+                "-" => self.request.plan_of_targets(&read_stdin()?, load, stop)?,
+                url => self.request.plan(url, load, stop)?,
+            }
         };
         plan.validate_for(generators)?;
         Ok(plan)
     }
+}
+
+/// Most bytes of targets read from standard input: ample for the most targets a list may
+/// hold, and a bound on a stream that never ends.
+const MAX_TARGETS_BYTES: u64 = 16 << 20;
+
+/// Standard input, whole, as the targets list (`attack -`).
+fn read_stdin() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_TARGETS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the targets from standard input")?;
+    if bytes.len() as u64 > MAX_TARGETS_BYTES {
+        bail!("the targets on standard input are over 16 MiB; split the list over several runs");
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "the targets on standard input are not UTF-8 text (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Runs `headroom attack`.
@@ -229,6 +267,8 @@ pub fn run(args: AttackArgs, shutdown: CancellationToken) -> anyhow::Result<Exit
 pub struct Watching {
     /// Report format.
     pub format: Format,
+    /// Where the report goes (`-o FILE`); standard output when `None`.
+    pub report_file: Option<PathBuf>,
     /// No live progress.
     pub quiet: bool,
     /// The server process to sample.
@@ -269,6 +309,7 @@ pub fn execute_launched(
 ) -> anyhow::Result<ExitCode> {
     let Watching {
         format,
+        report_file,
         quiet,
         server,
         limits,
@@ -294,10 +335,10 @@ pub fn execute_launched(
     drop(watch);
     progress.finish();
     let summary = Summary::of(&stored);
-    print!(
-        "{}",
-        super::report::render_run(&stored, &summary, dir.path(), format)?
-    );
+    super::report::emit(
+        &super::report::render_run(&stored, &summary, dir.path(), format)?,
+        report_file.as_deref(),
+    )?;
     super::step_summary::append(|| {
         headroom::report::step_summary::run(&summary, super::report::run_id(dir.path()).as_deref())
     });
@@ -311,6 +352,16 @@ pub fn execute_launched(
     );
     if raw {
         super::export::say_raw(dir)?;
+    }
+    let dir_name = dir
+        .path()
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    if let Some(queries) = headroom::push::promql::for_run(&stored, &dir_name) {
+        eprintln!("this run in Prometheus (the count and p99 over the whole run, exactly):");
+        for q in queries {
+            eprintln!("  {q}");
+        }
     }
     Ok(match summary.partial {
         Some(_) => super::stopped_code(),

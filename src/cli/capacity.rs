@@ -22,11 +22,11 @@ pub struct CapacityArgs {
     #[arg(long, value_name = "OBJECTIVES")]
     pub slo: Option<String>,
     /// First rate tried, req/s.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value = "100", value_parser = super::rate)]
     pub start: f64,
     /// Highest rate tried, req/s; a search that meets the objectives there says so and
     /// stops rather than raising the load further.
-    #[arg(long, default_value_t = headroom::capacity::search::DEFAULT_MAX)]
+    #[arg(long, default_value_t = headroom::capacity::search::DEFAULT_MAX, value_parser = super::rate)]
     pub max: f64,
     /// Factor between rates while growing.
     #[arg(long, default_value_t = 2.0)]
@@ -79,7 +79,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     if args.output.raw {
         anyhow::bail!("--raw is for attack, run and sweep; to keep each request of a rate the search found, run it again with headroom attack --raw");
     }
-    let dir = args.output.dir("capacity");
+    let dir = args.output.dir("capacity")?;
     // One clear error before the first probe rather than a silent gap in every report.
     args.output.server_watch()?;
     let mut server = || args.output.server_watch().ok().flatten();
@@ -115,7 +115,10 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
         },
     )
     .with_context(|| format!("capacity search on {} failed", plan.target.url))?;
-    print!("{}", render::render(&record, args.output.format)?);
+    super::report::emit(
+        &render::render(&record, args.output.format)?,
+        args.output.report_file.as_deref(),
+    )?;
     super::step_summary::append(|| headroom::report::step_summary::capacity(&record));
     super::report::write_capacity_plots_and_page(&record, dir.path())?;
     eprintln!(

@@ -4,7 +4,6 @@ use clap::Args;
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};
 use headroom::report::Format;
-use headroom::store::RunDir;
 use headroom::target::{self, TargetConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,8 +12,8 @@ use std::time::Duration;
 /// Options of `headroom demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Requests per second.
-    #[arg(long, default_value_t = 1000.0)]
+    /// Requests per second: 1000, 1000/s or 60000/1m.
+    #[arg(long, default_value = "1000", value_parser = super::rate)]
     pub rate: f64,
     /// How long to send.
     #[arg(short, long, default_value = "3s", value_parser = super::positive_duration)]
@@ -60,10 +59,7 @@ pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCo
         },
     );
     plan.validate()?;
-    let dir = match &args.out {
-        Some(out) => RunDir::at(out),
-        None => RunDir::default_for("demo"),
-    };
+    let dir = super::run_dir::new_run_dir(args.out.as_deref(), "demo")?;
     let command: Vec<String> = std::env::args().collect();
     let code = super::attack::execute(
         &plan,
@@ -72,6 +68,7 @@ pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCo
         shutdown,
         super::attack::Watching {
             format: Format::Text,
+            report_file: None,
             quiet: false,
             server: None,
             limits: Vec::new(),

@@ -39,8 +39,15 @@ pub fn run(
     let lower = |i: usize| -> anyhow::Result<AttackPlan> {
         let mut overrides = base.to_vec();
         overrides.extend(variants[i].overrides.iter().cloned());
-        doc.lower(&overrides, super::available_cores())
-            .with_context(|| format!("variant {}", record.variants[i].run))
+        let mut plan = doc
+            .lower(&overrides, super::available_cores())
+            .with_context(|| format!("variant {}", record.variants[i].run))?;
+        if let Some(cap) = args.max_rate {
+            plan.max_rate = Some(headroom::plan::Rate(cap));
+            plan.validate()
+                .with_context(|| format!("variant {}", record.variants[i].run))?;
+        }
+        Ok(plan)
     };
     let mut described = Vec::with_capacity(variants.len());
     for (i, entry) in record.variants.iter().enumerate() {
@@ -65,7 +72,7 @@ pub fn run(
     if !args.output.push.is_empty() {
         anyhow::bail!("--push is for attack, run, sweep and capacity; push a variant by running it with headroom run --push");
     }
-    let dir = args.output.dir("matrix");
+    let dir = args.output.dir("matrix")?;
     // One clear error before the first variant rather than a gap in every row.
     args.output.server_watch()?;
     let mut keep = || headroom::matrix::Keep {
@@ -104,10 +111,10 @@ pub fn run(
     .with_context(|| format!("matrix of {} failed", args.scenario.display()))?;
     let table = headroom::summary::matrix::load(dir.path())?
         .context("the matrix record vanished while it ran")?;
-    print!(
-        "{}",
-        headroom::report::matrix::render(&table, args.output.format)?
-    );
+    super::report::emit(
+        &headroom::report::matrix::render(&table, args.output.format)?,
+        args.output.report_file.as_deref(),
+    )?;
     let page = dir.path().join("report.html");
     std::fs::write(
         &page,

@@ -5,6 +5,7 @@ mod capacity;
 mod check;
 mod compare;
 mod demo;
+mod docs;
 pub mod exit;
 mod export;
 mod import;
@@ -15,6 +16,7 @@ mod progress;
 mod report;
 mod request;
 mod run;
+mod run_dir;
 mod shard;
 mod step_summary;
 mod sweep;
@@ -27,7 +29,7 @@ use std::process::ExitCode;
 
 /// headroom: exact, cheap HTTP load generation and capacity reports.
 #[derive(Debug, Parser)]
-#[command(name = "headroom", version, about, long_about = None, after_help = exit::TABLE)]
+#[command(name = "headroom", version = env!("HEADROOM_VERSION"), about, long_about = None, after_help = exit::TABLE)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,7 +40,7 @@ enum Command {
     /// Send load to a URL at a rate (open model) or a concurrency (closed model).
     Attack(Box<attack::AttackArgs>),
     /// Run a scenario file: named requests in a weighted mix, load, objectives.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Step the rate or the concurrency on warm connections; a table and plots per step.
     Sweep(Box<sweep::SweepArgs>),
     /// Search for the highest rate that meets an SLO, and name the tipping point.
@@ -61,13 +63,17 @@ enum Command {
     Target(target::TargetArgs),
     /// Start the built-in target, attack it briefly and print the report.
     Demo(demo::DemoArgs),
+    /// Print a shell completion script: headroom completions bash > /etc/bash_completion.d/headroom.
+    Completions(docs::CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory (--dir).
+    Man(docs::ManArgs),
 }
 
 /// Runs the parsed command; errors carry context for the user.
 pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Attack(args) => attack::run(*args, shutdown),
-        Command::Run(args) => run::run(args, shutdown),
+        Command::Run(args) => run::run(*args, shutdown),
         Command::Sweep(args) => sweep::run(*args, shutdown),
         Command::Capacity(args) => capacity::run(*args, shutdown),
         Command::Schema => {
@@ -82,6 +88,8 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Import(args) => import::run(args),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     }
 }
 
@@ -108,6 +116,11 @@ pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
         return Err("must be greater than 0".into());
     }
     Ok(d)
+}
+
+/// Parses a rate in requests per second: `100`, `100/s`, `100/1s`, `6000/1m`.
+pub fn rate(s: &str) -> Result<f64, String> {
+    headroom::units::parse_rate(s)
 }
 
 /// Number of cores this process may run on (respects taskset).

@@ -121,6 +121,40 @@ impl RequestArgs {
             RequestSpec::parse(&self.method, &self.headers, body)?,
             &target,
         );
+        self.plan_of(target, vec![request], load, stop)
+    }
+
+    /// A plan sending the targets of vegeta's http format in `text` in turn (`attack -`),
+    /// each with the `-H` headers too, with `load` until `stop` (not yet validated).
+    pub fn plan_of_targets(
+        &self,
+        text: &str,
+        load: Load,
+        stop: Stop,
+    ) -> anyhow::Result<AttackPlan> {
+        if self.body.is_some() || self.body_file.is_some() {
+            anyhow::bail!("with targets from standard input each target's body is its own `@file` line: leave out --body and --body-file");
+        }
+        if !self.method.eq_ignore_ascii_case("GET") {
+            anyhow::bail!("with targets from standard input each target's method is on its line (`POST http://…`): leave out -X");
+        }
+        let (target, mut requests) =
+            headroom::plan::vegeta_targets::parse(text).context("targets from standard input")?;
+        // The -H headers go to every target, after its own (as vegeta's -header does).
+        let extra = RequestSpec::parse("GET", &self.headers, bytes::Bytes::new())?.headers;
+        for r in &mut requests {
+            r.spec.headers.extend(extra.iter().cloned());
+        }
+        self.plan_of(target, requests, load, stop)
+    }
+
+    fn plan_of(
+        &self,
+        target: Target,
+        requests: Vec<NamedRequest>,
+        load: Load,
+        stop: Stop,
+    ) -> anyhow::Result<AttackPlan> {
         let mut plan = AttackPlan {
             connection: ConnectionOptions {
                 http: match (self.http1, self.http2) {
@@ -150,7 +184,7 @@ impl RequestArgs {
                 server_name: self.server_name.clone(),
             },
             threads: self.threads.unwrap_or_else(super::available_cores),
-            ..AttackPlan::new(target, vec![request], load, stop)
+            ..AttackPlan::new(target, requests, load, stop)
         };
         self.arrivals.apply(&mut plan)?;
         Ok(plan)

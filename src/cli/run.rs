@@ -16,12 +16,17 @@ pub struct RunArgs {
     /// Check the scenario and print what would run, without sending anything.
     #[arg(long)]
     pub check: bool,
-    /// Requests per second, instead of the scenario's load (its rate, users or stages).
-    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["users", "stages"])]
+    /// Requests per second, instead of the scenario's load (its rate, users or stages): 100,
+    /// 100/s, 100/1s or 6000/1m.
+    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["users", "stages"], value_parser = super::rate)]
     pub rate: Option<f64>,
     /// Virtual users, instead of the scenario's load (its rate, users or stages).
     #[arg(long, conflicts_with = "stages")]
     pub users: Option<u32>,
+    /// With users (the closed model): start at most this many requests per second in all
+    /// (users wait for their turn), e.g. 500 or 500/s.
+    #[arg(long, value_name = "RATE", value_parser = super::rate)]
+    pub max_rate: Option<f64>,
     /// How long to run, instead of the scenario's duration, e.g. 30s, 5m.
     #[arg(long, value_parser = duration_text)]
     pub duration: Option<String>,
@@ -65,7 +70,11 @@ pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     }
     let shard = args.sharding.shard()?;
     let generators = shard.map_or(1, |s| s.count);
-    let plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
+    let mut plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
+    if let Some(cap) = args.max_rate {
+        plan.max_rate = Some(headroom::plan::Rate(cap));
+        plan.validate_for(generators)?;
+    }
     if args.check {
         // A shard checks (and shows) its own part, as it would run it.
         let plan = match shard {

@@ -20,6 +20,10 @@ pub struct SweepArgs {
     /// Users to step through (closed model): "1..120" with --step, or "1,2,4,8".
     #[arg(short = 'c', long, value_name = "LADDER")]
     pub concurrency: Option<String>,
+    /// With --concurrency: start at most this many requests per second in all at every
+    /// step (users wait for their turn), e.g. 500 or 500/s.
+    #[arg(long, value_name = "RATE", requires = "concurrency", value_parser = super::rate)]
+    pub max_rate: Option<f64>,
     /// Distance between steps of a range: a number to add, or "x2" to multiply (default:
     /// ten equal steps).
     #[arg(long, allow_hyphen_values = true)]
@@ -69,5 +73,9 @@ pub fn run(args: SweepArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
         bail!("--arrivals poisson spaces the arrivals of a rate; a concurrency sweep's users send when they are answered: sweep --rate, or leave arrivals even");
     }
     sweep.apply(&mut plan)?;
+    if let Some(cap) = args.max_rate {
+        plan.max_rate = Some(headroom::plan::Rate(cap));
+        plan.validate()?;
+    }
     args.output.execute_until(&plan, "sweep", shutdown, limits)
 }

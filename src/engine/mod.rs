@@ -15,6 +15,7 @@
 //! Neither driver imports from the other.
 
 mod backoff;
+mod cap;
 mod capture;
 pub(crate) mod classify;
 mod dial;
@@ -424,6 +425,7 @@ fn spec(prepared: Prepared) -> Result<RunSpec, EngineError> {
             stage_bounds: crate::plan::StageBounds::of(&plan.stages),
             stages: plan.stages.clone(),
             issued: AtomicU64::new(0),
+            cap: plan.max_rate.map(cap::StartCap::new),
             whole,
         },
         requests: Requests {

@@ -47,6 +47,8 @@ pub struct Pace {
     /// Requests handed out so far in the closed model (run-wide): the stop for `--requests`,
     /// and each request's turn in the mix.
     pub issued: AtomicU64,
+    /// The closed model's cap on starts per second (`--max-rate`), when asked.
+    pub cap: Option<super::cap::StartCap>,
     /// The whole test, when this run is one shard of it: the closed model's users are then
     /// the shard's share of the whole test's users at each instant, so that the shards'
     /// users always add up to the whole (dividing a ramp's ends would not).

@@ -3,6 +3,7 @@
 //! users and request budget. Both drivers take their turns from here; only how they wait
 //! for the next one differs.
 
+use super::cap::Slot;
 use super::spec::{share, Pace};
 use crate::schedule::{within, Schedule, Stride, Walk};
 use std::sync::atomic::Ordering;
@@ -66,6 +67,28 @@ impl<'a> DueWalk<'a> {
     }
 }
 
+/// A closed-model user's next turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// Send now: the intended time (now) and the request's number in the run.
+    Go(Instant, u64),
+    /// The start-rate cap has no slot before this instant.
+    Wait(Instant),
+    /// The run's stop condition is reached.
+    Over,
+}
+
+#[cfg(test)]
+impl Turn {
+    /// The request to send now, if any.
+    pub fn go(self) -> Option<(Instant, u64)> {
+        match self {
+            Turn::Go(at, n) => Some((at, n)),
+            _ => None,
+        }
+    }
+}
+
 /// One worker's share of the closed model: its users, and the run-wide request budget.
 pub struct Users<'a> {
     pace: &'a Pace,
@@ -111,16 +134,22 @@ impl<'a> Users<'a> {
     }
 
     /// The next request: now, and its number in the run (run-wide, so the mix holds across
-    /// workers); `None` once the stop condition is reached.
-    pub fn next(&self, now: Instant) -> Option<(Instant, u64)> {
+    /// workers); a later instant to ask again when the start-rate cap has no slot yet; or
+    /// the end, once the stop condition is reached.
+    pub fn next(&self, now: Instant) -> Turn {
         if self.over(now) {
-            return None;
+            return Turn::Over;
+        }
+        if let Some(cap) = &self.pace.cap {
+            if let Slot::At(at) = cap.take(self.pace.start, now) {
+                return Turn::Wait(at);
+            }
         }
         let n = self.pace.issued.fetch_add(1, Ordering::Relaxed);
         if self.pace.stop.requests.is_some_and(|max| n >= max) {
-            return None;
+            return Turn::Over;
         }
-        Some((now, n))
+        Turn::Go(now, n)
     }
 
     /// True once the run's duration (the stages' total, for a staged run) is over, or every
@@ -156,6 +185,7 @@ mod tests {
             stage_bounds: StageBounds::of(&stages),
             stages,
             issued: AtomicU64::new(0),
+            cap: None,
             whole: None,
         }
     }
@@ -203,9 +233,11 @@ mod tests {
         let (a, b) = (Users::new(&p, 0), Users::new(&p, 1));
         assert_eq!((a.target(p.start), b.target(p.start)), (3, 2));
         let now = p.start;
-        let got: Vec<_> = (0..5).filter_map(|_| a.next(now).map(|(_, n)| n)).collect();
+        let got: Vec<_> = (0..5)
+            .filter_map(|_| a.next(now).go().map(|(_, n)| n))
+            .collect();
         assert_eq!(got, vec![0, 1, 2]);
-        assert!(a.over(now) && b.next(now).is_none());
+        assert!(a.over(now) && b.next(now) == Turn::Over);
 
         let stages = vec![
             Stage::constant("a", 4.0, Duration::from_secs(10)),

@@ -37,6 +37,30 @@ pub enum Load {
 }
 
 impl Load {
+    /// Checks a start-rate cap (`--max-rate`): the closed model's, positive, within what
+    /// `generators` generators pace.
+    pub(super) fn validate_cap(&self, cap: Option<Rate>, generators: u32) -> Result<(), PlanError> {
+        let Some(Rate(cap)) = cap else {
+            return Ok(());
+        };
+        if let Load::Open { .. } = self {
+            return Err(PlanError::Range(
+                "--max-rate caps the closed model (--concurrency or users); with --rate the rate is already what is sent: leave out --max-rate".into(),
+            ));
+        }
+        if !(cap.is_finite() && cap > 0.0) {
+            return Err(PlanError::Range(format!(
+                "--max-rate must be a positive number of requests per second, got {cap}"
+            )));
+        }
+        if cap > MAX_RATE * f64::from(generators.max(1)) {
+            return Err(PlanError::Range(format!(
+                "--max-rate {cap} is above the 10,000,000 req/s a generator can pace"
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks the load, within what `generators` generators together can offer (1 but for
     /// the whole of a sharded test).
     pub(super) fn validate(&self, generators: u32) -> Result<(), PlanError> {

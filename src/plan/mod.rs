@@ -20,6 +20,7 @@ mod slo;
 mod target;
 mod template;
 mod tls;
+pub mod vegeta_targets;
 pub(crate) mod weights;
 
 pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
@@ -128,6 +129,9 @@ pub struct AttackPlan {
     pub variables: Vec<String>,
     /// A login run on each connection before its first request, if the scenario has one.
     pub login: Option<Login>,
+    /// The closed model's cap on requests started per second (`--max-rate`): users wait
+    /// for a slot rather than flood a fast server.
+    pub max_rate: Option<Rate>,
 }
 
 /// A plan that cannot be run, with what to change.
@@ -181,6 +185,7 @@ impl AttackPlan {
             flows: Vec::new(),
             variables: Vec::new(),
             login: None,
+            max_rate: None,
         }
     }
 
@@ -288,6 +293,7 @@ impl AttackPlan {
     /// shard's part is then checked as a plan of its own).
     pub fn validate_for(&self, generators: u32) -> Result<(), PlanError> {
         self.load.validate(generators)?;
+        self.load.validate_cap(self.max_rate, generators)?;
         self.arrivals.validate(&self.load)?;
         self.stop.validate(&self.load)?;
         if self.threads == 0 {

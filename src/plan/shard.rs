@@ -119,6 +119,8 @@ impl Shard {
                 plan.load = Load::Closed {
                     concurrency: self.share(u64::from(concurrency)) as u32,
                 };
+                // The whole test's start-rate cap, in equal parts, as an open rate is split.
+                plan.max_rate = whole.max_rate.map(|r| Rate(r.per_second() / f64::from(n)));
                 for s in &mut plan.stages {
                     s.from = users(s.from);
                     s.to = users(s.to);

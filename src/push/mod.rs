@@ -19,6 +19,7 @@ pub mod influx_endpoint;
 pub mod native;
 pub mod prometheus;
 pub mod prompb;
+pub mod promql;
 
 use crate::store::{DropReason, IntervalLine, OutputKind, OutputRecord, RunMeta};
 use deliver::Delivery;

@@ -121,9 +121,14 @@ pub(super) fn load_words(s: &Summary) -> String {
             "open model, {} req/s",
             (rate.per_second() * 1000.0).round() / 1000.0
         ),
-        (Load::Closed { concurrency }, 0) => {
-            format!("closed model, {}", plural(concurrency, "worker"))
-        }
+        (Load::Closed { concurrency }, 0) => match s.max_rate {
+            Some(cap) => format!(
+                "closed model, {}, at most {} req/s",
+                plural(concurrency, "worker"),
+                (cap.per_second() * 1000.0).round() / 1000.0
+            ),
+            None => format!("closed model, {}", plural(concurrency, "worker")),
+        },
         (Load::Open { rate }, _) => {
             format!(
                 "open model in {n} stages, up to {} req/s",

@@ -31,6 +31,9 @@ struct Canonical<'a> {
     arrivals: crate::plan::Arrivals,
     stages: &'a [crate::plan::Stage],
     stop: &'a crate::plan::Stop,
+    // Left out when absent, so the fingerprints of tests made before the cap stand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_rate: Option<crate::plan::Rate>,
     connection: &'a crate::plan::ConnectionOptions,
     tls: Tls<'a>,
 }
@@ -115,6 +118,7 @@ pub fn plan_fingerprint(plan: &AttackPlan) -> String {
         arrivals: plan.arrivals,
         stages: &plan.stages,
         stop: &plan.stop,
+        max_rate: plan.max_rate,
         connection: &plan.connection,
         tls: Tls::of(&plan.tls),
     };

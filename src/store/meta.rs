@@ -35,6 +35,9 @@ pub struct RunMeta {
     pub stages: Vec<Stage>,
     /// The load model.
     pub load: Load,
+    /// The closed model's cap on requests started per second (`--max-rate`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<crate::plan::Rate>,
     /// How the open model's arrivals were spaced, with a Poisson run's seed (absent: even).
     #[serde(default, skip_serializing_if = "Arrivals::is_even")]
     pub arrivals: Arrivals,
@@ -217,6 +220,7 @@ impl RunMeta {
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
             stages: plan.stages.clone(),
             load: plan.load,
+            max_rate: plan.max_rate,
             arrivals: plan.arrivals,
             stop: plan.stop,
             connection: plan.connection.clone(),
@@ -293,6 +297,10 @@ pub struct RunEnd {
     pub status: EndStatus,
     /// Wall-clock end, RFC 3339.
     pub ended_at: String,
+    /// The same instant in Unix seconds, to the millisecond (what PromQL's `@` takes);
+    /// absent from runs stored before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_unix: Option<f64>,
     /// Seconds from the start to the last request sent.
     pub attack_secs: f64,
     /// Seconds from the last request sent to the last response.
@@ -306,4 +314,18 @@ pub struct RunEnd {
     /// Why it stopped early by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl RunEnd {
+    /// The end in Unix seconds: `ended_unix`, or read from `ended_at` for older runs.
+    pub fn unix_secs(&self) -> Option<f64> {
+        self.ended_unix.or_else(|| unix_secs_of(&self.ended_at))
+    }
+}
+
+/// An RFC 3339 time (as `ended_at` is written) in Unix seconds, to the millisecond.
+pub fn unix_secs_of(rfc3339: &str) -> Option<f64> {
+    let t = humantime::parse_rfc3339_weak(rfc3339).ok()?;
+    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    Some(ms as f64 / 1e3)
 }

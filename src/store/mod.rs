@@ -26,7 +26,8 @@ pub use fingerprint::plan_fingerprint;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
 pub use measured::{failed, record_of_stages, Counting};
 pub use meta::{
-    EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd, RunMeta, ShardMeta,
+    unix_secs_of, EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd,
+    RunMeta, ShardMeta,
 };
 pub use outputs::{DropReason, OutputKind, OutputRecord};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};

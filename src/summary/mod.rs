@@ -66,6 +66,9 @@ pub struct Summary {
     pub method: Option<String>,
     /// The load model and its parameter.
     pub load: Load,
+    /// The closed model's cap on requests started per second (`--max-rate`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<crate::plan::Rate>,
     /// How the open model's arrivals were spaced, and whether a Poisson run's sends were
     /// Poisson (absent from summaries stored before it was kept: even).
     #[serde(default)]
@@ -390,6 +393,7 @@ impl Summary {
                 _ => None,
             },
             load: run.meta.load,
+            max_rate: run.meta.max_rate,
             arrivals,
             protocol: run.meta.protocol.clone(),
             notices: run.meta.notices.clone(),

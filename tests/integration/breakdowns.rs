@@ -142,6 +142,7 @@ fn stored_run(dir: &Path, slower: u64) -> RunDir {
     run.finish(&RunEnd {
         status: EndStatus::Completed,
         ended_at: "2026-11-21T00:00:03.000Z".into(),
+        ended_unix: None,
         attack_secs: 3.0,
         wait_secs: 0.002,
         cpu: CpuTime {

@@ -321,6 +321,7 @@ fn random_run(dice: &mut Dice, dir: &Path) -> RunDir {
     run.finish(&RunEnd {
         status: EndStatus::Completed,
         ended_at: "2026-11-21T00:00:10.000Z".into(),
+        ended_unix: None,
         attack_secs: attack_ms as f64 / 1e3,
         wait_secs: last_ms.saturating_sub(attack_ms) as f64 / 1e3,
         cpu: Default::default(),

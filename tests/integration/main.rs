@@ -11,6 +11,7 @@ mod capacity;
 mod check;
 mod ci;
 mod cli;
+mod cli_expectations;
 mod counts;
 mod data;
 mod diagnosis;

@@ -284,6 +284,7 @@ fn fixture(dir: &Path) {
         run.finish(&RunEnd {
             status: EndStatus::Completed,
             ended_at: "2026-11-21T00:00:02.000Z".into(),
+            ended_unix: None,
             attack_secs: 2.0,
             wait_secs: 0.0,
             cpu: CpuTime::default(),
@@ -495,6 +496,7 @@ fn a_variants_warm_up_ramp_is_left_out_of_its_row() {
     run.finish(&RunEnd {
         status: EndStatus::Completed,
         ended_at: "2026-11-21T00:00:03.000Z".into(),
+        ended_unix: None,
         attack_secs: 3.0,
         wait_secs: 0.0,
         cpu: CpuTime::default(),

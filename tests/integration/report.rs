@@ -82,6 +82,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
         run.finish(&RunEnd {
             status: EndStatus::Completed,
             ended_at: "2026-11-21T00:00:02.000Z".into(),
+            ended_unix: None,
             attack_secs: 1.99,
             wait_secs: 0.004,
             cpu: CpuTime {

@@ -6,7 +6,7 @@
 use super::poller::Listen;
 use super::table::Table;
 use super::{Chores, TICK};
-use crate::engine::turns::Users;
+use crate::engine::turns::{Turn, Users};
 use std::time::Instant;
 
 /// Keeps this worker's users busy until the stop condition; true when interrupted.
@@ -19,10 +19,16 @@ pub(super) fn run(table: &mut Table<'_>, users: &Users<'_>, chores: &mut Chores<
         stopping |= users.over(now);
         let target = users.target(now);
         table.trim_idle(target);
+        // The start-rate cap's next slot, when it held users back.
+        let mut capped = None;
         while !stopping && table.outstanding() < target {
             match users.next(now) {
-                Some((intended, n)) => table.enqueue(intended, n),
-                None => stopping = true,
+                Turn::Go(intended, n) => table.enqueue(intended, n),
+                Turn::Wait(at) => {
+                    capped = Some(at);
+                    break;
+                }
+                Turn::Over => stopping = true,
             }
         }
         table.dispatch();
@@ -39,6 +45,9 @@ pub(super) fn run(table: &mut Table<'_>, users: &Users<'_>, chores: &mut Chores<
             wake = wake.min(now + TICK);
         }
         if let Some(at) = table.next_event() {
+            wake = wake.min(at);
+        }
+        if let Some(at) = capped {
             wake = wake.min(at);
         }
         table.sleep(Listen::All, wake);

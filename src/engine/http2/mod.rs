@@ -14,7 +14,7 @@ mod pool;
 use super::job::Job;
 use super::spec::RunSpec;
 use super::tally::{Seconds, Tally, WorkerReport};
-use super::turns::{DueWalk, Users};
+use super::turns::{DueWalk, Turn, Users};
 use crate::record::Part;
 use crate::sample::{ErrorKind, Sample};
 use crate::schedule::Schedule;
@@ -141,11 +141,19 @@ impl Worker {
                 let now = Instant::now();
                 // A lane beyond the current stage's users waits for a stage that needs it.
                 if id < users.target(now) {
-                    let next = users.next(now);
-                    if next.is_some() {
-                        lock(&self.tally).scheduled();
+                    match users.next(now) {
+                        Turn::Go(at, n) => {
+                            lock(&self.tally).scheduled();
+                            return Some((at, n));
+                        }
+                        // The start-rate cap: this lane waits for its slot, then asks again;
+                        // at most a poll's length, so a stop is seen while it waits.
+                        Turn::Wait(at) => {
+                            tokio::time::sleep_until(at.min(now + STAGE_POLL).into()).await;
+                            continue;
+                        }
+                        Turn::Over => return None,
                     }
-                    return next;
                 }
                 if users.over(now) {
                     return None;

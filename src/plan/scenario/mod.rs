@@ -391,6 +391,8 @@ impl Lowering<'_> {
                 ..defaults
             },
             tls: self.tls(&t.tls)?,
+            // Set from the command line (`run --max-rate`), not the file.
+            max_rate: None,
             threads: s.threads.unwrap_or(threads),
             slo,
             stages,

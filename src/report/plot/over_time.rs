@@ -361,6 +361,7 @@ mod tests {
         run.finish(&RunEnd {
             status: EndStatus::Completed,
             ended_at: "2026-11-21T00:00:02.000Z".into(),
+            ended_unix: None,
             attack_secs: secs,
             wait_secs: 0.0,
             cpu: Default::default(),

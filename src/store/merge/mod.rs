@@ -166,6 +166,11 @@ fn merged_meta(set: &ShardSet, command: &[String]) -> RunMeta {
     let mut meta = first.meta.clone();
     meta.command = super::redact_args(command);
     meta.load = first.id.whole_load;
+    // Each shard capped its starts at its equal part of the whole test's cap.
+    meta.max_rate = first
+        .meta
+        .max_rate
+        .map(|r| crate::plan::Rate(r.per_second() * f64::from(set.count)));
     meta.stages = first.id.whole_stages.clone();
     meta.shard = None;
     let mut hosts: Vec<&str> = Vec::new();
@@ -294,6 +299,7 @@ fn merged_end(set: &ShardSet) -> Option<RunEnd> {
         .fold(CpuTime::default(), |sum, (_, e)| cpu_sum(&sum, &e.cpu));
     Some(RunEnd {
         status,
+        ended_unix: super::meta::unix_secs_of(&ended_at),
         ended_at,
         attack_secs,
         wait_secs: (done - attack_secs).max(0.0),

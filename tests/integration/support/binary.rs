@@ -21,6 +21,24 @@ pub fn headroom_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     out
 }
 
+/// [`headroom`] with `input` on its standard input (`attack -` reads targets there).
+pub fn headroom_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // A binary that refuses its arguments before reading closes the pipe: not the test's
+    // failure, its output says why.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let out = child.wait_with_output().expect("the binary runs");
+    super::counts::check_out(args);
+    out
+}
+
 /// What the binary wrote to stdout, as lossy text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -16,7 +16,7 @@ pub mod prometheus;
 pub mod pushing;
 pub mod pyyaml;
 
-pub use binary::{headroom, headroom_env, json_file, stderr, stdout, succeeded};
+pub use binary::{headroom, headroom_env, headroom_stdin, json_file, stderr, stdout, succeeded};
 
 use headroom::engine::CancellationToken;
 use headroom::plan::{AttackPlan, Load, NamedRequest, Rate, RequestSpec, Stop, Target};

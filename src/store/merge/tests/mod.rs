@@ -175,6 +175,7 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
     run.finish(&RunEnd {
         status: EndStatus::Completed,
         ended_at: s.started_at.into(),
+        ended_unix: None,
         attack_secs: s.seconds.len() as f64,
         wait_secs: 0.1,
         cpu: CpuTime {
