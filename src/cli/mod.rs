@@ -17,6 +17,7 @@ mod request;
 mod run;
 mod shard;
 mod step_summary;
+mod stoppable;
 mod sweep;
 mod target;
 
@@ -77,8 +78,9 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
-        Command::Kube(args) => kube::run(*args),
-        Command::Import(args) => import::run(args),
+        // It holds no run: the first stop signal ends it at once.
+        Command::Kube(args) => stoppable::run(&shutdown, "kube stopped", move |_| kube::run(*args)),
+        Command::Import(args) => import::run(args, shutdown),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
     }

@@ -2,19 +2,41 @@
 //! user sets before the run, so no token, password, cookie or key is ever written. The same
 //! value in several requests is one variable.
 //!
+//! Credentials are found by name (a header, query parameter or body field whose name says it
+//! holds one). The same value can be recorded elsewhere under no such name — a session id
+//! taken out of a query is still in the next request's `Referer` — so once every request has
+//! been read ([`Secrets::seal`]), the values found are also taken out of any text kept.
+//!
 //! Every value that stays is escaped for the scenario's own syntax (`${` becomes `$${`), so
 //! text that only looks like a variable is sent as it was recorded.
+//!
+//! Lookups are by hash and the search for values elsewhere is one Aho-Corasick pass over
+//! each text: a HAR of thousands of signed requests (each its own credential) is read in time
+//! that grows with its size, where a search of every variable for each new one grew with its
+//! cube.
 
 use super::{Body, BodyOut, Variable};
 use crate::plan::secret_names::{is_secret_name, percent_decoded};
-use std::collections::BTreeMap;
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The shortest value also taken out where no credential name points at it: a shorter one
+/// (`1`, `en`, an id) is too likely to be ordinary text of the request.
+const MIN_ELSEWHERE: usize = 8;
 
 /// The variables made so far, and the values they stand for (in memory only).
 #[derive(Default)]
 pub struct Secrets {
-    /// (value, variable name) of each credential taken out.
-    values: Vec<(String, String)>,
+    /// Each credential's value and its variable (an index into `variables`).
+    by_value: HashMap<String, usize>,
     variables: Vec<Variable>,
+    /// The variable names taken, and for each stem the next number to try.
+    names: HashSet<String>,
+    next_number: HashMap<String, u32>,
+    /// After [`Secrets::seal`]: the values to find in any text, and each one's variable.
+    elsewhere: Option<(AhoCorasick, Vec<usize>)>,
+    /// Requests whose body held a credential but is not text (it cannot refer to a variable).
+    dropped_bodies: Vec<String>,
 }
 
 impl std::fmt::Debug for Secrets {
@@ -37,21 +59,81 @@ impl Secrets {
         self.variables.clone()
     }
 
+    /// Labels of the requests whose body was left out: it held a credential and is not text.
+    pub fn dropped_bodies(&self) -> &[String] {
+        &self.dropped_bodies
+    }
+
+    /// Every credential is known (each request was read once): from now on their values are
+    /// also taken out of the text kept around them.
+    pub fn seal(&mut self) {
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut owners = Vec::new();
+        for (value, &i) in &self.by_value {
+            if value.chars().count() >= MIN_ELSEWHERE {
+                patterns.push(value);
+                owners.push(i);
+            }
+        }
+        if patterns.is_empty() {
+            return;
+        }
+        // Longest first where two start at one place: a value inside another is not half
+        // replaced.
+        match AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+        {
+            Ok(automaton) => self.elsewhere = Some((automaton, owners)),
+            // Only past the crate's own size limits, far above MAX_INPUT_BYTES of patterns.
+            Err(e) => unreachable!("values of a bounded input build an automaton: {e}"),
+        }
+    }
+
+    /// `text` as it goes into the scenario: escaped, with any credential's value in it
+    /// replaced by its variable.
+    fn plain(&self, text: &str) -> String {
+        let Some((automaton, owners)) = &self.elsewhere else {
+            return escape(text);
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for m in automaton.find_iter(text) {
+            let before = &text[at..m.start()];
+            // `$` then `${NAME}` would read as the escape `$${`: the scenario's syntax has no
+            // way to write a `$` just before a variable, so such a value (one that starts
+            // with `{` after a `$`) stays as it was.
+            if before.ends_with('$') {
+                continue;
+            }
+            out.push_str(&escape(before));
+            out.push_str(&format!(
+                "${{{}}}",
+                self.variables[owners[m.pattern()]].name
+            ));
+            at = m.end();
+        }
+        out.push_str(&escape(&text[at..]));
+        out
+    }
+
+    /// Whether `bytes` hold the value of a credential (after [`Secrets::seal`]).
+    fn holds_value(&self, bytes: &[u8]) -> bool {
+        self.elsewhere
+            .as_ref()
+            .is_some_and(|(automaton, _)| automaton.is_match(bytes))
+    }
+
     /// The reference standing for `value`: an existing variable for a value seen before,
     /// else a new one named from `base`, described as `what` (in `label`).
     fn variable(&mut self, value: &str, base: &str, what: &str, label: &str) -> String {
-        if let Some((_, name)) = self.values.iter().find(|(v, _)| v == value) {
-            let name = name.clone();
-            let var = self
-                .variables
-                .iter_mut()
-                .find(|v| v.name == name)
-                .expect("every value has its variable");
+        if let Some(&i) = self.by_value.get(value) {
+            let var = &mut self.variables[i];
             // Say where else it is used, a few times at most.
             if var.what.matches("; ").count() < 3 && !var.what.contains(label) {
                 var.what.push_str(&format!("; also {label}"));
             }
-            return format!("${{{name}}}");
+            return format!("${{{}}}", var.name);
         }
         let stem: String = base
             .chars()
@@ -65,12 +147,16 @@ impl Secrets {
             .collect();
         let stem = format!("HEADROOM_{}", stem.trim_matches('_'));
         let mut name = stem.clone();
-        let mut n = 1;
-        while self.variables.iter().any(|v| v.name == name) {
-            n += 1;
-            name = format!("{stem}_{n}");
+        // Numbered from where this stem left off: thousands of credentials of one name (a
+        // HAR of signed requests) are named in one step each, not a search from 2 each time.
+        let next = self.next_number.entry(stem.clone()).or_insert(1);
+        while self.names.contains(&name) {
+            *next += 1;
+            name = format!("{stem}_{next}");
         }
-        self.values.push((value.to_string(), name.clone()));
+        self.names.insert(name.clone());
+        self.by_value
+            .insert(value.to_string(), self.variables.len());
         self.variables.push(Variable {
             name: name.clone(),
             what: format!("{what} ({label})"),
@@ -81,7 +167,7 @@ impl Secrets {
     /// A header's value with its credential taken out, when its name says it holds one.
     fn header(&mut self, name: &str, value: &str, label: &str) -> String {
         if !is_secret_name(name) {
-            return escape(value);
+            return self.plain(value);
         }
         if name.eq_ignore_ascii_case("authorization")
             || name.eq_ignore_ascii_case("proxy-authorization")
@@ -121,9 +207,9 @@ impl Secrets {
     /// Path and query with the values of credential-named query parameters taken out.
     fn path(&mut self, path: &str, label: &str) -> String {
         let Some((base, query)) = path.split_once('?') else {
-            return escape(path);
+            return self.plain(path);
         };
-        let mut out = escape(base);
+        let mut out = self.plain(base);
         out.push('?');
         for (i, pair) in query.split('&').enumerate() {
             if i > 0 {
@@ -134,32 +220,44 @@ impl Secrets {
                     let what =
                         format!("the query parameter {k}, as it goes in the URL (percent-encoded)");
                     let reference = self.variable(v, k, &what, label);
-                    out.push_str(&escape(k));
+                    out.push_str(&self.plain(k));
                     out.push('=');
                     out.push_str(&reference);
                 }
-                _ => out.push_str(&escape(pair)),
+                _ => out.push_str(&self.plain(pair)),
             }
         }
         out
     }
 
     /// A JSON or form body with credential-named fields taken out (then inline text), or
-    /// the body as it was (a file).
-    fn body(&mut self, body: &Body, content_type: &str, label: &str) -> BodyOut {
+    /// the body as it was (a file); a body that holds a credential's value elsewhere is
+    /// inline text with the value taken out, or, not being text, left out (`None`).
+    fn body(&mut self, body: &Body, content_type: &str, label: &str) -> Option<BodyOut> {
         let ct = content_type.to_ascii_lowercase();
         if ct.contains("json") {
             if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body.bytes) {
                 let mut found = Vec::new();
                 mark_json(&mut value, &mut found);
                 if !found.is_empty() {
-                    let mut text = escape(&value.to_string());
-                    for (marker, field, secret) in found {
-                        let what = format!("the body's {field:?} field");
-                        let reference = self.variable(&secret, &field, &what, label);
-                        text = text.replace(&marker, &reference);
-                    }
-                    return BodyOut::Inline(text);
+                    let references: Vec<String> = found
+                        .into_iter()
+                        .map(|(field, secret)| {
+                            let what = format!("the body's {field:?} field");
+                            self.variable(&secret, &field, &what, label)
+                        })
+                        .collect();
+                    let text = self.plain(&value.to_string());
+                    // One pass over the text for all markers (a replace per marker was a
+                    // pass each).
+                    let text = marker_pattern().replace_all(&text, |c: &regex::Captures| {
+                        c[1].parse::<usize>()
+                            .ok()
+                            .and_then(|i| references.get(i))
+                            .cloned()
+                            .unwrap_or_default()
+                    });
+                    return Some(BodyOut::Inline(text.into_owned()));
                 }
             }
         } else if ct.contains("x-www-form-urlencoded") {
@@ -177,16 +275,25 @@ impl Secrets {
                             {
                                 let what = format!("the form field {k}, percent-encoded");
                                 let reference = self.variable(v, k, &what, label);
-                                out.push(format!("{}={reference}", escape(k)));
+                                out.push(format!("{}={reference}", self.plain(k)));
                             }
-                            _ => out.push(escape(f)),
+                            _ => out.push(self.plain(f)),
                         }
                     }
-                    return BodyOut::Inline(out.join("&"));
+                    return Some(BodyOut::Inline(out.join("&")));
                 }
             }
         }
-        BodyOut::File(body.bytes.clone())
+        if self.holds_value(&body.bytes) {
+            return match std::str::from_utf8(&body.bytes) {
+                Ok(text) => Some(BodyOut::Inline(self.plain(text))),
+                Err(_) => {
+                    self.dropped_bodies.push(label.to_string());
+                    None
+                }
+            };
+        }
+        Some(BodyOut::File(body.bytes.clone()))
     }
 
     /// One request's path, headers and body with every credential taken out.
@@ -238,14 +345,22 @@ impl Secrets {
         }
         let body = body
             .filter(|b| !b.bytes.is_empty())
-            .map(|b| self.body(&b, content_type.as_deref().unwrap_or(""), label));
+            .and_then(|b| self.body(&b, content_type.as_deref().unwrap_or(""), label));
         (path, out, body)
     }
 }
 
-/// Replaces the values of credential-named fields with markers, collecting (marker, field,
-/// value as text).
-fn mark_json(value: &mut serde_json::Value, found: &mut Vec<(String, String, String)>) {
+/// The markers [`mark_json`] puts in place of values: `@@headroom-secret-N@@`, with only
+/// characters JSON leaves as they are, so they are found again in the text.
+fn marker_pattern() -> &'static regex::Regex {
+    static MARKER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    MARKER
+        .get_or_init(|| regex::Regex::new("@@headroom-secret-([0-9]+)@@").expect("a valid pattern"))
+}
+
+/// Replaces the values of credential-named fields with markers numbered in order, collecting
+/// (field, value as text).
+fn mark_json(value: &mut serde_json::Value, found: &mut Vec<(String, String)>) {
     match value {
         serde_json::Value::Object(map) => {
             for (k, v) in map.iter_mut() {
@@ -258,9 +373,8 @@ fn mark_json(value: &mut serde_json::Value, found: &mut Vec<(String, String, Str
                 };
                 match secret {
                     Some(s) => {
-                        // Only characters JSON leaves as they are, so the marker is found again in the text.
                         let marker = format!("@@headroom-secret-{}@@", found.len());
-                        found.push((marker.clone(), k.clone(), s));
+                        found.push((k.clone(), s));
                         *v = serde_json::Value::String(marker);
                     }
                     None => mark_json(v, found),

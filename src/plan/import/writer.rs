@@ -1,8 +1,10 @@
 //! Writes an imported scenario: `scenario.yaml` (the scenario file model serialized, with
 //! comments saying where it came from and which variables to set) and its body files.
 
+use super::staging::Staging;
 use super::{ImportError, Imported};
 use std::path::{Path, PathBuf};
+use tokio_util::sync::CancellationToken;
 use yaml_serde::Value;
 
 /// What was written.
@@ -81,9 +83,15 @@ fn prune(value: &mut Value) {
     }
 }
 
-/// Writes `imported` into `dir` (created if missing): `scenario.yaml` and `bodies/…`. Refuses
-/// to replace a file that is there unless `force`.
-pub fn write(imported: &Imported, dir: &Path, force: bool) -> Result<Written, ImportError> {
+/// Writes `imported` into `dir` (created if missing): `scenario.yaml` and `bodies/…`, all
+/// or nothing (see `staging`). Refuses to replace a file that is there unless `force`; stops,
+/// leaving nothing, when `stop` is cancelled before the files are placed.
+pub fn write(
+    imported: &Imported,
+    dir: &Path,
+    force: bool,
+    stop: &CancellationToken,
+) -> Result<Written, ImportError> {
     let text = render(imported)?;
     let scenario = dir.join("scenario.yaml");
     let bodies: Vec<PathBuf> = imported.bodies.iter().map(|(p, _)| dir.join(p)).collect();
@@ -96,18 +104,22 @@ pub fn write(imported: &Imported, dir: &Path, force: bool) -> Result<Written, Im
             return Err(ImportError::Exists(there.clone()));
         }
     }
-    let write_error = |path: &Path, e: std::io::Error| ImportError::Write {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
+    let staging = Staging::inside(dir)?;
+    for (relative, bytes) in &imported.bodies {
+        if stop.is_cancelled() {
+            return Err(ImportError::Stopped);
+        }
+        staging.write(relative, bytes)?;
+    }
+    staging.write(Path::new("scenario.yaml"), text.as_bytes())?;
+    if stop.is_cancelled() {
+        return Err(ImportError::Stopped);
+    }
+    let folders: &[&Path] = if bodies.is_empty() {
+        &[]
+    } else {
+        &[Path::new("bodies")]
     };
-    std::fs::create_dir_all(dir).map_err(|e| write_error(dir, e))?;
-    if !bodies.is_empty() {
-        let folder = dir.join("bodies");
-        std::fs::create_dir_all(&folder).map_err(|e| write_error(&folder, e))?;
-    }
-    for ((_, bytes), path) in imported.bodies.iter().zip(&bodies) {
-        std::fs::write(path, bytes).map_err(|e| write_error(path, e))?;
-    }
-    std::fs::write(&scenario, text).map_err(|e| write_error(&scenario, e))?;
+    staging.place(folders, Path::new("scenario.yaml"))?;
     Ok(Written { scenario, bodies })
 }

@@ -6,15 +6,29 @@
 //! Values of variables can be secrets: they never appear in errors (see [`Expanded::scrub`]).
 
 use super::shape::Shape;
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use yaml_serde::Value;
 
-/// What the expansion used, to keep the values out of error messages.
+/// What the expansion used, to keep the values out of error messages and printed lines.
 #[derive(Debug, Default)]
 pub struct Expanded {
-    /// (name, value) of each variable used.
-    used: Vec<(String, String)>,
+    /// Each variable used, once, with its value. A value used in every request is one entry:
+    /// scrubbing went over every use of every value for each line, which made `run --check`
+    /// of 700 requests using one 8 KB token take 10 s.
+    used: BTreeMap<String, String>,
     /// Whether any text changed (a default or an escape counts).
     changed: bool,
+    /// The values to find, built once at the first scrub.
+    finder: OnceLock<Option<Finder>>,
+}
+
+/// An automaton over the values worth scrubbing, and each one's reference.
+#[derive(Debug)]
+struct Finder {
+    automaton: AhoCorasick,
+    references: Vec<String>,
 }
 
 impl Expanded {
@@ -23,19 +37,60 @@ impl Expanded {
         self.changed
     }
 
-    /// `message` with every value of a variable replaced by its reference.
+    /// `message` with every value of a variable replaced by its reference, in one pass over
+    /// the message whatever the number of variables.
     pub fn scrub(&self, message: &str) -> String {
+        let Some(finder) = self.finder.get_or_init(|| self.finder()) else {
+            // No value worth scrubbing (then this is a copy), or no automaton.
+            return self.scrub_slowly(message);
+        };
+        let mut out = String::with_capacity(message.len());
+        finder
+            .automaton
+            .replace_all_with(message, &mut out, |m, _, out| {
+                out.push_str(&finder.references[m.pattern().as_usize()]);
+                true
+            });
+        out
+    }
+
+    /// The values worth scrubbing, longest first: one character cannot be told from the text
+    /// around it, and is no secret.
+    fn worth(&self) -> Vec<(&String, &String)> {
+        let mut worth: Vec<(&String, &String)> = self
+            .used
+            .iter()
+            .filter(|(_, v)| v.trim().chars().count() > 1)
+            .collect();
+        worth.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        worth
+    }
+
+    /// A value at a time, for values the automaton could not be built of (past its size
+    /// limits, far beyond a scenario's): slower, never less thorough.
+    fn scrub_slowly(&self, message: &str) -> String {
         let mut out = message.to_string();
-        let mut used = self.used.clone();
-        // Longest first, so that a value inside another is not half replaced.
-        used.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-        for (name, value) in &used {
-            // One character cannot be told from the text around it, and is no secret.
-            if value.trim().chars().count() > 1 {
-                out = out.replace(value.as_str(), &format!("${{{name}}}"));
-            }
+        for (name, value) in self.worth() {
+            out = out.replace(value.as_str(), &format!("${{{name}}}"));
         }
         out
+    }
+
+    fn finder(&self) -> Option<Finder> {
+        let worth = self.worth();
+        if worth.is_empty() {
+            return None;
+        }
+        // Longest first where two start at one place, so that a value inside another is not
+        // half replaced.
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(worth.iter().map(|(_, v)| v.as_str()))
+            .ok()?;
+        Some(Finder {
+            automaton,
+            references: worth.iter().map(|(n, _)| format!("${{{n}}}")).collect(),
+        })
     }
 }
 
@@ -175,7 +230,7 @@ fn expand_text(
         }
         let value = match (lookup(name), default) {
             (Some(v), _) => {
-                used.used.push((name.to_string(), v.clone()));
+                used.used.insert(name.to_string(), v.clone());
                 v
             }
             (None, Some(d)) => d.to_string(),
