@@ -123,3 +123,67 @@ pub fn write(
     staging.place(folders, Path::new("scenario.yaml"))?;
     Ok(Written { scenario, bodies })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::import::curl;
+
+    fn imported() -> Imported {
+        curl::import(&[(
+            "curl line 1".into(),
+            "curl -d 'a=1' -H 'Content-Type: text/plain' http://h/x".into(),
+        )])
+        .unwrap()
+    }
+
+    /// Everything under `dir`, relative, sorted (hidden entries too).
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+                if p.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn files_are_placed_whole_and_a_second_write_needs_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/deeper");
+        let i = imported();
+        let stop = CancellationToken::new();
+        let w = write(&i, &out, false, &stop).unwrap();
+        assert_eq!(w.scenario, out.join("scenario.yaml"));
+        assert_eq!(
+            listing(&out),
+            ["bodies", "bodies/post-x.txt", "scenario.yaml"]
+        );
+        let e = write(&i, &out, false, &stop).unwrap_err();
+        assert!(matches!(e, ImportError::Exists(_)), "{e}");
+        // Into bodies/ that is there: file by file, and nothing hidden is left.
+        write(&i, &out, true, &stop).unwrap();
+        assert_eq!(
+            listing(&out),
+            ["bodies", "bodies/post-x.txt", "scenario.yaml"]
+        );
+    }
+
+    #[test]
+    fn a_stop_leaves_nothing_not_even_the_directories_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/deeper");
+        let stop = CancellationToken::new();
+        stop.cancel();
+        let e = write(&imported(), &out, false, &stop).unwrap_err();
+        assert!(matches!(e, ImportError::Stopped), "{e}");
+        assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+    }
+}

@@ -300,4 +300,52 @@ mod tests {
             "header a: Bearer ${TOKEN} is bad"
         );
     }
+
+    /// An 8 KB token used in 1,000 requests: a value is kept once however often it is used,
+    /// and a line is scrubbed in one pass over it. Scrubbing every use of every value for each
+    /// line made `run --check` of 1,000 such requests take 27 s.
+    #[test]
+    fn a_long_value_used_a_thousand_times_is_scrubbed_in_one_pass_a_line() {
+        let token = "t0k3n".repeat(1_640);
+        let lookup = |name: &str| match name {
+            "TOKEN" => Some(token.clone()),
+            "HOST" => Some("10.0.0.7".to_string()),
+            _ => None,
+        };
+        let mut yaml = String::from("requests:\n");
+        for i in 0..1_000 {
+            yaml.push_str(&format!(
+                "  - {{name: r{i}, headers: {{Authorization: 'Bearer ${{TOKEN}}', Host: '${{HOST}}'}}}}\n"
+            ));
+        }
+        let mut doc: Value = yaml_serde::from_str(&yaml).unwrap();
+        let used = expand(&mut doc, &lookup).unwrap();
+        let started = std::time::Instant::now();
+        for _ in 0..1_000 {
+            let line = format!("    Authorization: Bearer {token} (to 10.0.0.7)");
+            assert_eq!(
+                used.scrub(&line),
+                "    Authorization: Bearer ${TOKEN} (to ${HOST})"
+            );
+        }
+        // One pass a line: milliseconds in all; the old way, a pass per use, tens of seconds.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_value_inside_another_is_not_half_replaced() {
+        let lookup = |name: &str| match name {
+            "A" => Some("secret".to_string()),
+            "B" => Some("secret-longer".to_string()),
+            "C" => Some("x".to_string()),
+            _ => None,
+        };
+        let mut doc: Value = yaml_serde::from_str("a: '${A} ${B} ${C}'\n").unwrap();
+        let used = expand(&mut doc, &lookup).unwrap();
+        assert_eq!(used.scrub("secret-longer, secret, x"), "${B}, ${A}, x");
+    }
 }
