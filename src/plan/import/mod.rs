@@ -150,8 +150,11 @@ pub fn assemble(
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut names: BTreeMap<String, u32> = BTreeMap::new();
     for draft in drafts {
-        let label = label(&draft);
-        let (path, headers, body) = secrets.take_out(&label, draft.path, draft.headers, draft.body);
+        let raw = label(&draft);
+        let (path, headers, body) = secrets.take_out(&raw, draft.path, draft.headers, draft.body);
+        // A name is scenario text (expanded) and goes into every report: no credential, and
+        // nothing read as a variable.
+        let label = secrets.label(&raw).replace("${", "$${");
         // The same request again (a page that fetches a thing twice) is more weight.
         let key = format!("{}\n{path}\n{headers:?}\n{body:?}", draft.method);
         if let Some(&i) = seen.get(&key) {
@@ -217,7 +220,8 @@ pub fn assemble(
     if let Some(first) = secrets.dropped_bodies().first() {
         let n = secrets.dropped_bodies().len();
         notes.push(format!(
-            "left out the body of {first}{}: it holds a credential taken out elsewhere and is not text, so it cannot refer to the variable; add it by hand",
+            "left out the body of {}{}: it holds a credential taken out elsewhere and is not text, so it cannot refer to the variable; add it by hand",
+            secrets.label(first),
             if n > 1 { format!(" and {} more", n - 1) } else { String::new() }
         ));
     }

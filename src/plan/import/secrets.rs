@@ -29,7 +29,7 @@ const MIN_ELSEWHERE: usize = 8;
 pub struct Secrets {
     /// Each credential's value and its variable (an index into `variables`).
     by_value: HashMap<String, usize>,
-    variables: Vec<Variable>,
+    variables: Vec<Var>,
     /// The variable names taken, and for each stem the next number to try.
     names: HashSet<String>,
     next_number: HashMap<String, u32>,
@@ -38,6 +38,18 @@ pub struct Secrets {
     /// Requests whose body held a credential but is not text (it cannot refer to a variable).
     dropped_bodies: Vec<String>,
 }
+
+/// A variable as it is being made: what it stands for, and the labels of the requests that
+/// use it (the first few), told with the credentials in them taken out only once all are known.
+#[derive(Debug, Clone)]
+struct Var {
+    name: String,
+    what: String,
+    labels: Vec<String>,
+}
+
+/// How many requests a variable's description names.
+const LABELS_TOLD: usize = 4;
 
 impl std::fmt::Debug for Secrets {
     // The values are the secrets themselves: a debug print shows only the names.
@@ -54,9 +66,36 @@ fn escape(text: &str) -> String {
 }
 
 impl Secrets {
-    /// The variables made, in order of first use.
+    /// The variables made, in order of first use, each with what it stands for and where.
     pub fn variables(&self) -> Vec<Variable> {
-        self.variables.clone()
+        self.variables
+            .iter()
+            .map(|v| {
+                let mut what = format!("{} ({})", v.what, self.label(&v.labels[0]));
+                for label in &v.labels[1..] {
+                    what.push_str(&format!("; also {}", self.label(label)));
+                }
+                Variable {
+                    name: v.name.clone(),
+                    what,
+                }
+            })
+            .collect()
+    }
+
+    /// A request's label (`GET /sessions/7f3c…`) with each credential's value in it shown
+    /// as the variable's name in braces (`GET /sessions/{HEADROOM_SESSION_ID}`): for the
+    /// request's name, comments and notes, none of which refers to a variable.
+    pub fn label(&self, label: &str) -> String {
+        let Some((automaton, owners)) = &self.elsewhere else {
+            return label.to_string();
+        };
+        let mut out = String::with_capacity(label.len());
+        automaton.replace_all_with(label, &mut out, |m, _, out| {
+            out.push_str(&format!("{{{}}}", self.variables[owners[m.pattern()]].name));
+            true
+        });
+        out
     }
 
     /// Labels of the requests whose body was left out: it held a credential and is not text.
@@ -130,8 +169,8 @@ impl Secrets {
         if let Some(&i) = self.by_value.get(value) {
             let var = &mut self.variables[i];
             // Say where else it is used, a few times at most.
-            if var.what.matches("; ").count() < 3 && !var.what.contains(label) {
-                var.what.push_str(&format!("; also {label}"));
+            if var.labels.len() < LABELS_TOLD && !var.labels.iter().any(|l| l == label) {
+                var.labels.push(label.to_string());
             }
             return format!("${{{}}}", var.name);
         }
@@ -157,9 +196,10 @@ impl Secrets {
         self.names.insert(name.clone());
         self.by_value
             .insert(value.to_string(), self.variables.len());
-        self.variables.push(Variable {
+        self.variables.push(Var {
             name: name.clone(),
-            what: format!("{what} ({label})"),
+            what: what.to_string(),
+            labels: vec![label.to_string()],
         });
         format!("${{{name}}}")
     }
