@@ -149,11 +149,23 @@ mod tests {
     fn depth_and_nodes_are_placed() {
         // The mapping is one level, the 64th bracket (column 66) the 65th.
         let deep = format!("x:\n  {}", "[".repeat(65));
-        assert_eq!(check(&deep, LIMITS), Err(Exceeded::Depth { line: 2, column: 66 }));
+        assert_eq!(
+            check(&deep, LIMITS),
+            Err(Exceeded::Depth {
+                line: 2,
+                column: 66
+            })
+        );
         let block = "- ".repeat(65);
-        assert!(matches!(check(&block, LIMITS), Err(Exceeded::Depth { line: 1, .. })));
+        assert!(matches!(
+            check(&block, LIMITS),
+            Err(Exceeded::Depth { line: 1, .. })
+        ));
         let wide = format!("[{}]", "1,".repeat(2_000));
-        assert!(matches!(check(&wide, LIMITS), Err(Exceeded::Nodes { line: 1, .. })));
+        assert!(matches!(
+            check(&wide, LIMITS),
+            Err(Exceeded::Nodes { line: 1, .. })
+        ));
     }
 
     /// 100,000 nested arrays on one line (195 KB): the whole parse is quadratic in the depth
@@ -163,6 +175,10 @@ mod tests {
         let text = "[".repeat(100_000) + &"]".repeat(100_000);
         let started = Instant::now();
         assert!(matches!(check(&text, LIMITS), Err(Exceeded::Depth { .. })));
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

@@ -16,7 +16,7 @@ mod staging;
 mod writer;
 
 pub use draft::{Body, Draft, Origin};
-pub use writer::{write, Written};
+pub use writer::{render, write, Written};
 
 use crate::plan::scenario::file::{
     ExpectSection, LoadSection, RequestSection, ScenarioFile, StatusPattern, TargetSection,
