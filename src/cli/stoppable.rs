@@ -35,6 +35,9 @@ pub fn run(
     let given = gate.clone();
     let worker = std::thread::Builder::new()
         .name("headroom-work".into())
+        // The main thread's stack (8 MiB), which the work had before it moved here: parsers
+        // recurse as deep as their limits let them.
+        .stack_size(8 << 20)
         .spawn(move || work(given))?;
     loop {
         if worker.is_finished() {
