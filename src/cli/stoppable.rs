@@ -48,9 +48,12 @@ pub fn run(
         }
         if shutdown.is_cancelled() {
             drop(gate.hold());
-            // It may have finished meanwhile: then what it did stands.
+            // It may have finished its work meanwhile: then what it did stands. Otherwise
+            // (still working, or given up on seeing the signal) it was stopped.
             if worker.is_finished() {
-                continue;
+                if let Ok(Ok(code)) = worker.join() {
+                    return Ok(code);
+                }
             }
             eprintln!("headroom: {stopped}");
             return Ok(super::stopped_code());
