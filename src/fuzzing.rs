@@ -24,3 +24,10 @@ pub fn scenario_file_reads(text: &str) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
+
+/// The `scheme://authority` an import reads `url` as going to (the port left out when it is
+/// the scheme's default), or `None` when it cannot be imported.
+pub fn import_origin(url: &str) -> Option<String> {
+    let (scheme, authority, _, _) = crate::plan::import::draft::split_url(url, "fuzz").ok()?;
+    Some(format!("{scheme}://{authority}"))
+}

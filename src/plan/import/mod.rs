@@ -8,7 +8,7 @@
 //! importing: they are never written, printed or put in an error.
 
 pub mod curl;
-mod draft;
+pub(crate) mod draft;
 pub mod har;
 pub mod openapi;
 mod secrets;

@@ -16,6 +16,20 @@ pub struct Written {
     pub bodies: Vec<PathBuf>,
 }
 
+/// `text` as one comment line: control characters and the other line breaks YAML reads
+/// (NEL, LS, PS) written as escapes, so that a header's or a path's name from the input
+/// cannot end the comment and be read as scenario text.
+fn comment(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                c.escape_unicode().collect::<Vec<_>>()
+            }
+            c => vec![c],
+        })
+        .collect()
+}
+
 /// The scenario's text: the model as YAML, values the loader takes by default left out.
 pub fn render(imported: &Imported) -> Result<String, ImportError> {
     let failed = |e: yaml_serde::Error| ImportError::Write {
@@ -27,7 +41,7 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
     let body = yaml_serde::to_string(&value).map_err(failed)?;
     let mut out = format!(
         "# Imported by `headroom import` from {}.\n# Edit it (names, weights, load, expectations, slo), then: headroom run --check scenario.yaml\n",
-        imported.origin
+        comment(&imported.origin)
     );
     if !imported.variables.is_empty() {
         out.push_str(
@@ -40,11 +54,11 @@ pub fn render(imported: &Imported) -> Result<String, ImportError> {
             .max()
             .unwrap_or(0);
         for v in &imported.variables {
-            out.push_str(&format!("#   {:width$}  {}\n", v.name, v.what));
+            out.push_str(&format!("#   {:width$}  {}\n", v.name, comment(&v.what)));
         }
     }
     for note in &imported.notes {
-        out.push_str(&format!("# {note}\n"));
+        out.push_str(&format!("# {}\n", comment(note)));
     }
     for line in body.lines() {
         if line.starts_with("load:") {
@@ -152,6 +166,23 @@ mod tests {
         }
         out.sort();
         out
+    }
+
+    /// A header named with a line break (a HAR file can hold any text) was written as it was
+    /// into the comment that names its variable: the rest of the name was read as scenario.
+    #[test]
+    fn names_from_the_input_cannot_break_out_of_a_comment() {
+        let mut i = imported();
+        i.variables.push(crate::plan::import::Variable {
+            name: "HEADROOM_X".into(),
+            what: "the X-Token\ntarget: {url: 'http://evil/'}\u{85}\u{2028} header".into(),
+        });
+        i.notes.push("a note\r\nrequests: []".into());
+        let text = render(&i).unwrap();
+        assert!(text.contains("X-Token\\u{a}target"), "{text}");
+        let back: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+        assert_eq!(back["target"]["url"], yaml_serde::Value::from("http://h"));
+        assert_eq!(back["requests"].as_sequence().map(Vec::len), Some(1));
     }
 
     #[test]
