@@ -20,8 +20,9 @@ const MAX_DEPTH: usize = 12;
 const MAX_NESTING: usize = 128;
 
 /// Nodes in the document: a large API (GitHub's, 10 MB) has well under a million. Each takes
-/// about a hundred bytes while the document is parsed.
-const MAX_NODES: u64 = 4_000_000;
+/// about 250 bytes at the peak of the parse (a million: 240 MB), so this bounds it to about
+/// half a gigabyte.
+const MAX_NODES: u64 = 2_000_000;
 
 /// The most one request's example (its body, or a parameter's value) may weigh, in about the
 /// bytes it takes written out. A schema that holds itself several times over (a tree node with
