@@ -144,7 +144,11 @@ pub fn assemble(
             draft.body.clone(),
         );
     }
-    secrets.seal();
+    if !secrets.seal() {
+        return Err(ImportError::Unsupported(format!(
+            "{source} holds too many credentials to take out of the text around them; import a part of it"
+        )));
+    }
     let mut notes = notes;
     let mut requests: Vec<(RequestSection, Option<Vec<u8>>)> = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
