@@ -6,7 +6,7 @@
 # Usage: bench/fuzz.sh [TIME] [TARGET...] [TARGET=TIME...]
 #   TIME          time per target: 90 or 90s, 10m, 1h (default 60s)
 #   TARGET        only these targets (default: all): scenario template url_header response
-#                 chunked stored_run raw_export
+#                 chunked stored_run raw_export har curl openapi
 #   TARGET=TIME   this target's own time, e.g. the two that read a server's bytes longer:
 #                 bench/fuzz.sh 10m response=30m chunked=30m
 # Environment: FUZZ_NICE (default 10; the fuzzer runs at this niceness, so tests beside it
@@ -20,14 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(scenario template url_header response chunked stored_run raw_export)
+ALL=(scenario template url_header response chunked stored_run raw_export har curl openapi)
 
 # Per target: the longest input, the RSS limit (MiB; an allocation past it is a crash) and a
 # dictionary. Inputs are small files and one server answer: anything bigger only slows the
 # search. The response target itself feeds 1 MiB past KEEP_LIMIT when asked to.
-declare -A MAX_LEN=([scenario]=8192 [template]=4096 [url_header]=1024 [response]=16384 [chunked]=16384 [stored_run]=16384 [raw_export]=16384)
-declare -A RSS_MB=([scenario]=1024 [template]=1024 [url_header]=512 [response]=1024 [chunked]=512 [stored_run]=1024 [raw_export]=512)
-declare -A DICT=([scenario]=fuzz/dicts/scenario.dict [response]=fuzz/dicts/http.dict [chunked]=fuzz/dicts/http.dict [stored_run]=fuzz/dicts/stored_run.dict)
+declare -A MAX_LEN=([scenario]=8192 [template]=4096 [url_header]=1024 [response]=16384 [chunked]=16384 [stored_run]=16384 [raw_export]=16384 [har]=16384 [curl]=4096 [openapi]=16384)
+declare -A RSS_MB=([scenario]=1024 [template]=1024 [url_header]=512 [response]=1024 [chunked]=512 [stored_run]=1024 [raw_export]=512 [har]=1024 [curl]=1024 [openapi]=1024)
+declare -A DICT=([scenario]=fuzz/dicts/scenario.dict [response]=fuzz/dicts/http.dict [chunked]=fuzz/dicts/http.dict [stored_run]=fuzz/dicts/stored_run.dict [har]=fuzz/dicts/har.dict [curl]=fuzz/dicts/curl.dict [openapi]=fuzz/dicts/openapi.dict)
 
 seconds() {
     case "$1" in

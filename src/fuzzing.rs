@@ -16,3 +16,18 @@ pub fn parse_header(
 ) -> Result<(http::HeaderName, http::HeaderValue), crate::plan::PlanError> {
     crate::plan::request::parse_header(raw)
 }
+
+/// Whether a scenario's text (an import's, rendered) reads back as the scenario file model,
+/// and why not.
+pub fn scenario_file_reads(text: &str) -> Result<(), String> {
+    yaml_serde::from_str::<crate::plan::scenario::file::ScenarioFile>(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The `scheme://authority` an import reads `url` as going to (the port left out when it is
+/// the scheme's default), or `None` when it cannot be imported.
+pub fn import_origin(url: &str) -> Option<String> {
+    let (scheme, authority, _, _) = crate::plan::import::draft::split_url(url, "fuzz").ok()?;
+    Some(format!("{scheme}://{authority}"))
+}

@@ -1,6 +1,8 @@
 //! `headroom import`: a scenario from a HAR file, curl command lines or an OpenAPI 3
 //! document, written to `--out` for the user to edit and run.
 
+use super::stoppable::{self, Gate};
+use headroom::engine::CancellationToken;
 use headroom::plan::import::{self, Imported};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,8 +62,17 @@ enum Source {
     },
 }
 
-/// Runs `headroom import`.
-pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
+/// Runs `headroom import`; the first stop signal ends it with nothing written.
+pub fn run(args: ImportArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
+    let stop = shutdown.clone();
+    stoppable::run(
+        &shutdown,
+        "import stopped; nothing was written",
+        move |gate| import(args, &stop, &gate),
+    )
+}
+
+fn import(args: ImportArgs, stop: &CancellationToken, gate: &Gate) -> anyhow::Result<ExitCode> {
     let (imported, output) = match args.source {
         Source::Har {
             file,
@@ -98,7 +109,10 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
             output,
         } => (import::openapi::import(&file, server.as_deref())?, output),
     };
-    let written = import::write(&imported, &output.out, output.force)?;
+    let written = {
+        let _whole = gate.hold();
+        import::write(&imported, &output.out, output.force, stop)?
+    };
     report(&imported, &written);
     Ok(ExitCode::SUCCESS)
 }

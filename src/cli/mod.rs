@@ -19,6 +19,7 @@ mod run;
 mod run_dir;
 mod shard;
 mod step_summary;
+mod stoppable;
 mod sweep;
 mod target;
 mod unechoed;
@@ -84,8 +85,9 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
-        Command::Kube(args) => kube::run(*args),
-        Command::Import(args) => import::run(args),
+        // It holds no run: the first stop signal ends it at once.
+        Command::Kube(args) => stoppable::run(&shutdown, "kube stopped", move |_| kube::run(*args)),
+        Command::Import(args) => import::run(args, shutdown),
         Command::Target(args) => target::run(args, shutdown),
         Command::Demo(args) => demo::run(args, shutdown),
         Command::Completions(args) => docs::completions(args),

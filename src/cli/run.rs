@@ -54,6 +54,15 @@ fn duration_text(s: &str) -> Result<String, String> {
 
 /// Runs `headroom run`.
 pub fn run(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
+    if args.check {
+        // Nothing is sent, so nothing is kept: the first stop signal ends it, even mid-read.
+        let token = shutdown.clone();
+        return super::stoppable::run(&shutdown, "check stopped", move |_| execute(args, token));
+    }
+    execute(args, shutdown)
+}
+
+fn execute(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCode> {
     let doc = Document::read(&args.scenario)?;
     let mut overrides = Override::load(
         args.rate,

@@ -20,6 +20,7 @@ mod examples;
 mod hostile;
 mod html;
 mod import;
+mod import_bounds;
 mod influx;
 mod kube;
 mod matrix;

@@ -8,14 +8,15 @@
 //! importing: they are never written, printed or put in an error.
 
 pub mod curl;
-mod draft;
+pub(crate) mod draft;
 pub mod har;
 pub mod openapi;
 mod secrets;
+mod staging;
 mod writer;
 
 pub use draft::{Body, Draft, Origin};
-pub use writer::{write, Written};
+pub use writer::{render, write, Written};
 
 use crate::plan::scenario::file::{
     ExpectSection, LoadSection, RequestSection, ScenarioFile, StatusPattern, TargetSection,
@@ -26,6 +27,9 @@ use std::path::PathBuf;
 
 /// The largest input file read (a HAR file, an OpenAPI document, a file of curl lines).
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// The most an import writes in body files, all together: as much as it reads.
+pub const MAX_OUTPUT_BYTES: u64 = MAX_INPUT_BYTES;
 
 /// Why an import failed. Messages name places and fields, never the values of headers,
 /// query parameters or bodies.
@@ -40,6 +44,9 @@ pub enum ImportError {
         /// Why (the system's error).
         reason: String,
     },
+    /// The input is a device, FIFO, socket or directory: one that could block or never end.
+    #[error("{0} is not a regular file (a FIFO, device, socket or directory); save what it gives to a file and import that")]
+    NotAFile(PathBuf),
     /// The input is larger than [`MAX_INPUT_BYTES`].
     #[error("{path} is {size} bytes, above the {limit} bytes an import reads; cut it down (e.g. save only the page's requests)")]
     TooLarge {
@@ -74,6 +81,9 @@ pub enum ImportError {
         /// Why.
         reason: String,
     },
+    /// A stop signal came before the files were in place: nothing was written.
+    #[error("stopped before the scenario was written; nothing was written")]
+    Stopped,
     /// The output exists and `--force` was not given.
     #[error("{0} already exists; give --force to overwrite it, or another --out directory")]
     Exists(PathBuf),
@@ -117,16 +127,38 @@ pub fn assemble(
             "{source} has no request to keep"
         )));
     }
+    let label = |draft: &Draft| {
+        draft
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", draft.method, draft.path_only()))
+    };
+    // Twice: the first pass finds every credential, so that the second can also take a value
+    // out where a later request's name for it is not seen (a session id in a Referer).
     let mut secrets = Secrets::default();
+    for draft in &drafts {
+        secrets.take_out(
+            &label(draft),
+            draft.path.clone(),
+            draft.headers.clone(),
+            draft.body.clone(),
+        );
+    }
+    if !secrets.seal() {
+        return Err(ImportError::Unsupported(format!(
+            "{source} holds too many credentials to take out of the text around them; import a part of it"
+        )));
+    }
+    let mut notes = notes;
     let mut requests: Vec<(RequestSection, Option<Vec<u8>>)> = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut names: BTreeMap<String, u32> = BTreeMap::new();
     for draft in drafts {
-        let label = draft
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("{} {}", draft.method, draft.path_only()));
-        let (path, headers, body) = secrets.take_out(&label, draft.path, draft.headers, draft.body);
+        let raw = label(&draft);
+        let (path, headers, body) = secrets.take_out(&raw, draft.path, draft.headers, draft.body);
+        // A name is scenario text (expanded) and goes into every report: no credential, and
+        // nothing read as a variable.
+        let label = secrets.label(&raw).replace("${", "$${");
         // The same request again (a page that fetches a thing twice) is more weight.
         let key = format!("{}\n{path}\n{headers:?}\n{body:?}", draft.method);
         if let Some(&i) = seen.get(&key) {
@@ -188,6 +220,23 @@ pub fn assemble(
             bodies.push((path, bytes));
         }
         sections.push(r);
+    }
+    if let Some(first) = secrets.dropped_bodies().first() {
+        let n = secrets.dropped_bodies().len();
+        notes.push(format!(
+            "left out the body of {}{}: it holds a credential taken out elsewhere and is not text, so it cannot refer to the variable; add it by hand",
+            secrets.label(first),
+            if n > 1 { format!(" and {} more", n - 1) } else { String::new() }
+        ));
+    }
+    let body_bytes: usize = bodies
+        .iter()
+        .map(|(_, b): &(PathBuf, Vec<u8>)| b.len())
+        .sum();
+    if body_bytes as u64 > MAX_OUTPUT_BYTES {
+        return Err(ImportError::Unsupported(format!(
+            "{source} gives {body_bytes} bytes of body files, above the {MAX_OUTPUT_BYTES} an import writes; import a part of it"
+        )));
     }
     if sections.len() > usize::from(u16::MAX) {
         return Err(ImportError::Unsupported(format!(
@@ -306,25 +355,23 @@ fn extension(content_type: Option<&str>) -> &'static str {
     }
 }
 
-/// Reads an input file of at most [`MAX_INPUT_BYTES`] as text.
+/// Reads an input file of at most [`MAX_INPUT_BYTES`] as text. Only a regular file: a FIFO
+/// would block the import until something writes to it (and a device never ends), so it is
+/// refused before a byte is read, by an open that cannot block.
 pub fn read_input(path: &std::path::Path) -> Result<String, ImportError> {
     use std::io::Read;
     let read_error = |e: std::io::Error| ImportError::Read {
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
-    if !meta.is_file() {
-        return Err(ImportError::Read {
-            path: path.to_path_buf(),
-            reason: "not a regular file".into(),
-        });
-    }
-    if meta.len() > MAX_INPUT_BYTES {
+    let Some((file, len)) = crate::plan::regular_file::open_regular(path).map_err(read_error)?
+    else {
+        return Err(ImportError::NotAFile(path.to_path_buf()));
+    };
+    if len > MAX_INPUT_BYTES {
         return Err(ImportError::TooLarge {
             path: path.to_path_buf(),
-            size: meta.len(),
+            size: len,
             limit: MAX_INPUT_BYTES,
         });
     }

@@ -14,6 +14,25 @@ use std::path::Path;
 /// ends here instead of looping.
 const MAX_DEPTH: usize = 12;
 
+/// Collections open at once in the document: far more than an API description nests, and
+/// yaml_serde refuses deeper ones anyway, after a parse whose time grows with the square of
+/// the depth. Checked before the parse.
+const MAX_NESTING: usize = 128;
+
+/// Nodes in the document: a large API (GitHub's, 10 MB) has well under a million. Each takes
+/// about 250 bytes at the peak of the parse (a million: 240 MB), so this bounds it to about
+/// half a gigabyte.
+const MAX_NODES: u64 = 2_000_000;
+
+/// The most one request's example (its body, or a parameter's value) may weigh, in about the
+/// bytes it takes written out. A schema that holds itself several times over (a tree node with
+/// three kinds of children) grows with the power of the depth it is followed to: fan-out 3 to
+/// depth 12 is half a million values, so building stops here.
+const MAX_EXAMPLE: usize = 1 << 20;
+
+/// The most all of a document's examples may weigh together.
+const MAX_EXAMPLES: usize = 16 << 20;
+
 /// The methods an OpenAPI path item may hold, in the order they are imported.
 const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "patch", "head", "options", "trace",
@@ -22,15 +41,43 @@ const METHODS: &[&str] = &[
 /// A scenario from the OpenAPI document at `path`; `server` replaces its `servers`.
 pub fn import(path: &Path, server: Option<&str>) -> Result<Imported, ImportError> {
     let text = read_input(path)?;
-    let source = path.display().to_string();
+    from_text(&text, &path.display().to_string(), server)
+}
+
+/// A scenario from the text of an OpenAPI document (YAML or JSON) read from `source`.
+pub fn from_text(text: &str, source: &str, server: Option<&str>) -> Result<Imported, ImportError> {
+    let malformed = |at, message| ImportError::Malformed {
+        source_name: source.to_string(),
+        at,
+        message,
+    };
+    let limits = headroom_yaml_limits::Limits {
+        depth: MAX_NESTING,
+        nodes: MAX_NODES,
+    };
+    match headroom_yaml_limits::check(text, limits) {
+        Ok(()) => {}
+        Err(headroom_yaml_limits::Exceeded::Depth { line, column }) => {
+            return Err(malformed(
+                Some((line as usize, column as usize)),
+                format!("nested deeper than {MAX_NESTING} levels, far past what an OpenAPI document needs; is it one?"),
+            ))
+        }
+        Err(headroom_yaml_limits::Exceeded::Nodes { line, column }) => {
+            return Err(malformed(
+                Some((line as usize, column as usize)),
+                format!("more than {MAX_NODES} values; import a part of the document (its paths for one service)"),
+            ))
+        }
+    }
     // Read through YAML (JSON is YAML), keeping the document's order of paths.
-    let doc: yaml_serde::Value =
-        yaml_serde::from_str(&text).map_err(|e| ImportError::Malformed {
-            source_name: source.clone(),
-            at: e.location().map(|l| (l.line(), l.column())),
-            message: super::without_values(&strip_location(&e.to_string())),
-        })?;
-    from_document(&doc, &source, server)
+    let doc: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
+        malformed(
+            e.location().map(|l| (l.line(), l.column())),
+            super::without_values(&strip_location(&e.to_string())),
+        )
+    })?;
+    from_document(&doc, source, server)
 }
 
 fn strip_location(message: &str) -> String {
@@ -76,6 +123,7 @@ pub fn from_document(
     let origin = origin(&json_doc, source, server)?;
     let mut drafts = Vec::new();
     let mut notes = Vec::new();
+    let mut budget = Budget::new(MAX_EXAMPLES);
     let Some(paths) = doc.get("paths").and_then(|p| p.as_mapping()) else {
         return Err(ImportError::Empty(format!("{source} has no paths")));
     };
@@ -99,8 +147,15 @@ pub fn from_document(
                 item_json,
                 op,
                 &mut notes,
+                &mut budget,
             )?);
         }
+    }
+    if budget.left == 0 {
+        notes.push(format!(
+            "the examples built from the document's schemas add up to more than {} MiB: those past it were left empty (null); fill them in",
+            MAX_EXAMPLES >> 20
+        ));
     }
     notes.sort();
     notes.dedup();
@@ -161,38 +216,37 @@ fn operation(
     item: &Value,
     op: &Value,
     notes: &mut Vec<String>,
+    total: &mut Budget,
 ) -> Result<Draft, ImportError> {
     let label = format!("{} {path_template}", method.to_ascii_uppercase());
+    let mut budget = total.part(MAX_EXAMPLE);
     // Path-level parameters apply unless the operation names the same one.
-    let mut params: Vec<Value> = Vec::new();
+    let mut params: Vec<&Value> = Vec::new();
+    let mut named = std::collections::HashSet::new();
     for p in op["parameters"]
         .as_array()
         .into_iter()
         .flatten()
         .chain(item["parameters"].as_array().into_iter().flatten())
     {
-        let p = resolve(doc, p, 0).clone();
-        let key = (p["name"].clone(), p["in"].clone());
-        if !params
-            .iter()
-            .any(|q| (q["name"].clone(), q["in"].clone()) == key)
-        {
+        let p = resolve(doc, p, 0);
+        if named.insert((p["name"].as_str(), p["in"].as_str())) {
             params.push(p);
         }
     }
-    let mut path = path_template.to_string();
+    let mut in_path = std::collections::HashMap::new();
     let mut query = Vec::new();
     let mut headers = Vec::new();
-    for p in &params {
+    for p in params {
         let Some(name) = p["name"].as_str() else {
             continue;
         };
         let required = p["required"].as_bool().unwrap_or(false);
-        let example = parameter_example(doc, p);
+        let example = parameter_example(doc, p, &mut budget);
         match p["in"].as_str() {
             Some("path") => {
                 let value = example.map(|v| text_of(&v)).unwrap_or_else(|| "1".into());
-                path = path.replace(&format!("{{{name}}}"), &encode(&value));
+                in_path.entry(name).or_insert_with(|| encode(&value));
             }
             Some("query") if required || example.is_some() => {
                 let value = example.map(|v| text_of(&v)).unwrap_or_default();
@@ -210,12 +264,20 @@ fn operation(
             _ => {}
         }
     }
+    let mut path = fill_path(path_template, &in_path);
     security(doc, op, &mut headers, &mut query, notes, &label);
     if !query.is_empty() {
         path.push('?');
         path.push_str(&query.join("&"));
     }
-    let body = request_body(doc, op, &label, notes);
+    let body = request_body(doc, op, &label, notes, &mut budget);
+    if budget.cut {
+        notes.push(format!(
+            "{label}: its example was cut at {} KiB (its schema holds itself many times over); values past it are null: edit them",
+            MAX_EXAMPLE >> 10
+        ));
+    }
+    total.spent(&budget);
     if let Some(b) = &body {
         if let Some(ct) = &b.content_type {
             if ct.contains("json")
@@ -254,34 +316,148 @@ fn resolve<'a>(doc: &'a Value, value: &'a Value, depth: usize) -> &'a Value {
 }
 
 /// A parameter's example: `example`, the first of `examples`, else its schema's.
-fn parameter_example(doc: &Value, p: &Value) -> Option<Value> {
+fn parameter_example(doc: &Value, p: &Value, budget: &mut Budget) -> Option<Value> {
     if let Some(e) = p.get("example") {
-        return Some(e.clone());
+        return budget.take(e);
     }
     if let Some(e) = first_example(doc, &p["examples"]) {
-        return Some(e);
+        return budget.take(e);
     }
     let schema = resolve(doc, &p["schema"], 0);
     if schema.is_null() {
         return None;
     }
-    schema
+    if let Some(e) = schema
         .get("example")
         .or_else(|| schema.get("default"))
         .or_else(|| schema["enum"].get(0))
-        .cloned()
-        .or_else(|| {
-            p["required"]
-                .as_bool()
-                .filter(|r| *r)
-                .map(|_| from_schema(doc, schema, 0))
-        })
+    {
+        return budget.take(e);
+    }
+    p["required"]
+        .as_bool()
+        .filter(|r| *r)
+        .map(|_| from_schema(doc, schema, 0, budget))
 }
 
 /// The value of the first entry of an `examples` map (resolving `$ref`s to components).
-fn first_example(doc: &Value, examples: &Value) -> Option<Value> {
+fn first_example<'a>(doc: &'a Value, examples: &'a Value) -> Option<&'a Value> {
     let (_, first) = examples.as_object()?.iter().next()?;
-    resolve(doc, first, 0).get("value").cloned()
+    resolve(doc, first, 0).get("value")
+}
+
+/// `template` with each `{name}` of `values` filled in, in one pass (a replace per parameter
+/// was a pass over the path each).
+fn fill_path(template: &str, values: &std::collections::HashMap<&str, String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after
+            .find('}')
+            .and_then(|close| Some((close, values.get(&after[..close])?)))
+        {
+            Some((close, value)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What may still be spent on examples, and whether one was cut for want of it.
+#[derive(Debug)]
+struct Budget {
+    left: usize,
+    /// What it started with.
+    given: usize,
+    cut: bool,
+}
+
+impl Budget {
+    fn new(left: usize) -> Budget {
+        Budget {
+            left,
+            given: left,
+            cut: false,
+        }
+    }
+
+    /// A budget of at most `most` out of this one, to give back with [`Budget::spent`].
+    fn part(&self, most: usize) -> Budget {
+        Budget::new(most.min(self.left))
+    }
+
+    /// Takes off what `part` spent.
+    fn spent(&mut self, part: &Budget) {
+        self.left -= (part.given - part.left).min(self.left);
+    }
+
+    /// Spends `weight`, or, when it is more than is left, nothing more from now on.
+    fn spend(&mut self, weight: usize) -> bool {
+        if weight > self.left {
+            self.left = 0;
+            self.cut = true;
+            return false;
+        }
+        self.left -= weight;
+        true
+    }
+
+    /// A copy of `value` (to go at `depth`) when what is left pays for it.
+    fn take_at(&mut self, value: &Value, depth: usize) -> Option<Value> {
+        match weight(value, depth, self.left) {
+            Some(w) if self.spend(w) => Some(value.clone()),
+            _ => {
+                self.spend(usize::MAX);
+                None
+            }
+        }
+    }
+
+    /// A copy of `value`, as a whole example, when what is left pays for it.
+    fn take(&mut self, value: &Value) -> Option<Value> {
+        self.take_at(value, 0)
+    }
+}
+
+/// What a value at `depth` takes written out as pretty JSON, besides its text: at most two
+/// lines' indentation (a collection's opening and closing) and punctuation.
+fn overhead(depth: usize) -> usize {
+    4 * depth + 8
+}
+
+/// About the bytes `value` (at `depth`) takes written out as pretty JSON, counted no further
+/// than `limit` (`None` past it).
+fn weight(value: &Value, depth: usize, limit: usize) -> Option<usize> {
+    let mut total = 0usize;
+    let mut stack = vec![(value, depth)];
+    while let Some((v, depth)) = stack.pop() {
+        total += overhead(depth)
+            + match v {
+                Value::String(s) => s.len(),
+                Value::Array(items) => {
+                    stack.extend(items.iter().map(|i| (i, depth + 1)));
+                    0
+                }
+                Value::Object(map) => {
+                    stack.extend(map.values().map(|i| (i, depth + 1)));
+                    map.keys().map(String::len).sum()
+                }
+                _ => 8,
+            };
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
 }
 
 /// A value as it goes in a path, query or header.
@@ -363,7 +539,13 @@ fn security(
 }
 
 /// The request body: JSON preferred, from its example, else built from its schema.
-fn request_body(doc: &Value, op: &Value, label: &str, notes: &mut Vec<String>) -> Option<Body> {
+fn request_body(
+    doc: &Value,
+    op: &Value,
+    label: &str,
+    notes: &mut Vec<String>,
+    budget: &mut Budget,
+) -> Option<Body> {
     let body = resolve(doc, &op["requestBody"], 0);
     let content = body["content"].as_object()?;
     let (media_type, media) = content
@@ -373,14 +555,19 @@ fn request_body(doc: &Value, op: &Value, label: &str, notes: &mut Vec<String>) -
     let schema = resolve(doc, &media["schema"], 0);
     let example = media
         .get("example")
-        .cloned()
         .or_else(|| first_example(doc, &media["examples"]))
-        .or_else(|| schema.get("example").cloned());
+        .or_else(|| schema.get("example"));
     let bytes = if media_type.contains("json") {
-        let value = example.unwrap_or_else(|| from_schema(doc, schema, 0));
+        let value = match example {
+            Some(e) => budget.take(e).unwrap_or(Value::Null),
+            None => from_schema(doc, schema, 0, budget),
+        };
         serde_json::to_vec_pretty(&value).unwrap_or_default()
     } else if let Some(Value::String(text)) = example {
-        text.into_bytes()
+        match budget.spend(text.len()) {
+            true => text.clone().into_bytes(),
+            false => Vec::new(),
+        }
     } else {
         notes.push(format!("{label}: a {media_type} body has no example to send; its body file is empty, fill it in"));
         Vec::new()
@@ -392,27 +579,27 @@ fn request_body(doc: &Value, op: &Value, label: &str, notes: &mut Vec<String>) -
 }
 
 /// A value that fits `schema`: its example, default or first enum value, else one built
-/// from its type (objects with every property, arrays of one item).
-fn from_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
+/// from its type (objects with every property, arrays of one item); `null` where `budget`
+/// runs out.
+fn from_schema(doc: &Value, schema: &Value, depth: usize, budget: &mut Budget) -> Value {
     let schema = resolve(doc, schema, 0);
-    if depth > MAX_DEPTH {
+    // What this value itself takes (a null past the depth too: a tree's leaves are most of
+    // it); a string's text is short (`example`, a date).
+    if !budget.spend(overhead(depth) + 16) || depth > MAX_DEPTH {
         return Value::Null;
     }
     for key in ["example", "default", "const"] {
         if let Some(v) = schema.get(key) {
-            return v.clone();
+            return budget.take_at(v, depth).unwrap_or(Value::Null);
         }
     }
-    if let Some(v) = schema["examples"].get(0) {
-        return v.clone();
-    }
-    if let Some(v) = schema["enum"].get(0) {
-        return v.clone();
+    if let Some(v) = schema["examples"].get(0).or_else(|| schema["enum"].get(0)) {
+        return budget.take_at(v, depth).unwrap_or(Value::Null);
     }
     if let Some(all) = schema["allOf"].as_array() {
         let mut merged = Map::new();
         for part in all {
-            if let Value::Object(m) = from_schema(doc, part, depth + 1) {
+            if let Value::Object(m) = from_schema(doc, part, depth + 1, budget) {
                 merged.extend(m);
             }
         }
@@ -420,7 +607,7 @@ fn from_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
     }
     for key in ["oneOf", "anyOf"] {
         if let Some(first) = schema[key].get(0) {
-            return from_schema(doc, first, depth + 1);
+            return from_schema(doc, first, depth + 1, budget);
         }
     }
     let kind = match &schema["type"] {
@@ -438,11 +625,14 @@ fn from_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
         "object" => {
             let mut out = Map::new();
             for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
-                out.insert(name.clone(), from_schema(doc, prop, depth + 1));
+                if !budget.spend(name.len()) {
+                    break;
+                }
+                out.insert(name.clone(), from_schema(doc, prop, depth + 1, budget));
             }
             Value::Object(out)
         }
-        "array" => json!([from_schema(doc, &schema["items"], depth + 1)]),
+        "array" => json!([from_schema(doc, &schema["items"], depth + 1, budget)]),
         "integer" => json!(schema["minimum"].as_i64().unwrap_or(1)),
         "number" => json!(schema["minimum"].as_f64().unwrap_or(1.0)),
         "boolean" => json!(true),
@@ -488,8 +678,7 @@ mod tests {
     use super::*;
 
     fn imported(yaml: &str, server: Option<&str>) -> Result<Imported, ImportError> {
-        let doc: yaml_serde::Value = yaml_serde::from_str(yaml).unwrap();
-        from_document(&doc, "api.yaml", server)
+        from_text(yaml, "api.yaml", server)
     }
 
     const DOC: &str = r##"
@@ -590,5 +779,110 @@ components:
         assert!(e.contains("OpenAPI 2.5.0 is not supported"), "{e}");
         let e = imported("[1, 2]\n", None).unwrap_err().to_string();
         assert!(e.contains("not an OpenAPI document"), "{e}");
+    }
+
+    /// A tree node schema with `fan_out` children that are each the node again.
+    fn cycle(fan_out: usize) -> String {
+        let children: Vec<String> = (0..fan_out)
+            .map(|i| format!("c{i}: {{$ref: '#/components/schemas/N'}}"))
+            .collect();
+        format!(
+            "openapi: 3.0.0\nservers: [{{url: 'http://127.0.0.1:8080'}}]\npaths:\n  /t:\n    post:\n      requestBody:\n        content:\n          application/json:\n            schema: {{$ref: '#/components/schemas/N'}}\ncomponents:\n  schemas:\n    N: {{type: object, properties: {{{}}}}}\n",
+            children.join(", ")
+        )
+    }
+
+    /// A schema that holds itself three or four times over grew with the power of its depth
+    /// (fan-out 3: 4.5 s, 1 GiB, a 112 MB body; fan-out 4: more than 30 s). Its example is
+    /// now cut at its bound, and the file says so.
+    #[test]
+    fn a_schema_that_holds_itself_many_times_over_is_cut_at_its_bound() {
+        for fan_out in [3, 4, 8] {
+            let doc = cycle(fan_out);
+            let started = std::time::Instant::now();
+            let i = imported(&doc, None).unwrap();
+            let body = &i.bodies[0].1;
+            assert!(
+                body.len() <= MAX_EXAMPLE + MAX_EXAMPLE / 4,
+                "fan-out {fan_out}: {} bytes",
+                body.len()
+            );
+            assert!(body.len() > MAX_EXAMPLE / 2, "{} bytes", body.len());
+            let parsed: Value = serde_json::from_slice(body).unwrap();
+            assert!(parsed.is_object());
+            let notes = i.notes.join("\n");
+            assert!(
+                notes.contains("POST /t: its example was cut at 1024 KiB"),
+                "{notes}"
+            );
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "fan-out {fan_out}: {:?}",
+                started.elapsed()
+            );
+        }
+    }
+
+    /// 100,000 nested arrays (195 KB) took more than 15 s to parse (its time grows with the
+    /// square of the depth); it is refused where it passes 128 levels.
+    #[test]
+    fn deep_documents_are_refused_before_they_are_parsed() {
+        let started = std::time::Instant::now();
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        let e = from_text(
+            &format!("{{\"openapi\": \"3.0.0\", \"x\": {deep}}}"),
+            "api.json",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("api.json:1:154: nested deeper than 128 levels"),
+            "{e}"
+        );
+        let e = from_text(
+            &format!("openapi: 3.0.0\nx: {}", "{a: ".repeat(50_000)),
+            "api.yaml",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("nested deeper than 128 levels"), "{e}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    /// Parameters are told apart by a set, where each was compared with all before it: 20,000
+    /// of them is linear.
+    #[test]
+    fn many_parameters_are_read_in_linear_time() {
+        let n = 20_000;
+        let mut params =
+            String::from("        - {name: id, in: path, required: true, example: 7}\n");
+        for i in 0..n {
+            params.push_str(&format!(
+                "        - {{name: q{i}, in: query, required: true, example: v{i}}}\n"
+            ));
+        }
+        let doc = format!(
+            "openapi: 3.0.0\nservers: [{{url: 'http://h'}}]\npaths:\n  '/a/{{id}}/{{id}}/{{none}}':\n    get:\n      parameters:\n{params}"
+        );
+        let started = std::time::Instant::now();
+        let i = imported(&doc, None).unwrap();
+        let path = &i.scenario.requests[0].path;
+        assert!(
+            path.starts_with("/a/7/7/{none}?q0=v0&q1=v1&"),
+            "{}",
+            &path[..40]
+        );
+        assert!(path.ends_with(&format!("&q{0}=v{0}", n - 1)));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! Writes an imported scenario: `scenario.yaml` (the scenario file model serialized, with
 //! comments saying where it came from and which variables to set) and its body files.
 
+use super::staging::Staging;
 use super::{ImportError, Imported};
 use std::path::{Path, PathBuf};
+use tokio_util::sync::CancellationToken;
 use yaml_serde::Value;
 
 /// What was written.
@@ -86,9 +88,15 @@ fn prune(value: &mut Value) {
     }
 }
 
-/// Writes `imported` into `dir` (created if missing): `scenario.yaml` and `bodies/…`. Refuses
-/// to replace a file that is there unless `force`.
-pub fn write(imported: &Imported, dir: &Path, force: bool) -> Result<Written, ImportError> {
+/// Writes `imported` into `dir` (created if missing): `scenario.yaml` and `bodies/…`, all
+/// or nothing (see `staging`). Refuses to replace a file that is there unless `force`; stops,
+/// leaving nothing, when `stop` is cancelled before the files are placed.
+pub fn write(
+    imported: &Imported,
+    dir: &Path,
+    force: bool,
+    stop: &CancellationToken,
+) -> Result<Written, ImportError> {
     let text = render(imported)?;
     let scenario = dir.join("scenario.yaml");
     let bodies: Vec<PathBuf> = imported.bodies.iter().map(|(p, _)| dir.join(p)).collect();
@@ -101,18 +109,103 @@ pub fn write(imported: &Imported, dir: &Path, force: bool) -> Result<Written, Im
             return Err(ImportError::Exists(there.clone()));
         }
     }
-    let write_error = |path: &Path, e: std::io::Error| ImportError::Write {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
+    let staging = Staging::inside(dir)?;
+    for (relative, bytes) in &imported.bodies {
+        if stop.is_cancelled() {
+            return Err(ImportError::Stopped);
+        }
+        staging.write(relative, bytes)?;
+    }
+    staging.write(Path::new("scenario.yaml"), text.as_bytes())?;
+    if stop.is_cancelled() {
+        return Err(ImportError::Stopped);
+    }
+    let folders: &[&Path] = if bodies.is_empty() {
+        &[]
+    } else {
+        &[Path::new("bodies")]
     };
-    std::fs::create_dir_all(dir).map_err(|e| write_error(dir, e))?;
-    if !bodies.is_empty() {
-        let folder = dir.join("bodies");
-        std::fs::create_dir_all(&folder).map_err(|e| write_error(&folder, e))?;
-    }
-    for ((_, bytes), path) in imported.bodies.iter().zip(&bodies) {
-        std::fs::write(path, bytes).map_err(|e| write_error(path, e))?;
-    }
-    std::fs::write(&scenario, text).map_err(|e| write_error(&scenario, e))?;
+    staging.place(folders, Path::new("scenario.yaml"))?;
     Ok(Written { scenario, bodies })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::import::curl;
+
+    fn imported() -> Imported {
+        curl::import(&[(
+            "curl line 1".into(),
+            "curl -d 'a=1' -H 'Content-Type: text/plain' http://h/x".into(),
+        )])
+        .unwrap()
+    }
+
+    /// Everything under `dir`, relative, sorted (hidden entries too).
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+                if p.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A header named with a line break (a HAR file can hold any text) was written as it was
+    /// into the comment that names its variable: the rest of the name was read as scenario.
+    #[test]
+    fn names_from_the_input_cannot_break_out_of_a_comment() {
+        let mut i = imported();
+        i.variables.push(crate::plan::import::Variable {
+            name: "HEADROOM_X".into(),
+            what: "the X-Token\ntarget: {url: 'http://evil/'}\u{85}\u{2028} header".into(),
+        });
+        i.notes.push("a note\r\nrequests: []".into());
+        let text = render(&i).unwrap();
+        assert!(text.contains("X-Token\\ntarget"), "{text}");
+        let back: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+        assert_eq!(back["target"]["url"], yaml_serde::Value::from("http://h"));
+        assert_eq!(back["requests"].as_sequence().map(Vec::len), Some(1));
+    }
+
+    #[test]
+    fn files_are_placed_whole_and_a_second_write_needs_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/deeper");
+        let i = imported();
+        let stop = CancellationToken::new();
+        let w = write(&i, &out, false, &stop).unwrap();
+        assert_eq!(w.scenario, out.join("scenario.yaml"));
+        assert_eq!(
+            listing(&out),
+            ["bodies", "bodies/post-x.txt", "scenario.yaml"]
+        );
+        let e = write(&i, &out, false, &stop).unwrap_err();
+        assert!(matches!(e, ImportError::Exists(_)), "{e}");
+        // Into bodies/ that is there: file by file, and nothing hidden is left.
+        write(&i, &out, true, &stop).unwrap();
+        assert_eq!(
+            listing(&out),
+            ["bodies", "bodies/post-x.txt", "scenario.yaml"]
+        );
+    }
+
+    #[test]
+    fn a_stop_leaves_nothing_not_even_the_directories_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/deeper");
+        let stop = CancellationToken::new();
+        stop.cancel();
+        let e = write(&imported(), &out, false, &stop).unwrap_err();
+        assert!(matches!(e, ImportError::Stopped), "{e}");
+        assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+    }
 }
