@@ -226,7 +226,9 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     );
     for t in super::sections::tables(s, true) {
         let _ = writeln!(b, "<h2>{}</h2>", t.title);
-        b.push_str(&super::html_fit::fitted(&t.rows, t.left));
+        b.push_str(&super::write::html::fitted(
+            &super::document::Table::from_text(&t.rows, t.left),
+        ));
     }
     super::html_tables::steps(&mut b, s);
     let _ = writeln!(b, "<h2>Figures</h2>");
@@ -276,10 +278,14 @@ pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<Strin
     let mut b = String::new();
     let names: Vec<&str> = views.iter().map(|v| v.label.as_str()).collect();
     let _ = writeln!(b, "<h1>Comparison: {}</h1>", escape(&names.join(" vs ")));
-    b.push_str(&super::html_fit::fitted(rows, 1));
+    b.push_str(&super::write::html::fitted(
+        &super::document::Table::from_text(rows, 1),
+    ));
     for (title, rows) in super::compare_breakdown::tables(views) {
         let _ = writeln!(b, "<h2>{}</h2>", escape(title));
-        b.push_str(&super::html_fit::fitted(&rows, 1));
+        b.push_str(&super::write::html::fitted(
+            &super::document::Table::from_text(&rows, 1),
+        ));
     }
     let _ = writeln!(b, "<h2>Figures</h2>");
     let drawn = plot::for_comparison(views);

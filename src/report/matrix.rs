@@ -181,17 +181,20 @@ fn render_markdown(t: &MatrixTable) -> String {
 
 fn render_html(t: &MatrixTable) -> String {
     use super::html::escape;
-    use super::html_fit::fitted;
     let keys = t.columns.len();
     let mut b = format!("<h1>{}</h1>\n", escape(&title(t)));
     for n in notes(t) {
         let _ = writeln!(b, "<p class=\"note\">{}</p>", escape(&n));
     }
     b.push_str("<h2>Variants</h2>\n");
-    b.push_str(&fitted(&rows(t), keys));
+    b.push_str(&super::write::html::fitted(
+        &super::document::Table::from_text(&rows(t), keys),
+    ));
     for (name, rows) in request_rows(t) {
         let _ = writeln!(b, "<h2>Request {}</h2>", escape(&name));
-        b.push_str(&fitted(&rows, keys));
+        b.push_str(&super::write::html::fitted(
+            &super::document::Table::from_text(&rows, keys),
+        ));
     }
     super::html::page(&format!("headroom matrix: {}", t.scenario), &b)
 }

@@ -5,7 +5,8 @@
 //! The width is estimated from the cells' lengths rather than measured: the page is static,
 //! and a split decided here is the same in every browser and in the test that checks it.
 
-use super::html::table;
+use super::table;
+use crate::report::document::Table;
 
 /// The widest a table may be, in CSS pixels: the body's 1240 px less its padding.
 const BUDGET: f64 = 1200.0;
@@ -15,18 +16,26 @@ const CHAR_PX: f64 = 7.6;
 /// A cell's padding and border.
 const CELL_PX: f64 = 11.0;
 
-/// `rows` (header first) as one HTML table, or as several when they would be wider than
-/// the page: each part has the first `left` columns and some of the others, in order.
-pub fn fitted(rows: &[Vec<String>], left: usize) -> String {
-    parts(rows, left)
+/// `t` as one HTML table, or as several when it would be wider than the page: each part
+/// has the first `left` columns and some of the others, in order.
+pub fn fitted(t: &Table) -> String {
+    parts(&t.text_rows(), t.left)
         .iter()
         .map(|columns| {
-            let part: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| columns.iter().filter_map(|&c| r.get(c).cloned()).collect())
-                .collect();
-            table(&part)
+            table(&Table {
+                header: pick(&t.header, columns),
+                rows: t.rows.iter().map(|r| pick(r, columns)).collect(),
+                left: t.left.min(columns.len()),
+            })
         })
+        .collect()
+}
+
+/// The `columns` of `row`, in order.
+fn pick<T: Clone>(row: &[T], columns: &[usize]) -> Vec<T> {
+    columns
+        .iter()
+        .filter_map(|&c| row.get(c).cloned())
         .collect()
 }
 
@@ -115,7 +124,12 @@ mod tests {
     fn a_table_that_fits_stays_whole() {
         let rows = wide(6, "1.234ms");
         assert_eq!(parts(&rows, 1), vec![(0..7).collect::<Vec<_>>()]);
-        assert_eq!(fitted(&rows, 1).matches("<table>").count(), 1);
+        assert_eq!(
+            fitted(&Table::from_text(&rows, 1))
+                .matches("<table>")
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -127,7 +141,7 @@ mod tests {
         assert_eq!(p[1][0], 0);
         assert_eq!(p[1][1..], (11..21).collect::<Vec<_>>());
         // Every column is shown once, besides the repeated key.
-        let html = fitted(&rows, 1);
+        let html = fitted(&Table::from_text(&rows, 1));
         assert_eq!(html.matches("read secret").count(), 2);
         assert_eq!(html.matches("12.345ms").count(), 20);
     }
