@@ -204,7 +204,7 @@ impl Table {
         Table {
             header: rows.next().cloned().unwrap_or_default(),
             rows: rows
-                .map(|r| r.iter().map(|c| Cell::text(c)).collect())
+                .map(|r| r.iter().map(Cell::text).collect())
                 .collect(),
             left,
         }
