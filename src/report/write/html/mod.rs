@@ -19,6 +19,10 @@ pub const LONG: usize = 15;
 
 // Widths: the body never passes 1240 px, so with margins and a scroll bar the page fits a
 // 1280-pixel window; a table wider than that scrolls inside itself, never the page.
+// Print: landscape, tables at 7 pt. A table fitted to the screen's 1200 px of 12 px type
+// prints about 930 px wide, inside a landscape Letter or A4 page (980 px or more within
+// 10 mm margins); on a portrait page (740 px) Chromium would shrink everything below
+// legible, or cut the last columns. The charts' canvases keep their screen width: zoomed.
 const STYLE: &str = "
 *{box-sizing:border-box}
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:1em auto;max-width:1240px;color:#222;padding:0 12px}
@@ -37,18 +41,21 @@ pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;overflow-x:auto;font-s
 .verdict{font-size:1.1em;margin:.3em 0}.evidence{margin:.2em 0 .5em;padding-left:1.4em}
 .numbers{display:flex;flex-wrap:wrap;gap:.4em 1.6em;margin:.5em 0}.numbers div{min-width:7em}
 .numbers dt{color:#555;font-size:.8em}.numbers dd{margin:0;font-size:1.25em;font-variant-numeric:tabular-nums}
-.toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:0}
+.toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;gap:1.2em;list-style:none;padding:0;margin:0;white-space:nowrap;overflow-x:auto}
 figure{margin:1em 0}figcaption{color:#666;font-size:.85em}
 .chart{width:100%;min-height:380px}.readout{font-size:.8em;color:#333;min-height:1.3em;padding:.2em 0}
 .uplot .u-title{font-size:1em;font-weight:normal}.uplot .u-legend{font-size:.8em;display:block}.uplot table{display:table;font-size:1em}
 .hint{color:#666;font-size:.85em}
 .own-x .u-legend .u-value{display:none}
 details>summary{cursor:pointer;color:#0550ae;font-size:.85em;margin:.3em 0}
+@page{size:landscape;margin:10mm}
 @media print{
 body{max-width:none;margin:0;padding:0;font-size:10pt}
 .toc,.hint,details>summary{display:none}
 details::details-content{content-visibility:visible;display:contents}
 table{display:table;overflow:visible;font-size:7pt}tr,figure,.answer{break-inside:avoid}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;overflow:visible}
+.chart{zoom:.78;min-height:0}
 h2,h3{break-after:avoid}
 }
 ";
@@ -273,12 +280,13 @@ pub fn escape(s: &str) -> String {
 
 /// `t` as one HTML table: names aligned left, outcomes marked by their tone.
 pub fn table(t: &Table) -> String {
-    let mut out = String::from("<table>\n<tr>");
+    // A head of its own: a table broken across printed pages repeats it on each.
+    let mut out = String::from("<table>\n<thead><tr>");
     for (i, h) in t.header.iter().enumerate() {
         let class = if i < t.left { " class=\"name\"" } else { "" };
         let _ = write!(out, "<th{class}>{}</th>", escape(h));
     }
-    out.push_str("</tr>\n");
+    out.push_str("</tr></thead>\n<tbody>\n");
     for r in &t.rows {
         out.push_str("<tr>");
         for (i, cell) in r.iter().enumerate() {
@@ -297,7 +305,7 @@ pub fn table(t: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</tbody>\n</table>\n");
     out
 }
 
