@@ -45,6 +45,7 @@ pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;overflow-x:auto;font-s
 figure{margin:1em 0}figcaption{color:#666;font-size:.85em}
 .chart{width:100%;min-height:380px}.readout{font-size:.8em;color:#333;min-height:1.3em;padding:.2em 0}
 .uplot .u-title{font-size:1em;font-weight:normal}.uplot .u-legend{font-size:.8em;display:block}.uplot table{display:table;font-size:1em}
+.uplot th,.uplot td{border:0;background:none;padding:0 .3em}
 .hint{color:#666;font-size:.85em}
 .own-x .u-legend .u-value{display:none}
 details>summary{cursor:pointer;color:#0550ae;font-size:.85em;margin:.3em 0}
