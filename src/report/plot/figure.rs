@@ -300,15 +300,26 @@ impl Figure {
                         .chain(std::iter::once(None).filter(|_| !dots))
                         .chain(MARKERS.iter().copied().map(Some))
                         .collect();
-                    // Dots have no line: only their shape can differ.
-                    let dashes: Vec<Option<(u32, u32)>> = if dots {
-                        vec![look.dash]
+                    // Dots have no line: only their shape can differ. Lines take the plain
+                    // dashes (solid, dashed, dotted) with each marker before the finer ones,
+                    // which are harder to tell apart.
+                    let (plain, fine): (Vec<Dash>, Vec<Dash>) = if dots {
+                        (vec![look.dash], Vec::new())
                     } else {
-                        std::iter::once(look.dash).chain(DASHES).collect()
+                        (
+                            std::iter::once(look.dash)
+                                .chain(DASHES[..PLAIN_DASHES].iter().copied())
+                                .collect(),
+                            DASHES[PLAIN_DASHES..].to_vec(),
+                        )
                     };
-                    let free = markers
+                    let free = [plain, fine]
                         .iter()
-                        .flat_map(|&m| dashes.iter().map(move |&d| (d, m)))
+                        .flat_map(|dashes| {
+                            markers
+                                .iter()
+                                .flat_map(move |&m| dashes.iter().map(move |&d| (d, m)))
+                        })
                         .find(|&(d, m)| !taken.contains(&(dots, d, m)));
                     if let Some((dash, marker)) = free {
                         look.dash = dash;
@@ -361,9 +372,9 @@ type Dash = Option<(u32, u32)>;
 
 /// The dash of a series read against the secondary axis.
 const SECONDARY_DASH: Option<(u32, u32)> = Some((6, 4));
-/// Dash patterns (on, off pixels) that tell lines apart, solid first; none is the
-/// secondary axis's.
-const DASHES: [Option<(u32, u32)>; 8] = [
+/// Dash patterns (on, off pixels) that tell lines apart: the plain ones (solid, dashed,
+/// dotted) first, then finer ones; none is the secondary axis's.
+const DASHES: [Dash; 8] = [
     None,
     Some((12, 5)),
     Some((2, 3)),
@@ -373,6 +384,8 @@ const DASHES: [Option<(u32, u32)>; 8] = [
     Some((1, 6)),
     Some((24, 8)),
 ];
+/// How many of `DASHES` are plain.
+const PLAIN_DASHES: usize = 3;
 const MARKERS: [Marker; 4] = [
     Marker::Circle,
     Marker::Triangle,
