@@ -509,3 +509,137 @@ fn the_print_check_sees_unopened_cut_and_shrunk_tables() {
     let rendered = chromium::render(&fine, work.path());
     chromium::print(&fine, work.path(), true).assert_carries(&rendered.layout);
 }
+
+/// A run of a few requests (one fails by design) against the built-in target: its page.
+fn a_runs_page(dir: &Path) -> std::path::PathBuf {
+    let target = start_target(Duration::ZERO);
+    let scenario = dir.join("scenario.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "target: {{url: 'http://{}'}}\nrequests:\n  - {{name: home, path: /}}\n  - {{name: slow, path: /delay/3}}\n  - {{name: broken, path: /status/500}}\nload: {{rate: 60, duration: 4s}}\nslo: ['p99 < 250ms', 'errors < 0.1%']\n",
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let run = dir.join("run");
+    // Its objectives fail (a request answers 500 by design): only the store counts.
+    let _ = headroom(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--raw",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let page = dir.join("run.html");
+    html_report(&run, &page);
+    page
+}
+
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
+fn a_runs_page_answers_on_its_first_screen_and_prints_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = a_runs_page(dir.path());
+    reads_first_and_prints_whole(&page, 3);
+}
+
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
+fn a_sweeps_page_answers_on_its_first_screen_and_prints_whole() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    // Enough steps that the steps' table is long (collapsed on screen, whole on paper).
+    let rates: Vec<String> = (1..=LONG + 3).map(|k| (20 * k).to_string()).collect();
+    ok(headroom(&[
+        "sweep",
+        &format!("http://{}/", target.addr()),
+        "--rate",
+        &rates.join(","),
+        "--step-duration",
+        "1s",
+        "-q",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    let page = dir.path().join("sweep.html");
+    html_report(&run, &page);
+    let rendered = reads_first_and_prints_whole(&page, 3);
+    assert!(
+        rendered.layout.tables.iter().any(|t| t.collapsed),
+        "{:?}",
+        rendered.layout
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
+fn a_capacity_searchs_page_answers_on_its_first_screen_and_prints_whole() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("capacity.html");
+    // Tight bounds: the built-in target meets the objectives at the highest rate tried,
+    // and the search says so after a probe or two.
+    ok(headroom(&[
+        "capacity",
+        &format!("http://{}/", target.addr()),
+        "--slo",
+        "p99 < 50ms, errors < 1%",
+        "--max",
+        "100",
+        "--window",
+        "1s",
+        "--warmup",
+        "0s",
+        "--confirm",
+        "0",
+        "--max-probes",
+        "4",
+        "-q",
+        "--out",
+        dir.path().join("search").to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    reads_first_and_prints_whole(&page, 1);
+}
+
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
+fn a_comparisons_page_answers_on_its_first_screen_and_prints_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (name, latency) in [("fast", 0), ("slow", 5)] {
+        let target = start_target(Duration::from_millis(latency));
+        let run = dir.path().join(name);
+        ok(headroom(&[
+            "attack",
+            &format!("http://{}/", target.addr()),
+            "--rate",
+            "50",
+            "-d",
+            "4s",
+            "-q",
+            "--out",
+            run.to_str().unwrap(),
+        ]));
+        runs.push(run);
+    }
+    let page = dir.path().join("compare.html");
+    ok(headroom(&[
+        "compare",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    reads_first_and_prints_whole(&page, 2);
+}
