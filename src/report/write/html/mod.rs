@@ -38,7 +38,8 @@ pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;overflow-x:auto;font-s
 .note{background:#fff8c5;border:1px solid #e6d48a;padding:.4em .8em;margin:.4em 0}
 .answer{border:1px solid #ddd;border-left-width:6px;padding:.5em 1em;margin:.6em 0}
 .answer.tone-good{border-left-color:#1a7f37}.answer.tone-bad{border-left-color:#cf222e}.answer.tone-unsure{border-left-color:#9a6700}
-.verdict{font-size:1.1em;margin:.3em 0}.evidence{margin:.2em 0 .5em;padding-left:1.4em}
+.verdict{font-size:1.1em;margin:.3em 0}.evidence{margin:.2em 0 .4em;padding-left:1.4em;font-size:.95em}
+.answer table{margin:.3em 0}.answer .note{margin:.3em 0;padding:.2em .6em;font-size:.9em}
 .numbers{display:flex;flex-wrap:wrap;gap:.4em 1.6em;margin:.5em 0}.numbers div{min-width:7em}
 .numbers dt{color:#555;font-size:.8em}.numbers dd{margin:0;font-size:1.25em;font-variant-numeric:tabular-nums}
 .toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;gap:1.2em;list-style:none;padding:0;margin:0;white-space:nowrap;overflow-x:auto}
@@ -285,7 +286,7 @@ pub fn table(t: &Table) -> String {
     let mut out = String::from("<table>\n<thead><tr>");
     for (i, h) in t.header.iter().enumerate() {
         let class = if i < t.left { " class=\"name\"" } else { "" };
-        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+        let _ = write!(out, "<th scope=\"col\"{class}>{}</th>", escape(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for r in &t.rows {
@@ -342,7 +343,7 @@ pub fn figures(out: &mut String, figures: &Figures) -> Result<(), PlotError> {
     for f in &shown {
         let _ = writeln!(
             out,
-            "<figure id=\"{0}\"><div class=\"chart\" id=\"chart-{0}\"></div><noscript><figcaption>{1}: drawn by JavaScript; <code>headroom report --plots DIR</code> writes it as SVG and PNG.</figcaption></noscript></figure>",
+            "<figure id=\"{0}\" aria-label=\"{1}\"><div class=\"chart\" id=\"chart-{0}\"></div><noscript><figcaption>{1}: drawn by JavaScript; <code>headroom report --plots DIR</code> writes it as SVG and PNG.</figcaption></noscript></figure>",
             escape(&f.name),
             escape(&f.title)
         );
@@ -360,4 +361,86 @@ pub fn figures(out: &mut String, figures: &Figures) -> Result<(), PlotError> {
         data.replace('<', "\\u003c")
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::document::{Fact, Objective, Verdict};
+
+    fn document(rows: usize) -> Document {
+        let mut t = Table::new(&["second", "p99"], 1);
+        t.rows = (0..rows)
+            .map(|s| vec![Cell::Count(s as u64), Cell::Duration(1000.0)])
+            .collect();
+        Document {
+            title: "GET <a>".into(),
+            answer: Answer {
+                verdict: Some(Verdict {
+                    tone: Tone::Bad,
+                    sentence: "The server was the limit.".into(),
+                    evidence: vec!["Its latency rose.".into()],
+                }),
+                objectives: vec![Objective {
+                    text: "p99 < 1ms".into(),
+                    measured: Cell::Duration(1500.0),
+                    met: false,
+                }],
+                numbers: vec![Fact {
+                    label: "p99".into(),
+                    value: Cell::Duration(1500.0),
+                }],
+                notes: Vec::new(),
+            },
+            sections: vec![
+                Section::table("per-second", "Per second", t),
+                Section::new("command", "Command", vec![Block::Preformatted("x".into())]),
+            ],
+            ..Document::default()
+        }
+    }
+
+    #[test]
+    fn the_answer_comes_first_then_the_contents_then_the_sections() {
+        let page = write(&document(3)).unwrap();
+        let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("no {s} in {page}"));
+        assert!(at("class=\"answer tone-bad\"") < at("class=\"verdict\""));
+        assert!(at("class=\"verdict\"") < at("class=\"numbers\""));
+        assert!(at("class=\"numbers\"") < at("class=\"toc\""));
+        assert!(at("class=\"toc\"") < at("<h2>Per second</h2>"));
+        assert!(at("href=\"#per-second\"") < at("href=\"#command\""));
+        // The mark reads without colour; the title is escaped.
+        assert!(page.contains("<span class=\"bad\">✘</span>"));
+        assert!(page.contains("<h1>GET &lt;a&gt;</h1>"));
+    }
+
+    #[test]
+    fn only_long_tables_are_collapsed_and_print_opens_them() {
+        let short = write(&document(LONG)).unwrap();
+        assert!(!short.contains("<details>"));
+        let long = write(&document(LONG + 1)).unwrap();
+        assert_eq!(long.matches("<details>").count(), 1);
+        assert!(long.contains(&format!("<summary>Show all {} rows</summary>", LONG + 1)));
+        // Opened for print by the stylesheet alone, and by a script where that is unknown.
+        assert!(long.contains("details::details-content{content-visibility:visible"));
+        assert!(long.contains("addEventListener('beforeprint'"));
+        // Every row is in the page, head and all: collapsing hides, never drops.
+        let inside = &long[long.find("<details>").unwrap()..long.find("</details>").unwrap()];
+        assert_eq!(inside.matches("<tr>").count(), LONG + 2);
+    }
+
+    #[test]
+    fn a_table_has_a_head_that_repeats_on_each_printed_page() {
+        let t = table(&Table::from_text(
+            &[
+                vec!["name".into(), "n".into()],
+                vec!["a".into(), "1".into()],
+            ],
+            1,
+        ));
+        assert!(t.starts_with(
+            "<table>\n<thead><tr><th scope=\"col\" class=\"name\">name</th><th scope=\"col\">n</th></tr></thead>\n<tbody>"
+        ));
+        assert!(t.ends_with("</tbody>\n</table>\n"));
+    }
 }
