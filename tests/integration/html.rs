@@ -418,7 +418,11 @@ fn full_document() -> headroom::report::document::Document {
                 "Command",
                 vec![
                     Block::Paragraph("As run (secrets redacted).".into()),
-                    Block::Preformatted("headroom attack http://127.0.0.1:8080/keys/{id} --rate 500 --duration 60s -H 'Authorization: [redacted]'".into()),
+                    // Wider than the page: it wraps, on screen and on paper.
+                    Block::Preformatted(format!(
+                        "headroom attack http://127.0.0.1:8080/keys/{{id}} --rate 500 --duration 60s -H 'Authorization: [redacted]' {}",
+                        (0..12).map(|i| format!("-H 'X-Trace-{i}: abcdef0123456789'")).collect::<Vec<_>>().join(" ")
+                    )),
                     Block::Sub(Section::new(
                         "stage-1",
                         "Stage 1",
@@ -592,7 +596,7 @@ fn a_capacity_searchs_page_answers_on_its_first_screen_and_prints_whole() {
         "--max",
         "100",
         "--window",
-        "1s",
+        "5s",
         "--warmup",
         "0s",
         "--confirm",

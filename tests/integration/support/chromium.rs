@@ -65,7 +65,7 @@ pub struct Span {
 }
 
 /// The page's layout as the probe measured it at a 1280-pixel window.
-#[derive(Debug, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 pub struct Layout {
     /// The verdict sentence in the answer box.
     pub verdict: Option<Span>,
@@ -83,6 +83,27 @@ pub struct Layout {
     pub tables: Vec<TableText>,
     /// Every preformatted block's text.
     pub blocks: Vec<String>,
+}
+
+impl std::fmt::Debug for Layout {
+    // A failure message names the blocks by their first line, not by their whole text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let blocks: Vec<&str> = self
+            .blocks
+            .iter()
+            .map(|b| b.lines().next().unwrap_or(""))
+            .collect();
+        f.debug_struct("Layout")
+            .field("verdict", &self.verdict)
+            .field("numbers", &self.numbers)
+            .field("figure", &self.figure)
+            .field("toc_lines", &self.toc_lines)
+            .field("details", &self.details)
+            .field("details_open", &self.details_open)
+            .field("tables", &self.tables)
+            .field("blocks", &blocks)
+            .finish()
+    }
 }
 
 /// A table's text, row by row (the header row first), and whether it is collapsed.

@@ -23,6 +23,8 @@ pub const LONG: usize = 15;
 // prints about 930 px wide, inside a landscape Letter or A4 page (980 px or more within
 // 10 mm margins); on a portrait page (740 px) Chromium would shrink everything below
 // legible, or cut the last columns. The charts' canvases keep their screen width: zoomed.
+// Preformatted lines (a command line) wrap rather than scroll: all of it is read, on
+// screen and on paper.
 const STYLE: &str = "
 *{box-sizing:border-box}
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:1em auto;max-width:1240px;color:#222;padding:0 12px}
@@ -33,7 +35,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.75em;display:block;max-w
 th,td{border:1px solid #ddd;padding:.2em .35em;text-align:right;white-space:nowrap}
 th{background:#f4f4f4;white-space:normal}th.name,td.name{text-align:left}
 td.words{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:12em}
-pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;overflow-x:auto;font-size:.8em;max-width:100%}
+pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;font-size:.8em;max-width:100%;white-space:pre-wrap;overflow-wrap:anywhere}
 .good{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}.unsure{color:#9a6700;font-weight:bold}
 .note{background:#fff8c5;border:1px solid #e6d48a;padding:.4em .8em;margin:.4em 0}
 .answer{border:1px solid #ddd;border-left-width:6px;padding:.5em 1em;margin:.6em 0}
@@ -56,7 +58,6 @@ body{max-width:none;margin:0;padding:0;font-size:10pt}
 .toc,.hint,details>summary{display:none}
 details::details-content{content-visibility:visible;display:contents}
 table{display:table;overflow:visible;font-size:7pt}tr,figure,.answer{break-inside:avoid}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;overflow:visible}
 .chart{zoom:.78;min-height:0}
 h2,h3{break-after:avoid}
 }
