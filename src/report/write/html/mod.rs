@@ -293,15 +293,12 @@ pub fn table(t: &Table) -> String {
     for r in &t.rows {
         out.push_str("<tr>");
         for (i, cell) in r.iter().enumerate() {
+            // A name column aligns left whatever its cells hold (vegeta's values line is
+            // sometimes a typed cell, sometimes words).
             let class = match (cell.tone(), cell) {
                 (Some(tone), _) => format!(" class=\"{}\"", tone_class(tone)),
-                (None, Cell::Text(s)) if i < t.left || s.chars().count() > 40 => {
-                    if i < t.left {
-                        " class=\"name\"".into()
-                    } else {
-                        " class=\"words\"".into()
-                    }
-                }
+                _ if i < t.left => " class=\"name\"".into(),
+                (None, Cell::Text(s)) if s.chars().count() > 40 => " class=\"words\"".into(),
                 _ => String::new(),
             };
             let _ = write!(out, "<td{class}>{}</td>", escape(&cell.to_text()));
