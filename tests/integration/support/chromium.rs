@@ -75,7 +75,7 @@ pub struct Layout {
     pub figure: Option<Span>,
     /// How many lines the table of contents takes (0 when there is none).
     pub toc_lines: u64,
-    /// `details` elements, and how many of them are open.
+    /// How many `details` elements (collapsed tables) the page has.
     pub details: u64,
     /// Open ones, on screen.
     pub details_open: u64,
