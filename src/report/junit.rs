@@ -5,12 +5,11 @@
 //! The shape is the one Jenkins' xUnit plugin, GitLab and the GitHub JUnit-report actions
 //! read (`junit-10.xsd`); the integration tests validate it against that schema.
 
-use super::xml::escape;
+use super::document::{Check, CheckFailure, Document, Stamp};
 use crate::capacity::fmt_level;
 use crate::capacity::search::Verdict;
 use crate::capacity::study::CapacityRecord;
 use crate::summary::{SloVerdict, Summary};
-use std::fmt::Write as _;
 
 /// The class of test cases about the whole run's objectives.
 const OBJECTIVES: &str = "headroom.objectives";
@@ -57,71 +56,42 @@ pub(super) struct Failure {
 }
 
 impl Suite {
-    /// The suite as a JUnit XML document (a `<testsuites>` holding it).
+    /// The suite as a JUnit XML document, through the one JUnit writer.
     pub fn to_xml(&self) -> String {
-        let failures = self.cases.iter().filter(|c| c.failure.is_some()).count();
-        let tests = self.cases.len();
-        // SUREFIRE_TIME: seconds with at most three decimals.
-        let time = self
-            .secs
-            .map_or(String::new(), |t| format!(" time=\"{:.3}\"", t.max(0.0)));
-        let optional = |name: &str, value: &Option<String>| {
-            value
-                .as_ref()
-                .filter(|v| !v.is_empty())
-                .map_or(String::new(), |v| format!(" {name}=\"{}\"", escape(v)))
+        let doc = Document {
+            // The writer names the suite "headroom: " and the title.
+            title: self
+                .name
+                .strip_prefix("headroom: ")
+                .unwrap_or(&self.name)
+                .to_string(),
+            properties: self
+                .properties
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), v.clone()))
+                .collect(),
+            stamp: self.secs.map(|secs| Stamp {
+                started: self.timestamp.clone().unwrap_or_default(),
+                host: self.hostname.clone().unwrap_or_default(),
+                secs,
+            }),
+            checks: self
+                .cases
+                .iter()
+                .map(|c| Check {
+                    group: c.classname.clone(),
+                    name: c.name.clone(),
+                    failure: c.failure.as_ref().map(|f| CheckFailure {
+                        message: f.message.clone(),
+                        kind: f.kind.into(),
+                        detail: f.detail.clone(),
+                    }),
+                    output: c.output.clone(),
+                })
+                .collect(),
+            ..Document::default()
         };
-        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            out,
-            "<testsuites name=\"headroom\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\"{time}>"
-        );
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\"{time}{}{}>",
-            escape(&self.name),
-            optional("timestamp", &self.timestamp),
-            optional("hostname", &self.hostname),
-        );
-        if !self.properties.is_empty() {
-            out.push_str("    <properties>\n");
-            for (name, value) in &self.properties {
-                let _ = writeln!(
-                    out,
-                    "      <property name=\"{}\" value=\"{}\"/>",
-                    escape(name),
-                    escape(value)
-                );
-            }
-            out.push_str("    </properties>\n");
-        }
-        for case in &self.cases {
-            let head = format!(
-                "    <testcase classname=\"{}\" name=\"{}\"",
-                escape(&case.classname),
-                escape(&case.name)
-            );
-            let mut body = String::new();
-            if let Some(f) = &case.failure {
-                let _ = writeln!(
-                    body,
-                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    escape(&f.message),
-                    escape(f.kind),
-                    escape(&f.detail)
-                );
-            }
-            if let Some(text) = &case.output {
-                let _ = writeln!(body, "      <system-out>{}</system-out>", escape(text));
-            }
-            if body.is_empty() {
-                let _ = writeln!(out, "{head}/>");
-            } else {
-                let _ = writeln!(out, "{head}>\n{body}    </testcase>");
-            }
-        }
-        out.push_str("  </testsuite>\n</testsuites>\n");
-        out
+        super::write::junit::write(&doc)
     }
 }
 
@@ -306,7 +276,7 @@ mod tests {
         ), "{xml}");
         assert!(xml.contains(r#"message="measured 12.5ms against the objective a&lt;b"#));
         assert!(xml.contains(r#"value="http://h/?a=1&amp;b=2""#));
-        assert!(xml.contains("name=\"x]]&gt;\u{FFFD}\""));
+        assert!(xml.contains("name=\"headroom: x]]&gt;\u{FFFD}\""));
         assert!(xml.contains(r#"tests="1" failures="1" errors="0" skipped="0" time="1.235""#));
     }
 

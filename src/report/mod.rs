@@ -30,7 +30,6 @@ mod table;
 mod text;
 pub mod verdict;
 pub mod write;
-mod xml;
 
 pub use json::render_json;
 pub use markdown::render_markdown;

@@ -2,5 +2,7 @@
 
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod text;
+mod xml;
