@@ -1,9 +1,10 @@
 //! Confidence intervals in words, the one place they are worded: "11.900–13.000ms",
 //! "≥11.900ms" for an interval the samples cannot bound above, and a value with its
-//! interval, "12.301ms (11.900–13.000ms)".
+//! interval, "12.301ms (11.900–13.000ms)". An objective's measured value with its interval
+//! is a [`Cell::Measured`](super::document::Cell::Measured), worded from these.
 
 use crate::summary::regression::Unit;
-use crate::summary::{Interval, SloCi, SloVerdict};
+use crate::summary::Interval;
 use crate::units::{fmt_num, fmt_us, fmt_us_f};
 
 /// An interval whose ends are already worded; the unit is said once when both ends share it.
@@ -54,29 +55,6 @@ pub fn in_unit(unit: Unit, i: &Interval<f64>) -> String {
     range(i.lo.map(|v| value(unit, v)), i.hi.map(|v| value(unit, v)))
 }
 
-/// What an objective measured, with its interval and, when the bound lies inside it, that
-/// the samples cannot tell which side of the bound the truth is on.
-pub fn measured(v: &SloVerdict) -> String {
-    match &v.ci {
-        Some(ci) => format!("{} ({})", v.measured, slo(ci)),
-        None => v.measured.clone(),
-    }
-}
-
-/// An objective's interval: "95% CI 220.000–262.000ms", and when it holds the bound, "…, which
-/// holds the bound 250.000ms: too close to call; more requests would settle it".
-fn slo(ci: &SloCi) -> String {
-    let interval = in_unit(ci.unit, &ci.interval);
-    if ci.uncertain {
-        format!(
-            "95% CI {interval}, which holds the bound {}: too close to call; more requests would settle it",
-            value(ci.unit, ci.bound)
-        )
-    } else {
-        format!("95% CI {interval}")
-    }
-}
-
 /// A worded number split before its unit: "12.345ms" → ("12.345", "ms").
 fn split_unit(text: &str) -> (&str, &str) {
     let at = text
@@ -113,35 +91,5 @@ mod tests {
             "12.301ms (11.900–13.000ms)"
         );
         assert_eq!(us_with(12_301, None), "12.301ms");
-    }
-
-    #[test]
-    fn an_objective_whose_bound_is_inside_its_interval_is_too_close_to_call() {
-        let mut v = SloVerdict {
-            objective: "p99 < 250ms".into(),
-            request: None,
-            measured: "240.000ms".into(),
-            met: true,
-            ci: Some(SloCi {
-                unit: Unit::Micros,
-                interval: Interval {
-                    lo: Some(220_000.0),
-                    hi: Some(262_000.0),
-                },
-                bound: 250_000.0,
-                uncertain: true,
-            }),
-        };
-        assert_eq!(
-            measured(&v),
-            "240.000ms (95% CI 220.000–262.000ms, which holds the bound 250.000ms: too close to call; more requests would settle it)"
-        );
-        v.ci = v.ci.map(|c| SloCi {
-            uncertain: false,
-            ..c
-        });
-        assert_eq!(measured(&v), "240.000ms (95% CI 220.000–262.000ms)");
-        v.ci = None;
-        assert_eq!(measured(&v), "240.000ms");
     }
 }

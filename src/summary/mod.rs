@@ -46,7 +46,7 @@ pub use generator::GeneratorHealth;
 pub use identity::Mismatch;
 pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
-pub use slo::{measure, SloCi, SloVerdict};
+pub use slo::{measure, Measured, SloCi, SloVerdict};
 pub use stats::Stats;
 
 use crate::plan::Load;

@@ -22,10 +22,9 @@ pub fn write(doc: &Document) -> String {
     let failures = doc.checks.iter().filter(|c| c.failure.is_some()).count();
     let tests = doc.checks.len();
     // SUREFIRE_TIME: seconds with at most three decimals.
-    let time = doc
-        .stamp
-        .as_ref()
-        .map_or(String::new(), |s| format!(" time=\"{:.3}\"", s.secs.max(0.0)));
+    let time = doc.stamp.as_ref().map_or(String::new(), |s| {
+        format!(" time=\"{:.3}\"", s.secs.max(0.0))
+    });
     let optional = |name: &str, value: Option<&str>| {
         value
             .filter(|v| !v.is_empty())
@@ -147,9 +146,18 @@ mod tests {
         let mut d = doc(vec![pass, close]);
         d.stamp = None;
         let xml = write(&d);
-        assert!(xml.contains(r#"<testcase classname="headroom.run" name="the run completed"/>"#), "{xml}");
-        assert!(xml.contains("<system-out>too close to call</system-out>"), "{xml}");
-        assert!(xml.contains(r#"tests="2" failures="0" errors="0" skipped="0">"#), "{xml}");
+        assert!(
+            xml.contains(r#"<testcase classname="headroom.run" name="the run completed"/>"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<system-out>too close to call</system-out>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#"tests="2" failures="0" errors="0" skipped="0">"#),
+            "{xml}"
+        );
         assert!(!xml.contains("timestamp="), "{xml}");
     }
 }

@@ -71,17 +71,33 @@ pub fn answer(out: &mut String, a: &Answer) {
     }
 }
 
-/// One section: its heading (none when untitled), then its blocks, indented by `indent`.
+/// One section: its heading (none when untitled), then its blocks, indented by `indent`
+/// (and two more under a heading, unless prose stands among them).
 fn section(out: &mut String, s: &Section, indent: &str) {
-    let tables_only = s.blocks.iter().all(|b| matches!(b, Block::Table(_)));
     if !s.title.is_empty() {
         let _ = writeln!(out, "{indent}{}:", s.title);
     }
-    let inner = if s.title.is_empty() || !tables_only {
+    let laid_out = s
+        .blocks
+        .iter()
+        .all(|b| matches!(b, Block::Table(_) | Block::Sub(_) | Block::Fields(_)));
+    let inner = if s.title.is_empty() || !laid_out {
         indent.to_string()
     } else {
         format!("{indent}  ")
     };
+    for b in &s.blocks {
+        block(out, b, &inner);
+    }
+}
+
+/// A subsection: its title as a line of its own (a step: "Step 2 of 4: 200/s, 10.000s"),
+/// its blocks two spaces further in.
+fn sub(out: &mut String, s: &Section, indent: &str) {
+    if !s.title.is_empty() {
+        let _ = writeln!(out, "{indent}{}", s.title);
+    }
+    let inner = format!("{indent}  ");
     for b in &s.blocks {
         block(out, b, &inner);
     }
@@ -97,21 +113,21 @@ fn block(out: &mut String, b: &Block, indent: &str) {
                 let _ = writeln!(out, "{indent}{line}");
             }
         }
-        Block::Fields(lines) => fields(out, lines),
+        Block::Fields(lines) => fields(out, lines, indent),
         Block::Preformatted(text) => {
             for line in text.lines() {
                 let _ = writeln!(out, "{indent}{line}");
             }
         }
-        Block::Sub(s) => section(out, s, &format!("{indent}  ")),
+        Block::Sub(s) => sub(out, s, indent),
     }
 }
 
 /// vegeta's lines, label and field names in fixed columns.
-fn fields(out: &mut String, lines: &[FieldLine]) {
+fn fields(out: &mut String, lines: &[FieldLine], indent: &str) {
     for l in lines {
         let line = format!(
-            "{:<LABEL$}{:<FIELDS$}{}",
+            "{indent}{:<LABEL$}{:<FIELDS$}{}",
             l.label,
             l.fields,
             l.values.to_text()

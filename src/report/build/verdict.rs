@@ -139,7 +139,7 @@ fn reasons(reasons: &[ReasonCount]) -> String {
             format!(
                 "{} × {}",
                 crate::units::fmt_count(r.count),
-                super::failures::words(r.reason)
+                super::run::failures::words(r.reason)
             )
         })
         .collect::<Vec<_>>()

@@ -1,0 +1,134 @@
+//! Objectives as the document holds them: what was measured as a typed cell (its number,
+//! unit and confidence interval, never re-read from words) and as a JUnit check, for every
+//! builder that judges objectives (a run, a capacity search's probe).
+
+use crate::report::document::{Cell, Check, CheckFailure, Objective};
+use crate::summary::SloVerdict;
+
+/// The class of checks about the whole run's objectives.
+pub const GROUP: &str = "headroom.objectives";
+
+/// What `v` measured, typed; its words when nothing could be measured ("no answered
+/// requests", an unreadable objective) or the summary predates the typed value.
+pub fn cell(v: &SloVerdict) -> Cell {
+    match v.value {
+        Some(m) => Cell::Measured {
+            value: m.value,
+            unit: m.unit,
+            ci: v.ci.map(|c| c.interval),
+            too_close: v.ci.filter(|c| c.uncertain).map(|c| c.bound),
+        },
+        None => Cell::Text(v.measured.clone()),
+    }
+}
+
+/// `v` as the answer lists it.
+pub fn objective(v: &SloVerdict) -> Objective {
+    Objective {
+        text: v.objective.clone(),
+        measured: cell(v),
+        met: v.met,
+    }
+}
+
+/// `v` as a check: failed with what was measured against what was asked; a met objective
+/// too close to call passes, and says so.
+pub fn check(v: &SloVerdict) -> Check {
+    let measured = cell(v).to_text();
+    Check {
+        group: match &v.request {
+            Some(request) => format!("{GROUP}.{request}"),
+            None => GROUP.to_string(),
+        },
+        name: v.objective.clone(),
+        failure: (!v.met).then(|| CheckFailure {
+            message: format!("measured {measured} against the objective {}", v.objective),
+            kind: "objective not met".into(),
+            detail: format!("{}: measured {measured}", v.objective),
+        }),
+        output: (v.met && v.ci.is_some_and(|c| c.uncertain))
+            .then(|| format!("{}: measured {measured}", v.objective)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::regression::Unit;
+    use crate::summary::{Interval, Measured, SloCi};
+
+    fn verdict(met: bool, uncertain: bool) -> SloVerdict {
+        SloVerdict {
+            objective: "p99 < 250ms".into(),
+            request: None,
+            measured: "240.000ms".into(),
+            value: Some(Measured {
+                value: 240_000.0,
+                unit: Unit::Micros,
+            }),
+            met,
+            ci: Some(SloCi {
+                unit: Unit::Micros,
+                interval: Interval {
+                    lo: Some(220_000.0),
+                    hi: Some(262_000.0),
+                },
+                bound: 250_000.0,
+                uncertain,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_measured_value_is_a_number_with_its_interval() {
+        let c = cell(&verdict(true, true));
+        assert_eq!(
+            c.to_text(),
+            "240.000ms (95% CI 220.000–262.000ms, which holds the bound 250.000ms: too close to call; more requests would settle it)"
+        );
+        let json = c.to_json();
+        assert_eq!(json["value"], 240.0);
+        assert_eq!(json["unit"], "ms");
+        assert_eq!(json["ci95"][1], 262.0);
+        assert_eq!(json["too_close_to_call"]["bound"], 250.0);
+        assert_eq!(
+            cell(&verdict(true, false)).to_text(),
+            "240.000ms (95% CI 220.000–262.000ms)"
+        );
+    }
+
+    #[test]
+    fn an_error_rate_reads_as_a_percentage_and_old_summaries_keep_their_words() {
+        let mut v = verdict(true, false);
+        v.value = Some(Measured {
+            value: 0.003,
+            unit: Unit::Ratio,
+        });
+        v.ci = None;
+        assert_eq!(cell(&v).to_text(), "0.30%");
+        assert_eq!(cell(&v).to_json()["value"], 0.3);
+        v.value = None;
+        v.measured = "no answered requests".into();
+        assert_eq!(cell(&v), Cell::Text("no answered requests".into()));
+    }
+
+    #[test]
+    fn a_missed_objective_fails_its_check_and_a_close_one_passes_saying_so() {
+        let missed = check(&verdict(false, false));
+        assert_eq!(missed.group, "headroom.objectives");
+        let f = missed.failure.expect("failed");
+        assert_eq!(
+            f.message,
+            "measured 240.000ms (95% CI 220.000–262.000ms) against the objective p99 < 250ms"
+        );
+        let close = check(&verdict(true, true));
+        assert!(close.failure.is_none());
+        assert!(close.output.unwrap().contains("too close to call"));
+        let sure = check(&SloVerdict {
+            request: Some("read".into()),
+            ..verdict(true, false)
+        });
+        assert_eq!(sure.group, "headroom.objectives.read");
+        assert!(sure.output.is_none());
+    }
+}
