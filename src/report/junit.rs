@@ -111,7 +111,7 @@ pub fn capacity(record: &CapacityRecord) -> String {
         .and_then(|rate| record.probes.iter().rev().find(|p| p.met && p.rate == rate));
     if let Some(probe) = at.filter(|_| found) {
         cases.extend(probe.verdicts.iter().map(|v| {
-            let check = super::build::objectives::check(v);
+            let check = super::build::checks::objective(v);
             Case {
                 classname: check.group,
                 name: format!("{} at {} req/s", v.objective, fmt_level(probe.rate)),

@@ -9,7 +9,7 @@ pub mod capacity;
 pub mod compare;
 mod compare_breakdown;
 pub mod document;
-pub mod export;
+
 pub mod html;
 mod interval;
 pub mod junit;
@@ -58,13 +58,26 @@ pub enum RenderError {
     },
 }
 
-/// `doc` in `format`.
-pub fn write(doc: &Document, format: Format) -> Result<String, RenderError> {
+/// `doc` in `format`: the one place a document meets its writer. A subject with no checks
+/// has no JUnit form (`what` names it, `hint` says what to run instead).
+pub fn write(
+    doc: &Document,
+    format: Format,
+    what: &'static str,
+    hint: &'static str,
+) -> Result<String, RenderError> {
     Ok(match format {
         Format::Text => write::text::write(doc),
         Format::Markdown => write::markdown::write(doc, 2),
         Format::Json => write::json::write(doc) + "\n",
         Format::Html => write::html::write(doc)?,
+        Format::Junit if doc.checks.is_empty() => {
+            return Err(RenderError::Unsupported {
+                what,
+                format: "JUnit",
+                hint,
+            })
+        }
         Format::Junit => write::junit::write(doc),
     })
 }
@@ -76,7 +89,8 @@ pub fn render_run(
     format: Format,
     extras: Extras<'_>,
 ) -> Result<String, RenderError> {
-    write(&build::run::build(summary, extras), format)
+    // A run always has checks (that it completed, at least).
+    write(&build::run::build(summary, extras), format, "a run", "")
 }
 
 /// The run summarised as `s` as the end-of-run text report.

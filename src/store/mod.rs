@@ -12,6 +12,7 @@
 //! `meta.json`.
 
 mod check;
+pub mod export;
 mod fingerprint;
 mod log;
 pub mod matrix;

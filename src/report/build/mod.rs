@@ -2,6 +2,7 @@
 //! [`Document`](super::document::Document), and the wording they share. Builders say what;
 //! writers say how it looks.
 
+pub mod checks;
 pub mod objectives;
 pub mod run;
 pub mod verdict;

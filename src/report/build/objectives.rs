@@ -1,12 +1,9 @@
-//! Objectives as the document holds them: what was measured as a typed cell (its number,
-//! unit and confidence interval, never re-read from words) and as a JUnit check, for every
-//! builder that judges objectives (a run, a capacity search's probe).
+//! Objectives as the answer holds them: what was measured as a typed cell (its number, unit
+//! and confidence interval, never re-read from words), for every builder that judges
+//! objectives (a run, a capacity search's probe); their checks are in [`super::checks`].
 
-use crate::report::document::{Cell, Check, CheckFailure, Objective};
+use crate::report::document::{Cell, Objective};
 use crate::summary::SloVerdict;
-
-/// The class of checks about the whole run's objectives.
-pub const GROUP: &str = "headroom.objectives";
 
 /// What `v` measured, typed; its words when nothing could be measured ("no answered
 /// requests", an unreadable objective) or the summary predates the typed value.
@@ -28,26 +25,6 @@ pub fn objective(v: &SloVerdict) -> Objective {
         text: v.objective.clone(),
         measured: cell(v),
         met: v.met,
-    }
-}
-
-/// `v` as a check: failed with what was measured against what was asked; a met objective
-/// too close to call passes, and says so.
-pub fn check(v: &SloVerdict) -> Check {
-    let measured = cell(v).to_text();
-    Check {
-        group: match &v.request {
-            Some(request) => format!("{GROUP}.{request}"),
-            None => GROUP.to_string(),
-        },
-        name: v.objective.clone(),
-        failure: (!v.met).then(|| CheckFailure {
-            message: format!("measured {measured} against the objective {}", v.objective),
-            kind: "objective not met".into(),
-            detail: format!("{}: measured {measured}", v.objective),
-        }),
-        output: (v.met && v.ci.is_some_and(|c| c.uncertain))
-            .then(|| format!("{}: measured {measured}", v.objective)),
     }
 }
 
@@ -110,25 +87,5 @@ mod tests {
         v.value = None;
         v.measured = "no answered requests".into();
         assert_eq!(cell(&v), Cell::Text("no answered requests".into()));
-    }
-
-    #[test]
-    fn a_missed_objective_fails_its_check_and_a_close_one_passes_saying_so() {
-        let missed = check(&verdict(false, false));
-        assert_eq!(missed.group, "headroom.objectives");
-        let f = missed.failure.expect("failed");
-        assert_eq!(
-            f.message,
-            "measured 240.000ms (95% CI 220.000–262.000ms) against the objective p99 < 250ms"
-        );
-        let close = check(&verdict(true, true));
-        assert!(close.failure.is_none());
-        assert!(close.output.unwrap().contains("too close to call"));
-        let sure = check(&SloVerdict {
-            request: Some("read".into()),
-            ..verdict(true, false)
-        });
-        assert_eq!(sure.group, "headroom.objectives.read");
-        assert!(sure.output.is_none());
     }
 }

@@ -17,6 +17,7 @@ pub mod shards;
 pub mod steps;
 pub mod vegeta;
 
+use super::checks::{self, TRUST};
 use super::objectives;
 use super::verdict;
 use super::words;
@@ -27,9 +28,6 @@ use crate::report::document::{
 use crate::report::plot;
 use crate::summary::{Limit, Stats, Summary};
 use crate::units::{fmt_secs, fmt_us};
-
-/// The class of checks about whether the numbers can be trusted.
-const TRUST: &str = "headroom.run";
 
 /// What a run's document holds besides its summary, when the caller has it.
 #[derive(Debug, Default)]
@@ -242,7 +240,7 @@ fn checks(s: &Summary) -> Vec<Check> {
             detail: lines.join("\n"),
         }
     };
-    let mut out: Vec<Check> = s.slo.iter().map(objectives::check).collect();
+    let mut out: Vec<Check> = s.slo.iter().map(checks::objective).collect();
     out.push(trust(
         "requests succeeded",
         s.nothing_succeeded().then(|| evidence("nothing succeeded")),
@@ -284,3 +282,6 @@ fn properties(s: &Summary, run_id: Option<&str>) -> Vec<(String, String)> {
     );
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@
 use crate::report::interval;
 use crate::summary::regression::Unit;
 use crate::summary::Interval;
-use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_us_f};
+use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_us_f, us_parts};
 use serde_json::{json, Value};
 
 /// Whether a cell or a verdict is good news, bad news or undecided.
@@ -83,7 +83,7 @@ impl Cell {
             Cell::Rate(r) => fmt_rate(*r),
             Cell::Duration(us) => fmt_us_f(*us),
             Cell::DurationCi { us, lo, hi } => {
-                let range = crate::report::interval::range(lo.map(fmt_us_f), hi.map(fmt_us_f));
+                let range = interval::range(lo.map(us_parts), hi.map(us_parts));
                 format!("{} ({range})", fmt_us_f(*us))
             }
             Cell::Percent(p) => format!("{p:.2}%"),

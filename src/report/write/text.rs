@@ -33,13 +33,23 @@ fn head(out: &mut String, doc: &Document) {
     }
 }
 
-/// The verdict and its evidence, the objectives, the headline numbers and the notes.
+/// The verdict and its evidence, the headline numbers, the objectives and the notes: the
+/// numbers before the objectives, so that however many objectives there are, the verdict and
+/// the numbers stand in the first lines.
 pub fn answer(out: &mut String, a: &Answer) {
     if let Some(v) = &a.verdict {
         let _ = writeln!(out, "{}", v.sentence);
         for e in &v.evidence {
             let _ = writeln!(out, "  - {e}");
         }
+    }
+    if !a.numbers.is_empty() {
+        let facts: Vec<String> = a
+            .numbers
+            .iter()
+            .map(|f| format!("{} {}", f.label, f.value.to_text()))
+            .collect();
+        let _ = writeln!(out, "{}", facts.join(" · "));
     }
     if !a.objectives.is_empty() {
         let width = a
@@ -57,14 +67,6 @@ pub fn answer(out: &mut String, a: &Answer) {
                 o.measured.to_text()
             );
         }
-    }
-    if !a.numbers.is_empty() {
-        let facts: Vec<String> = a
-            .numbers
-            .iter()
-            .map(|f| format!("{} {}", f.label, f.value.to_text()))
-            .collect();
-        let _ = writeln!(out, "{}", facts.join(" · "));
     }
     for n in &a.notes {
         let _ = writeln!(out, "{n}");
@@ -187,8 +189,8 @@ mod tests {
         assert_eq!(lines[0], "GET http://h/  (open model, 100 req/s, HTTP/1.1)");
         assert_eq!(lines[1], "the server was the limit:");
         assert_eq!(lines[2], "  - 14 answers (7.0 %) were HTTP 503");
-        assert_eq!(lines[3], "  met      p99 < 5ms  measured 4.763ms");
-        assert_eq!(lines[4], "throughput 90.27/s");
+        assert_eq!(lines[3], "throughput 90.27/s");
+        assert_eq!(lines[4], "  met      p99 < 5ms  measured 4.763ms");
         assert!(lines[5].starts_with("Success       [ratio]"), "{text}");
         assert_eq!(lines[6], "Requests by name:");
         assert_eq!(lines[8], "  read     1,200");
