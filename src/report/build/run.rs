@@ -160,7 +160,7 @@ fn notes(s: &Summary) -> Vec<String> {
         out.push(format!("PARTIAL RUN: {why}"));
     }
     if let Some(why) = &s.stopped_early {
-        out.push(format!("Stopped early: {why}"));
+        out.push(format!("The run stopped early: {why}"));
     }
     if let Some(shard) = words::shard_words(s) {
         out.push(format!("Shard: {shard}"));

@@ -12,7 +12,8 @@ pub fn table(mut meta: Value) -> Table {
     }
     let mut rows = Vec::new();
     flatten("", &meta, &mut rows);
-    let mut t = Table::new(&["option", "value"], 2);
+    // One name column: long values (a command line, headers) wrap as words.
+    let mut t = Table::new(&["option", "value"], 1);
     t.rows = rows
         .into_iter()
         .map(|(k, v)| vec![Cell::Text(k), Cell::Text(v)])

@@ -68,16 +68,12 @@ pub fn block(st: &StageRow) -> Vec<Block> {
         fields: "[ratio]".into(),
         values: Cell::Percent(100.0 * (1.0 - st.failure_ratio())),
     });
-    let mut out = Vec::new();
-    if !st.status_codes.is_empty() || !st.error_set.is_empty() {
-        let codes = status_codes(&st.status_codes, &st.error_set);
-        lines.push(line("Status Codes", "[code:count]", codes.trim()));
-        out.push(Block::Fields(lines));
-        out.push(error_set(&st.error_set));
-    } else {
-        out.push(Block::Fields(lines));
+    if st.status_codes.is_empty() && st.error_set.is_empty() {
+        return vec![Block::Fields(lines)];
     }
-    out
+    let codes = status_codes(&st.status_codes, &st.error_set);
+    lines.push(line("Status Codes", "[code:count]", codes.trim()));
+    error_set(lines, &st.error_set)
 }
 
 /// The measured steps that ran, a subsection each, under "Steps"; `None` when none ran.

@@ -58,8 +58,14 @@ pub fn status_codes(codes: &BTreeMap<u16, u64>, errors: &[ErrorEntry]) -> String
     cells.join("  ")
 }
 
-/// The Error Set under its label, as vegeta lays it out (its columns are the content).
-pub fn error_set(errors: &[ErrorEntry]) -> Block {
+/// The Error Set as vegeta lays it out (its columns are the content): under its label when
+/// it has lines, or its label alone (vegeta prints it even when empty) as the last of the
+/// field `lines`, so an empty set adds no empty block.
+pub fn error_set(mut lines: Vec<FieldLine>, errors: &[ErrorEntry]) -> Vec<Block> {
+    if errors.is_empty() {
+        lines.push(line("Error Set:", "", ""));
+        return vec![Block::Fields(lines)];
+    }
     let mut out = String::from("Error Set:\n");
     for e in errors {
         let side = match e.side {
@@ -72,7 +78,7 @@ pub fn error_set(errors: &[ErrorEntry]) -> Block {
             e.key, e.count, e.description
         );
     }
-    Block::Preformatted(out)
+    vec![Block::Fields(lines), Block::Preformatted(out)]
 }
 
 /// The run's block, from Target to Status Codes, then the Error Set.
@@ -161,7 +167,7 @@ pub fn block(s: &Summary) -> Vec<Block> {
     });
     let codes = status_codes(&s.status_codes, &s.errors);
     lines.push(line("Status Codes", "[code:count]", codes.trim()));
-    vec![Block::Fields(lines), error_set(&s.errors)]
+    error_set(lines, &s.errors)
 }
 
 /// The generator's lines (what it was asked and held, its send lag, its CPU and memory) and
@@ -225,4 +231,28 @@ pub fn machines(s: &Summary) -> Vec<FieldLine> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_error_set_is_its_label_alone_as_vegeta_prints_it() {
+        let blocks = error_set(vec![line("Success", "[ratio]", "100.00%")], &[]);
+        let [Block::Fields(lines)] = blocks.as_slice() else {
+            panic!("one block of lines: {blocks:?}")
+        };
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1].label, "Error Set:");
+        assert_eq!(lines[1].values.to_text(), "");
+        let text = crate::report::write::text::write(&crate::report::document::Document {
+            sections: vec![crate::report::document::Section::new("", "", blocks)],
+            ..Default::default()
+        });
+        assert_eq!(
+            text,
+            "Success       [ratio]                                        100.00%\nError Set:\n"
+        );
+    }
 }
