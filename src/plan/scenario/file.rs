@@ -36,7 +36,7 @@ pub struct ScenarioFile {
     /// Engine threads (default: the cores this process may use).
     pub threads: Option<usize>,
     /// Variants of this scenario run one after another by `headroom run`, each with some
-    /// values replaced; one table compares them (see the README's "Variants").
+    /// values replaced; one table compares them (docs/variants.md).
     pub matrix: Option<crate::plan::matrix::MatrixSection>,
 }
 
