@@ -26,7 +26,7 @@ use crate::report::document::{
     Verdict,
 };
 use crate::report::plot;
-use crate::summary::{Limit, Stats, Summary};
+use crate::summary::{Interval, Limit, PercentileIntervals, Stats, Summary};
 use crate::units::{fmt_secs, fmt_us};
 
 /// What a run's document holds besides its summary, when the caller has it.
@@ -109,26 +109,24 @@ fn verdict_of(s: &Summary) -> Verdict {
     }
 }
 
-/// A percentile with its interval when the run has one; nothing when no answer was measured.
-fn percentile(
-    st: &Stats,
-    point: u64,
-    pick: fn(&crate::summary::PercentileIntervals) -> &crate::summary::Interval<u64>,
-) -> Cell {
+/// A latency with its 95 % confidence interval when there is one.
+fn with_interval(point: u64, i: Option<&Interval<u64>>) -> Cell {
+    match i {
+        Some(i) => Cell::DurationCi {
+            us: point as f64,
+            lo: i.lo.map(|v| v as f64),
+            hi: i.hi.map(|v| v as f64),
+        },
+        None => Cell::Duration(point as f64),
+    }
+}
+
+/// A percentile of the answered requests with its interval; nothing when none was answered.
+fn percentile(st: &Stats, point: u64, pick: fn(&PercentileIntervals) -> &Interval<u64>) -> Cell {
     if st.count == 0 {
         return Cell::Empty;
     }
-    match &st.ci {
-        Some(ci) => {
-            let i = pick(ci);
-            Cell::DurationCi {
-                us: point as f64,
-                lo: i.lo.map(|v| v as f64),
-                hi: i.hi.map(|v| v as f64),
-            }
-        }
-        None => Cell::Duration(point as f64),
-    }
+    with_interval(point, st.ci.as_ref().map(pick))
 }
 
 /// Requests, throughput, success, p50 and p99 (with their intervals).

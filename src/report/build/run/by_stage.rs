@@ -49,14 +49,8 @@ pub fn table(s: &Summary) -> Table {
             continue;
         }
         let us = |v: u64| Cell::Duration(v as f64);
-        let p99 = match &st.latency.ci {
-            Some(ci) => Cell::DurationCi {
-                us: st.latency.p99_us as f64,
-                lo: ci.p99_us.lo.map(|v| v as f64),
-                hi: ci.p99_us.hi.map(|v| v as f64),
-            },
-            None => us(st.latency.p99_us),
-        };
+        let p99 =
+            super::with_interval(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us));
         row.extend([
             Cell::Duration(st.duration_secs * 1e6),
             Cell::Count(st.count),
