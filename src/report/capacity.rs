@@ -73,12 +73,18 @@ fn what_broke(p: &ProbeRecord) -> String {
         p.verdict.limit,
         crate::summary::Limit::Server | crate::summary::Limit::NothingSucceeded
     )
-    .then(|| super::verdict::cell(&p.verdict));
+    .then(|| super::build::verdict::cell(&p.verdict));
     let missed: Vec<String> = p
         .verdicts
         .iter()
         .filter(|v| !v.met)
-        .map(|v| format!("{} measured {}", v.objective, super::interval::measured(v)))
+        .map(|v| {
+            format!(
+                "{} measured {}",
+                v.objective,
+                super::build::objectives::cell(v).to_text()
+            )
+        })
         .chain(p.unsteady.iter().map(unsteady))
         .chain(limit)
         .collect();
@@ -192,7 +198,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
                         let evidence: Vec<String> = p
                             .verdict
                             .on(crate::summary::Blame::Generator)
-                            .map(super::verdict::sentence)
+                            .map(super::build::verdict::sentence)
                             .collect();
                         format!(" ({})", evidence.join("; "))
                     })
@@ -248,7 +254,7 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             crate::units::fmt_span(p.window_secs),
             p.verdict
                 .on(crate::summary::Blame::Generator)
-                .map(super::verdict::sentence)
+                .map(super::build::verdict::sentence)
                 .collect::<Vec<_>>()
                 .join("; ")
         ));

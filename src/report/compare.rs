@@ -18,7 +18,7 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
         r.extend(views.iter().map(cell));
         rows.push(r);
     };
-    add("load", &|v| super::text::load_words(v.summary));
+    add("load", &|v| super::build::words::load_words(v.summary));
     add("protocol", &|v| v.summary.protocol.clone());
     add("requests", &|v| fmt_count(v.summary.requests.total));
     add("throughput", &|v| fmt_rate(v.summary.requests.throughput));
@@ -75,7 +75,9 @@ pub fn rows(views: &[RunView<'_>]) -> Vec<Vec<String>> {
     add("generator CPU/req", &|v| {
         format!("{:.1}µs", v.summary.generator.cpu_us_per_request)
     });
-    add("limit", &|v| super::verdict::cell(&v.summary.verdict));
+    add("limit", &|v| {
+        super::build::verdict::cell(&v.summary.verdict)
+    });
     if views.iter().any(|v| v.summary.server.is_some()) {
         add("server CPU mean", &|v| {
             v.summary

@@ -2,8 +2,8 @@
 //! (matched by name, e.g. "500/s"; warm-ups left out) and the requests (matched by name),
 //! one column per run, so variants are compared rate by rate, not only over their whole runs.
 
+use super::build::run::vegeta::status_codes;
 use super::plot::RunView;
-use super::text::status_codes;
 use crate::summary::{RequestRow, StageRow};
 use crate::units::{fmt_count, fmt_num, fmt_rate, fmt_us, fmt_us_f};
 
@@ -84,7 +84,7 @@ fn request_measures() -> Vec<Measure<RequestRow>> {
         ("requests", |r| fmt_count(r.count)),
         ("RPS", |r| fmt_num(r.rps, 1)),
         ("fails", |r| {
-            super::by_request::fails_cell(r.failures, r.count)
+            super::build::run::by_request::fails_cell(r.failures, r.count)
         }),
         ("avg", |r| fmt_us_f(r.latency.mean_us)),
         ("50%", |r| fmt_us(r.latency.p50_us)),

@@ -76,8 +76,8 @@ pub fn mismatch_line(m: &Mismatch, baseline: &Summary, candidate: &Summary) -> S
         ),
         Mismatch::Load => format!(
             "the runs offered different loads (baseline {}, candidate {})",
-            super::text::load_words(baseline),
-            super::text::load_words(candidate)
+            super::build::words::load_words(baseline),
+            super::build::words::load_words(candidate)
         ),
     }
 }
@@ -381,7 +381,7 @@ fn junit(j: &Judged<'_>) -> String {
             ("baseline", j.baseline_label.to_string()),
             ("candidate", j.candidate_label.to_string()),
             ("target", j.candidate.target.clone()),
-            ("load", super::text::load_words(j.candidate)),
+            ("load", super::build::words::load_words(j.candidate)),
         ],
         cases,
     }

@@ -44,18 +44,29 @@ pub fn markdown(rows: &[Vec<String>]) -> String {
     markdown_left(rows, 1)
 }
 
+/// Text made safe inside a markdown table cell: a `|` would end the cell and a line break
+/// the row (request names and objectives are user text).
+pub fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
 /// The rows as a GitHub markdown table, the first `left` columns aligned left.
 pub fn markdown_left(rows: &[Vec<String>], left: usize) -> String {
     let Some(header) = rows.first() else {
         return String::new();
     };
-    let mut out = format!("| {} |\n|", header.join(" | "));
+    let line = |r: &Vec<String>| {
+        let cells: Vec<String> = r.iter().map(|c| markdown_cell(c)).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(header);
+    out.push('|');
     for i in 0..header.len() {
         out.push_str(if i < left { "---|" } else { "---:|" });
     }
     out.push('\n');
     for r in &rows[1..] {
-        out.push_str(&format!("| {} |\n", r.join(" | ")));
+        out.push_str(&line(r));
     }
     out
 }
@@ -75,5 +86,7 @@ mod tests {
             markdown(&rows),
             "| name | n |\n|---|---:|\n| read | 1200 |\n"
         );
+        let hostile = vec![vec!["name".to_string()], vec!["a|b\nc".into()]];
+        assert_eq!(markdown(&hostile), "| name |\n|---|\n| a\\|b c |\n");
     }
 }
