@@ -3,7 +3,6 @@
 //! anywhere without network access and fits a 1280-pixel window.
 
 use super::plot::{self, Figure, LeftOut, PlotError, RunView};
-use crate::capacity::study::CapacityRecord;
 use std::fmt::Write as _;
 
 // Widths: the body never passes 1240 px, so with margins and a scroll bar the page fits a
@@ -246,61 +245,4 @@ pub fn run_page(view: &RunView<'_>) -> Result<String, PlotError> {
     }
     b.push_str(&options_table(&meta));
     Ok(page(&format!("headroom: {}", s.target), &b))
-}
-
-/// The report of a capacity search: the answer, the probes and their figures.
-pub fn capacity_page(record: &CapacityRecord) -> Result<String, PlotError> {
-    let mut b = String::new();
-    let _ = writeln!(b, "<h1>Capacity of {}</h1>", escape(&record.target));
-    let _ = writeln!(
-        b,
-        "<p class=\"sub\">against <code>{}</code> · {}</p>",
-        escape(&record.objectives.join(", ")),
-        escape(&super::capacity::method(record))
-    );
-    for line in super::capacity::answer(record) {
-        let _ = writeln!(b, "<p><strong>{}</strong></p>", escape(&line));
-    }
-    let _ = writeln!(b, "<h2>Probes</h2>");
-    b.push_str(&table(&super::capacity::rows(record)));
-    let _ = writeln!(b, "<h2>Figures</h2>");
-    figures(&mut b, &plot::for_capacity(record), &[])?;
-    let _ = writeln!(
-        b,
-        "<h2>Command</h2>\n<pre>{}</pre>",
-        escape(&record.command.join(" "))
-    );
-    Ok(page(&format!("headroom capacity: {}", record.target), &b))
-}
-
-/// Runs side by side: the comparison table and the overlaid figures.
-pub fn compare_page(views: &[RunView<'_>], rows: &[Vec<String>]) -> Result<String, PlotError> {
-    let mut b = String::new();
-    let names: Vec<&str> = views.iter().map(|v| v.label.as_str()).collect();
-    let _ = writeln!(b, "<h1>Comparison: {}</h1>", escape(&names.join(" vs ")));
-    b.push_str(&super::write::html::fitted(
-        &super::document::Table::from_text(rows, 1),
-    ));
-    for (title, rows) in super::compare_breakdown::tables(views) {
-        let _ = writeln!(b, "<h2>{}</h2>", escape(title));
-        b.push_str(&super::write::html::fitted(
-            &super::document::Table::from_text(&rows, 1),
-        ));
-    }
-    let _ = writeln!(b, "<h2>Figures</h2>");
-    let drawn = plot::for_comparison(views);
-    figures(&mut b, &drawn.shown, &drawn.left_out)?;
-    let _ = writeln!(b, "<h2>Runs</h2>");
-    for v in views {
-        let _ = writeln!(
-            b,
-            "<h3>{}</h3>\n<pre>{}</pre>",
-            escape(&v.label),
-            escape(&super::render_text(v.summary))
-        );
-    }
-    Ok(page(
-        &format!("headroom compare: {}", names.join(" vs ")),
-        &b,
-    ))
 }

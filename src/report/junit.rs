@@ -6,9 +6,6 @@
 //! read (`junit-10.xsd`); the integration tests validate it against that schema.
 
 use super::xml::escape;
-use crate::capacity::fmt_level;
-use crate::capacity::search::Verdict;
-use crate::capacity::study::CapacityRecord;
 use crate::summary::{SloVerdict, Summary};
 use std::fmt::Write as _;
 
@@ -28,7 +25,7 @@ pub(super) struct Suite {
     /// Its length, seconds, when known.
     pub secs: Option<f64>,
     /// Name and value pairs shown with the suite.
-    pub properties: Vec<(&'static str, String)>,
+    pub properties: Vec<(String, String)>,
     /// Its test cases, in order.
     pub cases: Vec<Case>,
 }
@@ -51,7 +48,7 @@ pub(super) struct Failure {
     /// One line: what was measured against what was asked.
     pub message: String,
     /// The kind of failure.
-    pub kind: &'static str,
+    pub kind: String,
     /// More lines of evidence.
     pub detail: String,
 }
@@ -107,7 +104,7 @@ impl Suite {
                     body,
                     "      <failure message=\"{}\" type=\"{}\">{}</failure>",
                     escape(&f.message),
-                    escape(f.kind),
+                    escape(&f.kind),
                     escape(&f.detail)
                 );
             }
@@ -134,17 +131,20 @@ pub fn render(s: &Summary, run_id: Option<&str>) -> String {
     cases.push(completed_case(s));
     let mut properties = Vec::new();
     if let Some(id) = run_id {
-        properties.push(("run_id", id.to_string()));
+        properties.push(("run_id".to_string(), id.to_string()));
     }
-    properties.extend([
-        ("target", s.target.clone()),
-        ("load", super::text::load_words(s)),
-        ("protocol", s.protocol.clone()),
-        ("requests", s.requests.total.to_string()),
-        ("throughput", format!("{:.1} req/s", s.requests.throughput)),
-        ("success", format!("{:.2}%", 100.0 * s.success_ratio)),
-        ("latency_p99", crate::units::fmt_us(s.latency.p99_us)),
-    ]);
+    properties.extend(
+        [
+            ("target", s.target.clone()),
+            ("load", super::text::load_words(s)),
+            ("protocol", s.protocol.clone()),
+            ("requests", s.requests.total.to_string()),
+            ("throughput", format!("{:.1} req/s", s.requests.throughput)),
+            ("success", format!("{:.2}%", 100.0 * s.success_ratio)),
+            ("latency_p99", crate::units::fmt_us(s.latency.p99_us)),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     Suite {
         name: format!(
             "headroom: {}",
@@ -159,47 +159,29 @@ pub fn render(s: &Summary, run_id: Option<&str>) -> String {
     .to_xml()
 }
 
-/// A capacity search as JUnit XML: a test case that it found a capacity (a search that
-/// ended otherwise fails it, with its answer), and one per objective as measured at the rate
-/// found.
-pub fn capacity(record: &CapacityRecord) -> String {
-    let outcome = record.outcome;
-    let found = outcome.is_some_and(|o| matches!(o.verdict, Verdict::Found | Verdict::AboveMax));
-    let answer = super::capacity::answer(record);
-    let mut cases = vec![Case {
-        classname: TRUST.into(),
-        name: "a capacity was found".into(),
-        failure: (!found).then(|| Failure {
-            message: answer.join(" "),
-            kind: "no capacity found",
-            detail: answer.join("\n"),
-        }),
-        output: None,
-    }];
-    // The last probe that met the objectives at the capacity: the evidence it rests on.
-    let at = outcome
-        .and_then(|o| o.capacity)
-        .and_then(|rate| record.probes.iter().rev().find(|p| p.met && p.rate == rate));
-    if let Some(probe) = at.filter(|_| found) {
-        cases.extend(probe.verdicts.iter().map(|v| Case {
-            name: format!("{} at {} req/s", v.objective, fmt_level(probe.rate)),
-            ..objective_case(v)
-        }));
-    }
-    let mut properties = vec![
-        ("target", record.target.clone()),
-        ("objectives", record.objectives.join(", ")),
-    ];
-    if let Some(rate) = outcome.and_then(|o| o.capacity) {
-        properties.push(("capacity", format!("{} req/s", fmt_level(rate))));
-    }
+/// A document's checks as JUnit XML, until the document's own JUnit writer replaces this
+/// file: the suite named after its title, a case per check.
+pub(super) fn document(doc: &super::document::Document) -> String {
     Suite {
-        name: format!("headroom: capacity of {}", record.target),
-        timestamp: None,
-        hostname: None,
-        secs: None,
-        properties,
-        cases,
+        name: format!("headroom: {}", doc.title),
+        timestamp: doc.stamp.as_ref().map(|s| s.started.clone()),
+        hostname: doc.stamp.as_ref().map(|s| s.host.clone()),
+        secs: doc.stamp.as_ref().map(|s| s.secs),
+        properties: doc.properties.clone(),
+        cases: doc
+            .checks
+            .iter()
+            .map(|c| Case {
+                classname: c.group.clone(),
+                name: c.name.clone(),
+                failure: c.failure.as_ref().map(|f| Failure {
+                    message: f.message.clone(),
+                    kind: f.kind.clone(),
+                    detail: f.detail.clone(),
+                }),
+                output: c.output.clone(),
+            })
+            .collect(),
     }
     .to_xml()
 }
@@ -218,7 +200,7 @@ pub(super) fn objective_case(v: &SloVerdict) -> Case {
                 super::interval::measured(v),
                 v.objective
             ),
-            kind: "objective not met",
+            kind: "objective not met".into(),
             detail: format!("{}: measured {}", v.objective, super::interval::measured(v)),
         }),
         // A met objective whose bound lies inside its interval passes, and says so.
@@ -234,7 +216,7 @@ fn generator_case(s: &Summary) -> Case {
         let lines = super::verdict::lines(&s.verdict, &s.generator);
         Failure {
             message: lines.join(" "),
-            kind: "generator limited",
+            kind: "generator limited".into(),
             detail: lines.join("\n"),
         }
     });
@@ -253,7 +235,7 @@ fn succeeded_case(s: &Summary) -> Case {
         let lines = super::verdict::lines(&s.verdict, &s.generator);
         Failure {
             message: lines.join(" "),
-            kind: "nothing succeeded",
+            kind: "nothing succeeded".into(),
             detail: lines.join("\n"),
         }
     });
@@ -272,7 +254,7 @@ fn completed_case(s: &Summary) -> Case {
         name: "the run completed".into(),
         failure: s.partial.as_ref().map(|why| Failure {
             message: format!("partial run: {why}"),
-            kind: "partial run",
+            kind: "partial run".into(),
             detail: why.clone(),
         }),
         output: None,
@@ -297,7 +279,7 @@ mod tests {
             timestamp: Some("t".into()),
             hostname: Some("h".into()),
             secs: Some(1.23456),
-            properties: vec![("target", "http://h/?a=1&b=2".into())],
+            properties: vec![("target".into(), "http://h/?a=1&b=2".into())],
             cases: vec![objective_case(&v)],
         }
         .to_xml();

@@ -1,12 +1,10 @@
 //! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
 
 mod arrivals;
+pub mod build;
 mod by_flow;
 mod by_request;
 mod by_stage;
-pub mod capacity;
-pub mod compare;
-mod compare_breakdown;
 pub mod document;
 pub mod export;
 mod failures;
@@ -16,10 +14,8 @@ mod interval;
 mod json;
 pub mod junit;
 mod markdown;
-pub mod matrix;
 pub mod outputs;
 pub mod plot;
-pub mod regression;
 mod request_stage;
 mod request_status;
 mod sections;
@@ -89,4 +85,71 @@ pub fn render(
             scatter: None,
         })?,
     })
+}
+
+/// `doc` in `format`: the one place a document meets its writer. A subject with no checks
+/// has no JUnit form (`what` names it, `hint` says what to run instead).
+pub fn write(
+    doc: &document::Document,
+    format: Format,
+    what: &'static str,
+    hint: &'static str,
+) -> Result<String, RenderError> {
+    Ok(match format {
+        Format::Text => write::text::write(doc),
+        Format::Markdown => write::markdown::write(doc, 2),
+        Format::Json => write::json::write(doc) + "\n",
+        Format::Html => write::html::write(doc)?,
+        Format::Junit if doc.checks.is_empty() => {
+            return Err(RenderError::Unsupported {
+                what,
+                format: "JUnit",
+                hint,
+            })
+        }
+        Format::Junit => junit::document(doc),
+    })
+}
+
+/// A capacity search in `format`.
+pub fn capacity(
+    record: &crate::capacity::study::CapacityRecord,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(&build::capacity::build(record), format, "a capacity search", "")
+}
+
+/// Runs side by side in `format`, with the comparison's `figures`.
+pub fn compare(
+    runs: &[build::compare::Compared<'_>],
+    figures: plot::Figures,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(
+        &build::compare::build(runs, figures),
+        format,
+        "a comparison without rules",
+        "give the rules it must pass: headroom compare --baseline BASE CANDIDATE --fail-on 'p99 +10%' --format junit",
+    )
+}
+
+/// A matrix in `format`.
+pub fn matrix(
+    table: &crate::summary::matrix::MatrixTable,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(
+        &build::matrix::build(table),
+        format,
+        "a matrix",
+        "render each variant's run directory: headroom report DIR/VARIANT --format junit",
+    )
+}
+
+/// A regression gate in `format`.
+pub fn regression(
+    judged: &build::regression::Judged<'_>,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(&build::regression::build(judged), format, "a regression check", "")
 }

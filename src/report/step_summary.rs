@@ -3,7 +3,6 @@
 //! several steps' summaries read one after another. The full tables stay in `--format
 //! markdown`.
 
-use crate::capacity::study::CapacityRecord;
 use crate::summary::{SloVerdict, Summary};
 use crate::units::{fmt_count, fmt_num, fmt_secs, fmt_us};
 use std::fmt::Write as _;
@@ -45,22 +44,6 @@ pub fn run(s: &Summary, run_id: Option<&str>) -> String {
         let _ = writeln!(out, "- {}", cell_text(&line));
     }
     out.push('\n');
-    out
-}
-
-/// A capacity search's step summary: its answer and the objectives it was held to.
-pub fn capacity(record: &CapacityRecord) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "### headroom: capacity of {}\n\nObjectives: `{}`; {} probes.\n",
-        cell_text(&record.target),
-        code_text(&record.objectives.join(", ")),
-        record.probes.len()
-    );
-    for line in super::capacity::answer(record) {
-        let _ = writeln!(out, "**{}**\n", cell_text(&line));
-    }
     out
 }
 
