@@ -353,16 +353,7 @@ pub fn execute_launched(
     if raw {
         super::export::say_raw(dir)?;
     }
-    let dir_name = dir
-        .path()
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    if let Some(queries) = headroom::push::promql::for_run(&stored, &dir_name) {
-        eprintln!("this run in Prometheus (the count and p99 over the whole run, exactly):");
-        for q in queries {
-            eprintln!("  {q}");
-        }
-    }
+    super::report::say_promql(&stored, dir.path());
     Ok(match summary.partial {
         Some(_) => super::stopped_code(),
         None => super::exit::code(super::exit::of_run(&summary, judged)),

@@ -1,5 +1,6 @@
-//! `headroom completions` and `headroom man`: shell completions and man pages generated
-//! from the clap definitions, so they never drift from the flags.
+//! `headroom completions`, `headroom man` and `headroom schema`: shell completions, man pages,
+//! markdown pages and the scenario schema, all generated from the definitions (clap's, the
+//! scenario types'), so they never drift from the flags and fields.
 
 use anyhow::Context;
 use clap::{Args, CommandFactory};
@@ -20,6 +21,30 @@ pub struct ManArgs {
     /// instead of printing headroom.1 to standard output.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Write markdown pages (README.md and NAME.md per command) instead of man pages, keeping
+    /// what each page has below its hand-written marker: `man --markdown --dir docs/commands`.
+    #[arg(long, requires = "dir")]
+    pub markdown: bool,
+}
+
+/// Options of `headroom schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Print the scenario file reference in markdown (docs/scenario.md) instead of the JSON
+    /// Schema.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// Prints the JSON Schema of scenario files, or the reference rendered from it.
+pub fn schema(args: SchemaArgs) -> anyhow::Result<ExitCode> {
+    let json = headroom::plan::scenario::json_schema();
+    let text = if args.markdown {
+        super::schema_page::render(&json).context("cannot read the scenario schema back")?
+    } else {
+        json
+    };
+    to_stdout(format!("{text}\n").as_bytes())
 }
 
 /// Prints the completion script for `args.shell` to standard output.
@@ -35,6 +60,17 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
 pub fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
     let cmd = super::Cli::command();
     match args.dir {
+        Some(dir) if args.markdown => {
+            let written = super::command_pages::write(cmd, &dir).with_context(|| {
+                format!("cannot write the markdown pages into {}", dir.display())
+            })?;
+            eprintln!(
+                "{} markdown pages in {} (the index: {}/README.md)",
+                written.len(),
+                dir.display(),
+                dir.display()
+            );
+        }
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;

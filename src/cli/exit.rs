@@ -1,4 +1,4 @@
-//! Every exit status headroom ends with, in one place (the README's table and `headroom
+//! Every exit status headroom ends with, in one place (docs/ci.md's table and `headroom
 //! --help` list the same).
 
 use std::process::ExitCode;

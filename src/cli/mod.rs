@@ -3,6 +3,7 @@
 mod attack;
 mod capacity;
 mod check;
+mod command_pages;
 mod compare;
 mod demo;
 mod docs;
@@ -17,6 +18,7 @@ mod report;
 mod request;
 mod run;
 mod run_dir;
+mod schema_page;
 mod shard;
 mod step_summary;
 mod stoppable;
@@ -46,8 +48,8 @@ enum Command {
     Sweep(Box<sweep::SweepArgs>),
     /// Search for the highest rate that meets an SLO, and name the tipping point.
     Capacity(Box<capacity::CapacityArgs>),
-    /// Print the JSON Schema of scenario files (for editor completion).
-    Schema,
+    /// Print the JSON Schema of scenario files (for editor completion), or their reference.
+    Schema(docs::SchemaArgs),
     /// Stored runs side by side: a table and overlaid plots.
     Compare(compare::CompareArgs),
     /// Re-render a stored run or search (text, markdown, JSON, HTML) and its plots.
@@ -66,7 +68,7 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Print a shell completion script: headroom completions bash > /etc/bash_completion.d/headroom.
     Completions(docs::CompletionsArgs),
-    /// Print the man page, or write one page per command into a directory (--dir).
+    /// Print the man page, or write one page per command into a directory (--dir, --markdown).
     Man(docs::ManArgs),
 }
 
@@ -77,10 +79,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Run(args) => run::run(*args, shutdown),
         Command::Sweep(args) => sweep::run(*args, shutdown),
         Command::Capacity(args) => capacity::run(*args, shutdown),
-        Command::Schema => {
-            println!("{}", headroom::plan::scenario::json_schema());
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Schema(args) => docs::schema(args),
         Command::Report(args) => report::run(args),
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),

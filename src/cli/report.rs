@@ -78,6 +78,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             let summary = Summary::of(&stored);
             let drawn = plots.is_some() || matches!(format, Format::Html);
             let view = view(&stored, &summary, &args.run, drawn);
+            say_promql(&stored, &args.run);
             if let Some(dir) = plots {
                 let drawn = plot::for_run(&view);
                 say_left_out(&drawn.left_out);
@@ -116,6 +117,18 @@ fn render_view(view: &plot::RunView<'_>, format: Format, dir: &Path) -> anyhow::
         Format::Html => report::html::run_page(view)?,
         other => report::render(view.run, view.summary, other, run_id(dir).as_deref())?,
     })
+}
+
+/// The PromQL that reads the run back, on stderr, when it pushed to Prometheus: printed at
+/// the end of the run and again by `report`, so it is never lost with the terminal.
+pub fn say_promql(stored: &StoredRun, dir: &Path) {
+    let name = run_id(dir).unwrap_or_default();
+    if let Some(queries) = headroom::push::promql::for_run(stored, &name) {
+        eprintln!("this run in Prometheus (the count and p99 over the whole run, exactly):");
+        for q in queries {
+            eprintln!("  {q}");
+        }
+    }
 }
 
 /// A run's id: its directory's name (`20250101T120000.000-attack`), as `report` and

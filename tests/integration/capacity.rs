@@ -132,7 +132,7 @@ fn a_concurrency_sweep_counts_its_steps_in_requests() {
     }
 }
 
-/// A search of `url` with the default options and the README's objectives; its answer must
+/// A search of `url` with the default options and docs/capacity.md's objectives; its answer must
 /// never be above `limit`, the server's true capacity, and at most 3 % below it. On a machine
 /// too busy to offer the load (the suite beside other work), the honest answer is that the
 /// generator was the limit, with a lower bound that still never overclaims: that is checked

@@ -508,6 +508,13 @@ fn the_printed_promql_counts_exactly_the_run_in_prometheus() {
         "{p99} against {ours}"
     );
 
+    // `report` prints the same queries again, so they are not lost with the terminal.
+    let again = headroom(&["report", dir.to_str().unwrap(), "--format", "json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    for q in &queries {
+        assert!(stderr(&again).contains(q), "{q} not in {}", stderr(&again));
+    }
+
     // A run stored before ended_unix existed still loads, and its end reads from ended_at.
     let path = dir.join("end.json");
     let mut json: serde_json::Value =

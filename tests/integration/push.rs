@@ -92,11 +92,11 @@ fn prometheus_gives_back_headroom_s_count_and_p99_from_the_remote_written_series
     // And the latency is the target's: 5 ms and up.
     assert!(p99 >= 0.005 / factor, "{p99}");
 
-    // The README's queries, which keep answering after the 5-minute look-back, give the same.
+    // docs/outputs.md's queries, which keep answering after the 5-minute look-back, give the same.
     let readme_count =
         prometheus.scalar(r#"sum(last_over_time(headroom_requests_total{run_id="push-run"}[1h]))"#);
     assert_eq!(readme_count, summary.requests.total as f64);
-    // Prometheus 2.42's last_over_time gives nothing for native histograms: the README
+    // Prometheus 2.42's last_over_time gives nothing for native histograms: docs/outputs.md
     // evaluates the histogram at the run's end (a minute after it, within the look-back).
     let ended = humantime::parse_rfc3339(&stored.end.as_ref().unwrap().ended_at).unwrap();
     let end = ended

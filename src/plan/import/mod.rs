@@ -262,7 +262,8 @@ pub fn assemble(
             },
             requests: sections,
             load: LoadSection {
-                rate: Some(5.0),
+                rate: Some(crate::plan::scenario::file::RateValue::PerSecond(5.0)),
+                max_rate: None,
                 users: None,
                 duration: Some("30s".into()),
                 requests: None,

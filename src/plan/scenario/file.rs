@@ -36,7 +36,7 @@ pub struct ScenarioFile {
     /// Engine threads (default: the cores this process may use).
     pub threads: Option<usize>,
     /// Variants of this scenario run one after another by `headroom run`, each with some
-    /// values replaced; one table compares them (see the README's "Variants").
+    /// values replaced; one table compares them (docs/variants.md).
     pub matrix: Option<crate::plan::matrix::MatrixSection>,
 }
 
@@ -250,10 +250,14 @@ pub enum StatusPattern {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSection {
-    /// Open model: requests per second, whatever the server does.
-    pub rate: Option<f64>,
+    /// Open model: requests per second, whatever the server does: 100, or as vegeta writes
+    /// it, "100/s", "6000/1m".
+    pub rate: Option<RateValue>,
     /// Closed model: virtual users, each sending its next request when the last is answered.
     pub users: Option<u32>,
+    /// Closed model: at most this many requests per second from all users together (100,
+    /// "100/s"), so a fast server on a shared machine is not flooded. `--max-rate` wins.
+    pub max_rate: Option<RateValue>,
     /// Stop after this long, e.g. "60s", "5m".
     pub duration: Option<String>,
     /// Stop after this many requests.
@@ -267,6 +271,26 @@ pub struct LoadSection {
     /// Seeds Poisson arrivals, so that a run can be repeated exactly (default: drawn at
     /// random, and stored with the run).
     pub seed: Option<u64>,
+}
+
+/// A rate: a number of requests per second, or a count per span ("100/s", "6000/1m").
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RateValue {
+    /// Requests per second.
+    PerSecond(f64),
+    /// A count per span, as vegeta writes it.
+    Text(String),
+}
+
+impl RateValue {
+    /// Requests per second, or why the text is not a rate.
+    pub fn per_second(&self) -> Result<f64, String> {
+        match self {
+            RateValue::PerSecond(r) => Ok(*r),
+            RateValue::Text(t) => crate::units::parse_rate(t),
+        }
+    }
 }
 
 /// One stage: a rate or a number of users, constant or ramped, for a duration.

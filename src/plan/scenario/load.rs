@@ -6,7 +6,15 @@ use crate::plan::{ArrivalKind, Arrivals, Load, Rate, Stage};
 
 impl Lowering<'_> {
     pub(super) fn load(&self, l: &file::LoadSection) -> Result<Load, ScenarioError> {
-        match (l.rate, l.users) {
+        let rate = l
+            .rate
+            .as_ref()
+            .map(|r| {
+                r.per_second()
+                    .map_err(|e| self.error_near("rate", 0, format!("load.rate: {e}")))
+            })
+            .transpose()?;
+        match (rate, l.users) {
             (Some(rate), None) if rate.is_finite() && rate > 0.0 => {
                 Ok(Load::Open { rate: Rate(rate) })
             }
@@ -31,6 +39,30 @@ impl Lowering<'_> {
                     .into(),
             )),
         }
+    }
+
+    /// The closed model's cap on the rate of sends (`load.max_rate`), checked for its model.
+    pub(super) fn max_rate(
+        &self,
+        l: &file::LoadSection,
+        open: bool,
+    ) -> Result<Option<Rate>, ScenarioError> {
+        let Some(cap) = &l.max_rate else {
+            return Ok(None);
+        };
+        let here = |why: String| self.error_near("max_rate", 0, format!("load.max_rate: {why}"));
+        let cap = cap.per_second().map_err(here)?;
+        if open {
+            return Err(here(
+                "caps the closed model (users); with a rate the rate is already what is sent: remove max_rate".into(),
+            ));
+        }
+        if !(cap.is_finite() && cap > 0.0) {
+            return Err(here(format!(
+                "must be a positive number of requests per second, got {cap}"
+            )));
+        }
+        Ok(Some(Rate(cap)))
     }
 
     /// How the load's arrivals are spaced, checked against its model.

@@ -391,8 +391,8 @@ impl Lowering<'_> {
                 ..defaults
             },
             tls: self.tls(&t.tls)?,
-            // Set from the command line (`run --max-rate`), not the file.
-            max_rate: None,
+            // `run --max-rate` replaces it after lowering.
+            max_rate: self.max_rate(&s.load, matches!(load, Load::Open { .. }))?,
             threads: s.threads.unwrap_or(threads),
             slo,
             stages,

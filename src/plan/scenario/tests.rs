@@ -108,6 +108,23 @@ slo:
     }
 
     #[test]
+    fn rates_read_as_vegeta_writes_them_and_users_take_a_cap() {
+        let plan = parse_at(&GOOD.replace("rate: 200", "rate: 6000/1m")).unwrap();
+        assert!(matches!(plan.load, Load::Open { rate } if (rate.0 - 100.0).abs() < 1e-9));
+        let plan = parse_at(&GOOD.replace("rate: 200", "users: 50\n  max_rate: 100/s")).unwrap();
+        assert!(matches!(plan.load, Load::Closed { concurrency: 50 }));
+        assert_eq!(plan.max_rate.map(|r| r.0), Some(100.0));
+        let e = parse_at(&GOOD.replace("rate: 200", "rate: 200\n  max_rate: 100"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("load.max_rate: caps the closed model"), "{e}");
+        let e = parse_at(&GOOD.replace("rate: 200", "users: 5\n  max_rate: 0/s"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be a positive number"), "{e}");
+    }
+
+    #[test]
     fn mistakes_are_reported_at_their_line_and_column() {
         let cases = [
             (
@@ -117,7 +134,7 @@ slo:
                 0,
                 "unknown field `wieght`, expected one of",
             ),
-            ("rate: 200", "rate: fast", "fast", 0, "invalid type"),
+            ("rate: 200", "rate: fast", "rate: fast", 0, "is not a rate"),
             (
                 "duration: 30s",
                 "duration: 30 parsecs",

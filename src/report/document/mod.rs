@@ -203,9 +203,7 @@ impl Table {
         let mut rows = rows.iter();
         Table {
             header: rows.next().cloned().unwrap_or_default(),
-            rows: rows
-                .map(|r| r.iter().map(Cell::text).collect())
-                .collect(),
+            rows: rows.map(|r| r.iter().map(Cell::text).collect()).collect(),
             left,
         }
     }
