@@ -8,8 +8,8 @@ use headroom::engine::CancellationToken;
 use headroom::plan::scenario::{Document, Override};
 use headroom::plan::AttackPlan;
 use headroom::run::Observer;
-use headroom::summary::matrix::VariantState;
 use headroom::store::IntervalLine;
+use headroom::summary::matrix::VariantState;
 use headroom::summary::Summary;
 use std::process::ExitCode;
 

@@ -116,7 +116,12 @@ pub fn capacity(
     record: &crate::capacity::study::CapacityRecord,
     format: Format,
 ) -> Result<String, RenderError> {
-    write(&build::capacity::build(record), format, "a capacity search", "")
+    write(
+        &build::capacity::build(record),
+        format,
+        "a capacity search",
+        "",
+    )
 }
 
 /// Runs side by side in `format`, with the comparison's `figures`.
@@ -151,5 +156,10 @@ pub fn regression(
     judged: &build::regression::Judged<'_>,
     format: Format,
 ) -> Result<String, RenderError> {
-    write(&build::regression::build(judged), format, "a regression check", "")
+    write(
+        &build::regression::build(judged),
+        format,
+        "a regression check",
+        "",
+    )
 }

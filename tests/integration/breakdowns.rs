@@ -352,7 +352,11 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
             "compare-step-errors"
         ]
     );
-    for f in figures.shown.iter().filter(|f| f.name.starts_with("compare-step-")) {
+    for f in figures
+        .shown
+        .iter()
+        .filter(|f| f.name.starts_with("compare-step-"))
+    {
         assert!(f.distinct, "{}: runs told apart by dash and marker", f.name);
         assert_eq!(f.series.len(), 2, "{}", f.name);
         assert!(f.series.iter().all(|s| s.points.len() == 2), "{}", f.name);
@@ -368,7 +372,11 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
         ),
         "{text}"
     );
-    assert!(head.iter().any(|l| l.starts_with("  - flat: the server was the limit")), "{text}");
+    assert!(
+        head.iter()
+            .any(|l| l.starts_with("  - flat: the server was the limit")),
+        "{text}"
+    );
     check_golden(
         "breakdowns-compare.md",
         &headroom::report::compare(&runs, figures, Format::Markdown).unwrap(),

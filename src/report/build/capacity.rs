@@ -53,11 +53,7 @@ pub fn build(record: &CapacityRecord) -> Document {
         },
         sections: vec![
             Section::table("probes", "Probes", probes(record)),
-            Section::new(
-                "method",
-                "Method",
-                vec![Block::Paragraph(method(record))],
-            ),
+            Section::new("method", "Method", vec![Block::Paragraph(method(record))]),
             Section::new(
                 "command",
                 "Command",
@@ -125,7 +121,11 @@ fn numbers(record: &CapacityRecord, at: Option<&ProbeRecord>) -> Vec<Fact> {
         out.push(fact("errors", Cell::Percent(100.0 * p.failure_ratio)));
     }
     out.push(fact("probes", Cell::Count(record.probes.len() as u64)));
-    if let Some(last) = record.probes.iter().max_by(|a, b| a.started_secs.total_cmp(&b.started_secs)) {
+    if let Some(last) = record
+        .probes
+        .iter()
+        .max_by(|a, b| a.started_secs.total_cmp(&b.started_secs))
+    {
         let window = if last.window_secs > 0.0 {
             last.window_secs
         } else {
@@ -719,12 +719,25 @@ mod tests {
         let doc = build(&found());
         let v = doc.answer.verdict.as_ref().unwrap();
         assert_eq!(v.tone, Tone::Good);
-        assert!(v.sentence.starts_with("Sustainable capacity: 1000 req/s"), "{}", v.sentence);
-        assert!(v.evidence[0].starts_with("Tipping point: 2000 req/s (p99 < 250ms measured 400.000ms"), "{:?}", v.evidence);
+        assert!(
+            v.sentence.starts_with("Sustainable capacity: 1000 req/s"),
+            "{}",
+            v.sentence
+        );
+        assert!(
+            v.evidence[0].starts_with("Tipping point: 2000 req/s (p99 < 250ms measured 400.000ms"),
+            "{:?}",
+            v.evidence
+        );
         assert_eq!(doc.answer.objectives.len(), 1);
         assert_eq!(doc.answer.objectives[0].text, "p99 < 250ms at 1000 req/s");
         assert!(doc.answer.objectives[0].met);
-        let labels: Vec<&str> = doc.answer.numbers.iter().map(|f| f.label.as_str()).collect();
+        let labels: Vec<&str> = doc
+            .answer
+            .numbers
+            .iter()
+            .map(|f| f.label.as_str())
+            .collect();
         assert_eq!(
             labels,
             [
@@ -742,9 +755,18 @@ mod tests {
         assert_eq!(doc.answer.numbers[7].value.to_text(), "24 s");
         let text = crate::report::write::text::write(&doc);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "Capacity of http://127.0.0.1/  (against p99 < 250ms, 2 probes)");
+        assert_eq!(
+            lines[0],
+            "Capacity of http://127.0.0.1/  (against p99 < 250ms, 2 probes)"
+        );
         assert!(lines[1].starts_with("Sustainable capacity"), "{text}");
-        assert!(lines.iter().take(12).any(|l| l.starts_with("capacity (req/s) 1,000 · tipping point (req/s) 2,000")), "{text}");
+        assert!(
+            lines
+                .iter()
+                .take(12)
+                .any(|l| l.starts_with("capacity (req/s) 1,000 · tipping point (req/s) 2,000")),
+            "{text}"
+        );
         let probes_at = lines.iter().position(|l| *l == "Probes:").unwrap();
         assert!(probes_at > 3, "{text}");
         assert_eq!(doc.figures.shown.len(), 2);
@@ -764,13 +786,23 @@ mod tests {
         r.probes.remove(0);
         let doc = build(&r);
         assert_eq!(doc.answer.verdict.as_ref().unwrap().tone, Tone::Bad);
-        assert!(doc.answer.verdict.as_ref().unwrap().sentence.starts_with("No capacity: not even the lowest rate"));
+        assert!(doc
+            .answer
+            .verdict
+            .as_ref()
+            .unwrap()
+            .sentence
+            .starts_with("No capacity: not even the lowest rate"));
         // The objectives are those the tipping probe broke.
         assert!(!doc.answer.objectives[0].met);
         assert_eq!(doc.checks.len(), 1);
         let f = doc.checks[0].failure.as_ref().unwrap();
         assert_eq!(f.kind, "no capacity found");
-        assert!(f.message.contains("not even the lowest rate"), "{}", f.message);
+        assert!(
+            f.message.contains("not even the lowest rate"),
+            "{}",
+            f.message
+        );
         let ok = build(&found());
         assert!(ok.checks[0].failure.is_none());
         assert_eq!(ok.checks[1].name, "p99 < 250ms at 1000 req/s");

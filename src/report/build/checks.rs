@@ -48,7 +48,10 @@ mod tests {
         let c = objective(&v);
         assert_eq!(c.group, "headroom.objectives.read");
         let f = c.failure.unwrap();
-        assert_eq!(f.message, "measured 12.5ms against the objective p99 < 10ms");
+        assert_eq!(
+            f.message,
+            "measured 12.5ms against the objective p99 < 10ms"
+        );
         assert_eq!(f.kind, "objective not met");
         let met = objective(&SloVerdict {
             met: true,

@@ -179,7 +179,12 @@ fn answer(runs: &[Compared<'_>]) -> Answer {
             tone = worse(tone, t);
             parts.push(part);
         }
-        let word = format!("{} against {}: {}", r.label, base.label, parts.join(" and "));
+        let word = format!(
+            "{} against {}: {}",
+            r.label,
+            base.label,
+            parts.join(" and ")
+        );
         clauses.push(word);
         evidence.push(format!(
             "{} against {}: {p50}; {p99}; throughput {} against {} ({}); success {:.2}% against {:.2}%",
@@ -220,10 +225,12 @@ fn answer(runs: &[Compared<'_>]) -> Answer {
         notes: runs
             .iter()
             .filter_map(|r| {
-                r.summary
-                    .partial
-                    .as_ref()
-                    .map(|why| format!("{} is a partial run ({why}): its numbers cover part of it.", r.label))
+                r.summary.partial.as_ref().map(|why| {
+                    format!(
+                        "{} is a partial run ({why}): its numbers cover part of it.",
+                        r.label
+                    )
+                })
             })
             .collect(),
     }
@@ -309,7 +316,9 @@ fn whole_runs(runs: &[Compared<'_>]) -> Table {
     ];
     add("latency min", &|s| Cell::Duration(s.latency.min_us as f64));
     for (name, pick, ci) in percentiles {
-        add(name, &|s| with_ci(pick(&s.latency), s.latency.ci.as_ref().map(ci)));
+        add(name, &|s| {
+            with_ci(pick(&s.latency), s.latency.ci.as_ref().map(ci))
+        });
     }
     add("latency max", &|s| Cell::Duration(s.latency.max_us as f64));
     add("latency mean", &|s| Cell::Duration(s.latency.mean_us));
@@ -345,14 +354,14 @@ fn whole_runs(runs: &[Compared<'_>]) -> Table {
     add("limit", &|s| limit_cell(&s.verdict));
     if runs.iter().any(|r| r.summary.server.is_some()) {
         add("server CPU mean", &|s| {
-            s.server
-                .as_ref()
-                .map_or(Cell::Empty, |c| Cell::text(format!("{:.0}%", c.cpu_mean_percent)))
+            s.server.as_ref().map_or(Cell::Empty, |c| {
+                Cell::text(format!("{:.0}%", c.cpu_mean_percent))
+            })
         });
         add("server CPU max", &|s| {
-            s.server
-                .as_ref()
-                .map_or(Cell::Empty, |c| Cell::text(format!("{:.0}%", c.cpu_max_percent)))
+            s.server.as_ref().map_or(Cell::Empty, |c| {
+                Cell::text(format!("{:.0}%", c.cpu_max_percent))
+            })
         });
     }
     t
@@ -485,7 +494,13 @@ fn by_request(runs: &[Compared<'_>]) -> Option<Section> {
         .map(|name| {
             let found: Vec<Option<RequestRow>> = runs
                 .iter()
-                .map(|r| r.summary.by_request.iter().find(|q| q.name == *name).cloned())
+                .map(|r| {
+                    r.summary
+                        .by_request
+                        .iter()
+                        .find(|q| q.name == *name)
+                        .cloned()
+                })
                 .collect();
             Block::Sub(Section::table(
                 &format!("request-{}", slug(name)),
@@ -500,7 +515,13 @@ fn by_request(runs: &[Compared<'_>]) -> Option<Section> {
 /// A name as an anchor: letters and digits kept, the rest dashes.
 fn slug(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 
@@ -514,11 +535,23 @@ mod tests {
 
     #[test]
     fn intervals_that_overlap_are_noise_and_open_ends_reach_as_far_as_they_may() {
-        assert_eq!(noise(i(Some(10), Some(20)), i(Some(30), Some(40))), Noise::Beyond);
-        assert_eq!(noise(i(Some(10), Some(30)), i(Some(20), Some(40))), Noise::Within);
+        assert_eq!(
+            noise(i(Some(10), Some(20)), i(Some(30), Some(40))),
+            Noise::Beyond
+        );
+        assert_eq!(
+            noise(i(Some(10), Some(30)), i(Some(20), Some(40))),
+            Noise::Within
+        );
         // Open above: the run's p99 may be anywhere higher, so it reaches the other.
-        assert_eq!(noise(i(Some(10), None), i(Some(30), Some(40))), Noise::Within);
-        assert_eq!(noise(i(Some(50), None), i(Some(30), Some(40))), Noise::Beyond);
+        assert_eq!(
+            noise(i(Some(10), None), i(Some(30), Some(40))),
+            Noise::Within
+        );
+        assert_eq!(
+            noise(i(Some(50), None), i(Some(30), Some(40))),
+            Noise::Beyond
+        );
         assert_eq!(noise(None, i(Some(30), Some(40))), Noise::Unknown);
     }
 

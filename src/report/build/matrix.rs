@@ -2,9 +2,7 @@
 //! most and which failed most, then one row per variant (its cells, then requests, achieved
 //! rate, errors, latency and server CPU), and one table per request when there are several.
 
-use crate::report::document::{
-    Answer, Cell, Document, Fact, Section, Table, Tone, Verdict,
-};
+use crate::report::document::{Answer, Cell, Document, Fact, Section, Table, Tone, Verdict};
 use crate::summary::matrix::{MatrixTable, VariantRow, VariantState};
 use crate::summary::Stats;
 use crate::units::{fmt_rate, fmt_us};
@@ -281,7 +279,10 @@ mod tests {
             "Lowest p99: 100, 256B (8.000ms); highest: 250, 5KB (24.000ms)."
         );
         assert_eq!(v.tone, Tone::Unsure);
-        assert!(v.evidence.iter().any(|e| e == "most errors: 250, 5KB (1.00% of its requests failed)"));
+        assert!(v
+            .evidence
+            .iter()
+            .any(|e| e == "most errors: 250, 5KB (1.00% of its requests failed)"));
         assert_eq!(
             doc.answer.notes,
             [

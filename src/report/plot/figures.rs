@@ -371,7 +371,10 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Figures {
             distinct: true,
         });
     }
-    let runs: Vec<(&str, &Summary)> = views.iter().map(|v| (v.label.as_str(), v.summary)).collect();
+    let runs: Vec<(&str, &Summary)> = views
+        .iter()
+        .map(|v| (v.label.as_str(), v.summary))
+        .collect();
     figures.extend(super::multiples::by_step(&runs));
     for f in figures {
         out.add(if f.is_empty() {
