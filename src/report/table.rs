@@ -39,20 +39,41 @@ pub fn markdown_left(rows: &[Vec<String>], left: usize) -> String {
     let Some(header) = rows.first() else {
         return String::new();
     };
-    let mut out = format!("| {} |\n|", header.join(" | "));
+    let mut out = format!("| {} |\n|", cells(header));
     for i in 0..header.len() {
         out.push_str(if i < left { "---|" } else { "---:|" });
     }
     out.push('\n');
     for r in &rows[1..] {
-        out.push_str(&format!("| {} |\n", r.join(" | ")));
+        out.push_str(&format!("| {} |\n", cells(r)));
     }
     out
+}
+
+/// A row's cells joined as markdown: cells are user text (labels, variant values, names),
+/// and a `|` would end a cell early and a line break the row.
+fn cells(row: &[String]) -> String {
+    row.iter()
+        .map(|c| c.replace('|', "\\|").replace(['\n', '\r'], " "))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_text_cannot_break_a_markdown_row() {
+        let rows = vec![
+            vec!["a|b".to_string(), "n".into()],
+            vec!["x\ny".into(), "1".into()],
+        ];
+        assert_eq!(
+            markdown_left(&rows, 1),
+            "| a\\|b | n |\n|---|---:|\n| x y | 1 |\n"
+        );
+    }
 
     #[test]
     fn names_align_left_and_numbers_right() {

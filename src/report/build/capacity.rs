@@ -808,4 +808,20 @@ mod tests {
         assert_eq!(ok.checks[1].name, "p99 < 250ms at 1000 req/s");
         assert_eq!(ok.checks[1].group, "headroom.objectives");
     }
+
+    #[test]
+    fn the_step_summary_is_the_answer_without_the_tables() {
+        let doc = crate::report::build::answer_only(build(&found()));
+        let md = crate::report::write::markdown::write(&doc, 3);
+        assert!(
+            md.starts_with("### Capacity of http://127.0.0.1/\n"),
+            "{md}"
+        );
+        assert!(md.contains("**Sustainable capacity: 1000 req/s"), "{md}");
+        assert!(
+            md.contains("| p99 < 250ms at 1000 req/s | 12.301ms | met |"),
+            "{md}"
+        );
+        assert!(!md.contains("Probes") && !md.contains("| # |"), "{md}");
+    }
 }
