@@ -163,6 +163,55 @@ fn a_closed_sweep_past_the_knee_is_the_servers_saturation() {
     );
 }
 
+/// The same capped server (nginx delaying what passes 400 req/s: a queue that serves 400 a
+/// second) stepped in 3-second steps, too short for a trend: the step at 1,000 req/s piles
+/// up requests and its latency climbs, which is the server's queue, never "kept up". (Under
+/// a busy machine the generator may share the blame; it is never called fine.)
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
+fn a_short_open_step_past_capacity_is_the_servers_queue() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let nginx = Nginx::with_modules(
+        Tls::None,
+        &["echo"],
+        "keepalive_requests 1000000;\n  limit_req_zone $server_port zone=capped:1m rate=400r/s;",
+        "location / { limit_req zone=capped burst=100000; echo ok; }",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (code, v, text) = summary_of(
+        &[
+            "sweep",
+            &nginx.url("http", "/"),
+            "--rate",
+            "200,1000",
+            "--step-duration",
+            "3s",
+            "--stop-when",
+            "none",
+        ],
+        &dir.path().join("sweep"),
+    );
+    assert_eq!(code, Some(0), "{text}");
+    let stages = v["stages"].as_array().unwrap();
+    let step = |rate: f64| {
+        stages
+            .iter()
+            .find(|s| s["from"].as_f64() == Some(rate) && s["warmup"] != true)
+            .unwrap_or_else(|| panic!("no step at {rate}: {v}"))
+    };
+    let past = &step(1000.0)["verdict"];
+    assert!(
+        ["server", "both"].contains(&past["limit"].as_str().unwrap()),
+        "{past}\n{text}"
+    );
+    if past["limit"] == "server" {
+        assert!(finding(past, "latency_rising").is_some(), "{past}");
+    }
+    assert_ne!(v["verdict"]["limit"], "neither", "{text}");
+    assert!(!text.contains("neither side was the limit"), "{text}");
+    assert_ne!(step(200.0)["verdict"]["limit"], "server", "{text}");
+}
+
 /// TLS with client certificates whose every handshake the server holds 50 ms (Lua, before
 /// the certificate is chosen): the first second's requests wait for connections being
 /// opened and leave late, then every one leaves on time. With the rate held that is a

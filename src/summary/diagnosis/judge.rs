@@ -242,24 +242,26 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
     // Latency from the intended time includes the lag: only a rise the lag's own rise does
     // not account for happened at the server.
     let lag_rise = trend::lag_rise(e.seconds);
-    let rise = trend::rise(e.seconds)
-        .filter(|rise| !own_clock_late && rise.last_p50_us - rise.first_p50_us > lag_rise);
+    let beyond_lag = |rise: &trend::Rise| rise.last_p50_us - rise.first_p50_us > lag_rise;
+    let rise = trend::rise(e.seconds).filter(|rise| !own_clock_late && beyond_lag(rise));
+    // The seconds in which requests first filled the pipeline (sent, not yet answered)
+    // are left out of the queue's evidence: the backlog then is the latency's, not a queue's.
+    let fill = 1 + (e.seconds.first().map_or(0, |d| d.p50_us) / 1_000_000) as usize;
+    let settled: Vec<&IntervalDigest> = e.seconds.iter().skip(fill).collect();
+    let offered = settled.iter().map(|d| d.sent).sum::<u64>() as f64 / settled.len().max(1) as f64;
+    let queue = if e.open_model {
+        trend::queue(offered, &settled)
+    } else {
+        Vec::new()
+    };
     if let Some(rise) = rise {
         // A server slower each second is queueing only when requests pile up: it completes
         // less than it is sent, or more are in flight each second. Completing all it is
         // sent while slowing, it changed with time. (A closed model cannot pile up: its
         // users wait; slower at the same users, the server changed.)
-        // The seconds in which requests first filled the pipeline (sent, not yet answered)
-        // are left out: the backlog then is the latency's, not a queue's.
-        let fill = 1 + (e.seconds.first().map_or(0, |d| d.p50_us) / 1_000_000) as usize;
-        let settled: Vec<&IntervalDigest> = e.seconds.iter().skip(fill).collect();
-        let piled = e.open_model && {
-            let offered =
-                settled.iter().map(|d| d.sent).sum::<u64>() as f64 / settled.len().max(1) as f64;
-            trend::queue(offered, &settled)
-                .iter()
-                .any(|q| matches!(q, Unsteady::BacklogGrowing { .. }))
-        };
+        let piled = queue
+            .iter()
+            .any(|q| matches!(q, Unsteady::BacklogGrowing { .. }));
         findings.push(if piled {
             Finding::LatencyRising {
                 first_p50_us: rise.first_p50_us,
@@ -273,6 +275,22 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
                 secs: rise.secs,
             }
         });
+    } else if let Some(rise) =
+        trend::short_rise(e.seconds).filter(|rise| !own_clock_late && rate_held && beyond_lag(rise))
+    {
+        // Too few seconds for a trend (a sweep's 3-second step): latency climbing from the
+        // first second to the last while the server completed less than it was sent, the
+        // load sent as asked, is a queue all the same. Without both, nothing is said: a
+        // span whose settled seconds completed what they were sent kept up.
+        let short = queue
+            .iter()
+            .any(|q| matches!(q, Unsteady::ThroughputShort { .. }));
+        if short {
+            findings.push(Finding::LatencyRising {
+                first_p50_us: rise.first_p50_us,
+                last_p50_us: rise.last_p50_us,
+            });
+        }
     }
 
     let connect = Stats::of(&r.connect).p99_us;

@@ -213,6 +213,54 @@ fn a_cap_too_small_for_the_rate_names_the_generator() {
     assert_eq!(c.judge().limit, Limit::CannotTell);
 }
 
+/// Three seconds of a sweep's step at 1,000 req/s: `completed` and the median of each.
+fn short_step(seconds: [(u64, u64); 3]) -> Case {
+    let mut c = Case::new(record(1000, 0), rate(1000.0, 1000.0));
+    c.seconds = seconds
+        .iter()
+        .enumerate()
+        .map(|(i, &(completed, p50_us))| IntervalDigest {
+            index: i as u64,
+            sent: 1000,
+            completed,
+            p50_us,
+            ..Default::default()
+        })
+        .collect();
+    c
+}
+
+#[test]
+fn a_step_too_short_for_a_trend_still_shows_a_queue() {
+    // A server that completes 800 of the 1,000 sent each second, its median climbing: the
+    // built-in target at --capacity 800 in a 3-second step at 1,000 req/s.
+    let d = short_step([(800, 300_000), (800, 600_000), (800, 900_000)]).judge();
+    assert_eq!(d.limit, Limit::Server, "{d:?}");
+    assert!(
+        matches!(
+            d.findings[..],
+            [Finding::LatencyRising {
+                first_p50_us: 300_000,
+                last_p50_us: 900_000
+            }]
+        ),
+        "{d:?}"
+    );
+    // Keeping up: every second completes what it was sent, at a steady median.
+    let d = short_step([(1000, 2_000), (1000, 2_100), (1000, 2_000)]).judge();
+    assert_eq!(d.limit, Limit::Neither, "{d:?}");
+    // A slow but steady server (a second per answer): the first second completes nothing
+    // while the pipeline fills, then all; its median does not climb. Not a queue.
+    let d = short_step([(0, 0), (1000, 1_000_000), (1000, 1_000_000)]).judge();
+    assert!(!d.limit.is_limit(), "{d:?}");
+    // Latency falling is no climb (and no arithmetic underflow).
+    let d = short_step([(1000, 9_000), (1000, 2_000), (1000, 2_000)]).judge();
+    assert_eq!(d.limit, Limit::Neither, "{d:?}");
+    // Latency climbing while all that was sent completes is no queue: nothing said.
+    let d = short_step([(1000, 2_000), (1000, 8_000), (1000, 20_000)]).judge();
+    assert_eq!(d.limit, Limit::Neither, "{d:?}");
+}
+
 #[test]
 fn latency_climbing_while_requests_pile_up_is_a_queue_at_the_server() {
     let mut c = Case::new(record(1000, 0), Asked::Nothing);

@@ -92,6 +92,24 @@ pub fn rise(seconds: &[IntervalDigest]) -> Option<Rise> {
     })
 }
 
+/// On a span too short to fit a trend (fewer than [`MIN_POINTS`] answered seconds, at least
+/// two): the climb from its first second's median to its last's, when it is at least
+/// [`RISE_MIN_US`]. Alone it says nothing (a slow start reads the same); beside requests
+/// piling up ([`queue`]'s throughput short of the offer) it is a queue seen early.
+pub fn short_rise(seconds: &[IntervalDigest]) -> Option<Rise> {
+    let s = answered(seconds);
+    if s.len() < 2 || s.len() >= MIN_POINTS {
+        return None;
+    }
+    let (first, last) = (s[0].p50_us, s[s.len() - 1].p50_us);
+    (last.saturating_sub(first) >= RISE_MIN_US).then(|| Rise {
+        first_p50_us: first,
+        last_p50_us: last,
+        us_per_sec: (last - first) as f64 / (s.len() - 1) as f64,
+        secs: s.len() as u64,
+    })
+}
+
 /// How much the generator's send lag p99 rose from the span's first third of seconds to its
 /// last, µs (0 when it fell, or in runs stored without it): latency from the intended time
 /// includes the lag, so only a rise beyond the lag's happened at the server.
