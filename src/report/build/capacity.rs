@@ -439,23 +439,24 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
     out
 }
 
-/// Why a probe's window was not steady, in words.
+/// Why a probe's window was not steady, in words that name the server: a probe the
+/// generator could not offer is reported as the generator's, never through these.
 pub fn unsteady(u: &Unsteady) -> String {
     match u {
         Unsteady::ThroughputShort { offered, completed } => format!(
-            "completed {completed:.1} of the {} req/s offered ({:.1} %)",
+            "the server completed {completed:.1} of the {} req/s offered ({:.1} %)",
             fmt_level(*offered),
             100.0 * completed / offered
         ),
         Unsteady::BacklogGrowing { per_sec, allowed } => format!(
-            "requests in flight grew by {per_sec:.1} per second (a queue; {allowed:.1} allowed)"
+            "requests in flight grew by {per_sec:.1} per second: a queue at the server ({allowed:.1} allowed)"
         ),
         Unsteady::LatencyClimbing {
             us_per_sec,
             first_p50_us,
             last_p50_us,
         } => format!(
-            "latency climbed {} per second through the window (median {} to {})",
+            "the server's latency climbed {} per second through the window (median {} to {}): a queue building",
             fmt_us_f(*us_per_sec),
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
@@ -465,7 +466,7 @@ pub fn unsteady(u: &Unsteady) -> String {
             first_p50_us,
             last_p50_us,
         } => format!(
-            "latency rose {} per second through the window while every request was answered (median {} to {}): the server changed as the probe ran",
+            "the server's latency rose {} per second through the window while it answered every request (median {} to {}): the server changed as the probe ran",
             fmt_us_f(*us_per_sec),
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
