@@ -98,24 +98,17 @@ fn numbers(record: &CapacityRecord, at: Option<&ProbeRecord>) -> Vec<Fact> {
         label: label.into(),
         value,
     };
-    let rate = |r: f64| Cell::Number {
-        value: r,
-        decimals: 0,
-    };
     let mut out = Vec::new();
     if let Some(o) = record.outcome {
         if let Some(c) = o.capacity {
-            out.push(fact("capacity (req/s)", rate(c)));
+            out.push(fact("capacity (req/s)", level(c)));
         }
         if let Some(t) = o.tipping {
-            out.push(fact("tipping point (req/s)", rate(t)));
+            out.push(fact("tipping point (req/s)", level(t)));
         }
     }
     if let Some(p) = at {
-        out.push(fact(
-            &format!("throughput at {}", fmt_level(p.rate)),
-            Cell::Rate(p.throughput),
-        ));
+        out.push(fact("throughput there", Cell::Rate(p.throughput)));
         out.push(fact("p50", Cell::Duration(p.p50_us as f64)));
         out.push(fact("p99", p99(p)));
         out.push(fact("errors", Cell::Percent(100.0 * p.failure_ratio)));
@@ -137,6 +130,19 @@ fn numbers(record: &CapacityRecord, at: Option<&ProbeRecord>) -> Vec<Fact> {
         ));
     }
     out
+}
+
+/// A rate the search tried, with as many decimals as it has (the search keeps three
+/// significant digits, so at most three for a rate under one): rounded to a whole number, a
+/// capacity of 59.5 req/s would read 60, higher than was ever met.
+fn level(r: f64) -> Cell {
+    let decimals = (0..3)
+        .find(|&d| {
+            let scaled = r * 10f64.powi(d);
+            (scaled - scaled.round()).abs() < 1e-6
+        })
+        .unwrap_or(3) as usize;
+    Cell::Number { value: r, decimals }
 }
 
 /// A probe's p99 with its interval when the record kept one.
@@ -500,10 +506,7 @@ fn probes(record: &CapacityRecord) -> Table {
         let mut row = vec![
             Cell::Count(i as u64 + 1),
             Cell::text(p.phase.name()),
-            Cell::Number {
-                value: p.rate,
-                decimals: if p.rate.fract() == 0.0 { 0 } else { 1 },
-            },
+            level(p.rate),
             Cell::Number {
                 value: p.throughput,
                 decimals: 1,
@@ -744,7 +747,7 @@ mod tests {
             [
                 "capacity (req/s)",
                 "tipping point (req/s)",
-                "throughput at 1000",
+                "throughput there",
                 "p50",
                 "p99",
                 "errors",
@@ -808,6 +811,14 @@ mod tests {
         assert!(ok.checks[0].failure.is_none());
         assert_eq!(ok.checks[1].name, "p99 < 250ms at 1000 req/s");
         assert_eq!(ok.checks[1].group, "headroom.objectives");
+    }
+
+    #[test]
+    fn a_rate_keeps_its_decimals_so_a_capacity_never_reads_higher() {
+        assert_eq!(level(59.5).to_text(), "59.5");
+        assert_eq!(level(1500.0).to_text(), "1,500");
+        assert_eq!(level(70.71).to_text(), "70.71");
+        assert_eq!(level(0.125).to_text(), "0.125");
     }
 
     #[test]
