@@ -37,7 +37,7 @@ pub fn build(runs: &[Compared<'_>], figures: plot::Figures) -> Document {
             .map(|(r, l)| format!("{}: {l}", r.label))
             .collect()
     };
-    let mut sections = vec![Section::table("runs", "", whole_runs(runs))];
+    let mut sections = vec![Section::table("runs", "Whole runs", whole_runs(runs))];
     sections.extend(by_step(runs));
     sections.extend(by_request(runs));
     Document {
