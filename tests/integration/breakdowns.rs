@@ -368,7 +368,8 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
     let head: Vec<&str> = text.lines().take(12).collect();
     assert!(
         head[1].starts_with(
-            "slower against flat: slower at p50 (3.5×, beyond noise) and within noise at p99"
+            "slower against flat: slower in median latency (3.5×, beyond noise) and no clear \
+             difference in p99 latency (within noise)"
         ),
         "{text}"
     );

@@ -125,19 +125,24 @@ fn latency_line(
     )
 }
 
-/// One percentile of a run against the first, in a few words ("slower at p50 (3.5×,
-/// beyond noise)"), and its tone: slower beyond noise is bad news, within noise unsure.
+/// One percentile of a run against the first, in a few words ("slower in median latency
+/// (3.5×, beyond noise)"), and its tone: slower beyond noise is bad news, within noise unsure.
 fn part(name: &str, run: u64, base: u64, n: Noise) -> (String, Tone) {
     use std::cmp::Ordering;
     let how = match n {
         Noise::Beyond => "beyond noise",
         Noise::Unknown => "no interval to tell noise",
-        Noise::Within => return (format!("within noise at {name}"), Tone::Unsure),
+        Noise::Within => {
+            return (
+                format!("no clear difference in {name} (within noise)"),
+                Tone::Unsure,
+            )
+        }
     };
     let times = |a: u64, b: u64| a as f64 / b.max(1) as f64;
     match run.cmp(&base) {
         Ordering::Greater => (
-            format!("slower at {name} ({:.1}×, {how})", times(run, base)),
+            format!("slower in {name} ({:.1}×, {how})", times(run, base)),
             if n == Noise::Beyond {
                 Tone::Bad
             } else {
@@ -145,14 +150,14 @@ fn part(name: &str, run: u64, base: u64, n: Noise) -> (String, Tone) {
             },
         ),
         Ordering::Less => (
-            format!("faster at {name} ({:.1}× as fast, {how})", times(base, run)),
+            format!("faster in {name} ({:.1}× as fast, {how})", times(base, run)),
             if n == Noise::Beyond {
                 Tone::Good
             } else {
                 Tone::Unsure
             },
         ),
-        Ordering::Equal => (format!("as fast at {name}"), Tone::Good),
+        Ordering::Equal => (format!("the same {name}"), Tone::Good),
     }
 }
 
@@ -172,8 +177,8 @@ fn answer(runs: &[Compared<'_>]) -> Answer {
         let (p99, n99) = latency_line("p99", l, bl, |s| s.p99_us, |c| c.p99_us);
         let mut parts = Vec::new();
         for (name, run, base_us, n) in [
-            ("p50", l.p50_us, bl.p50_us, n50),
-            ("p99", l.p99_us, bl.p99_us, n99),
+            ("median latency", l.p50_us, bl.p50_us, n50),
+            ("p99 latency", l.p99_us, bl.p99_us, n99),
         ] {
             let (part, t) = part(name, run, base_us, n);
             tone = worse(tone, t);
@@ -566,17 +571,23 @@ mod tests {
     #[test]
     fn each_percentile_says_which_way_by_how_much_and_whether_beyond_noise() {
         assert_eq!(
-            part("p50", 7303, 2101, Noise::Beyond),
-            ("slower at p50 (3.5×, beyond noise)".to_string(), Tone::Bad)
-        );
-        assert_eq!(
-            part("p99", 13807, 3801, Noise::Within),
-            ("within noise at p99".to_string(), Tone::Unsure)
-        );
-        assert_eq!(
-            part("p99", 1000, 3000, Noise::Unknown),
+            part("median latency", 7303, 2101, Noise::Beyond),
             (
-                "faster at p99 (3.0× as fast, no interval to tell noise)".to_string(),
+                "slower in median latency (3.5×, beyond noise)".to_string(),
+                Tone::Bad
+            )
+        );
+        assert_eq!(
+            part("p99 latency", 13807, 3801, Noise::Within),
+            (
+                "no clear difference in p99 latency (within noise)".to_string(),
+                Tone::Unsure
+            )
+        );
+        assert_eq!(
+            part("p99 latency", 1000, 3000, Noise::Unknown),
+            (
+                "faster in p99 latency (3.0× as fast, no interval to tell noise)".to_string(),
                 Tone::Unsure
             )
         );
