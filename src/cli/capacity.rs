@@ -121,8 +121,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     )?;
     // The answer alone: a CI page reads several steps' summaries one after another.
     super::step_summary::append(|| {
-        let doc = headroom::report::build::answer_only(build::build(&record));
-        headroom::report::write::markdown::write(&doc, 3)
+        headroom::report::write::step_summary::write(&build::build(&record))
     });
     super::report::write_capacity_plots_and_page(&record, dir.path())?;
     eprintln!(

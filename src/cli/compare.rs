@@ -103,8 +103,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let text = headroom::report::compare(&runs, drawn.clone(), r.format)?;
     super::report::emit(&text, r.output.as_deref())?;
     super::step_summary::append(|| {
-        let doc = headroom::report::build::answer_only(build_compare(&runs, drawn));
-        headroom::report::write::markdown::write(&doc, 3)
+        headroom::report::write::step_summary::write(&build_compare(&runs, drawn))
     });
     Ok(super::exit::code(super::exit::SUCCESS))
 }
@@ -142,7 +141,7 @@ fn judge(args: &CompareArgs, rules: &[regression::Rule]) -> anyhow::Result<ExitC
     let text = headroom::report::regression(&judged, r.format)?;
     super::report::emit(&text, r.output.as_deref())?;
     super::step_summary::append(|| {
-        headroom::report::write::markdown::write(&gate_report::build(&judged), 3)
+        headroom::report::write::step_summary::write(&gate_report::build(&judged))
     });
     let failed = gate_report::failure_lines(&judged);
     if failed.is_empty() {

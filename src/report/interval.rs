@@ -1,32 +1,33 @@
 //! Confidence intervals in words, the one place they are worded: "11.900–13.000ms",
 //! "≥11.900ms" for an interval the samples cannot bound above, and a value with its
-//! interval, "12.301ms (11.900–13.000ms)".
+//! interval, "12.301ms (11.900–13.000ms)". An objective's measured value with its interval
+//! is a [`Cell::Measured`](super::document::Cell::Measured), worded from these.
 
 use crate::summary::regression::Unit;
-use crate::summary::{Interval, SloCi, SloVerdict};
-use crate::units::{fmt_num, fmt_us, fmt_us_f};
+use crate::summary::Interval;
+use crate::units::{fmt_num, fmt_us, us_parts};
 
-/// An interval whose ends are already worded; the unit is said once when both ends share it.
-pub fn range(lo: Option<String>, hi: Option<String>) -> String {
+/// A worded number and its unit, kept apart ("12.345", "ms").
+pub type Worded = (String, &'static str);
+
+/// An interval from its ends' numbers and units; the unit is said once when both ends share
+/// it.
+pub fn range(lo: Option<Worded>, hi: Option<Worded>) -> String {
+    let whole = |(n, u): &Worded| format!("{n}{u}");
     match (lo, hi) {
-        (Some(lo), Some(hi)) if lo == hi => lo,
-        (Some(lo), Some(hi)) => {
-            let (number, unit) = split_unit(&lo);
-            if !unit.is_empty() && unit == split_unit(&hi).1 {
-                format!("{number}–{hi}")
-            } else {
-                format!("{lo}–{hi}")
-            }
-        }
-        (Some(lo), None) => format!("≥{lo}"),
-        (None, Some(hi)) => format!("≤{hi}"),
+        (Some(lo), Some(hi)) if lo == hi => whole(&lo),
+        (Some(lo), Some(hi)) if lo.1 == hi.1 => format!("{}–{}", lo.0, whole(&hi)),
+        (Some(lo), Some(hi)) => format!("{}–{}", whole(&lo), whole(&hi)),
+        (Some(lo), None) => format!("≥{}", whole(&lo)),
+        (None, Some(hi)) => format!("≤{}", whole(&hi)),
         (None, None) => "too few samples".into(),
     }
 }
 
 /// A latency interval, µs.
 pub fn us(i: &Interval<u64>) -> String {
-    range(i.lo.map(fmt_us), i.hi.map(fmt_us))
+    let us = |v: u64| us_parts(v as f64);
+    range(i.lo.map(us), i.hi.map(us))
 }
 
 /// A latency and its interval when there is one: "12.301ms (11.900–13.000ms)".
@@ -42,47 +43,22 @@ pub fn value(unit: Unit, v: f64) -> String {
     if v.is_nan() {
         return "-".into();
     }
+    let (number, unit) = parts(unit, v);
+    format!("{number}{unit}")
+}
+
+/// `v`'s number and unit apart.
+fn parts(unit: Unit, v: f64) -> Worded {
     match unit {
-        Unit::Micros => fmt_us_f(v),
-        Unit::Ratio => format!("{:.2}%", 100.0 * v),
-        Unit::PerSecond => format!("{} req/s", fmt_num(v, 1)),
+        Unit::Micros => us_parts(v),
+        Unit::Ratio => (format!("{:.2}", 100.0 * v), "%"),
+        Unit::PerSecond => (fmt_num(v, 1), " req/s"),
     }
 }
 
 /// An interval in `unit`.
 pub fn in_unit(unit: Unit, i: &Interval<f64>) -> String {
-    range(i.lo.map(|v| value(unit, v)), i.hi.map(|v| value(unit, v)))
-}
-
-/// What an objective measured, with its interval and, when the bound lies inside it, that
-/// the samples cannot tell which side of the bound the truth is on.
-pub fn measured(v: &SloVerdict) -> String {
-    match &v.ci {
-        Some(ci) => format!("{} ({})", v.measured, slo(ci)),
-        None => v.measured.clone(),
-    }
-}
-
-/// An objective's interval: "95% CI 220.000–262.000ms", and when it holds the bound, "…, which
-/// holds the bound 250.000ms: too close to call; more requests would settle it".
-fn slo(ci: &SloCi) -> String {
-    let interval = in_unit(ci.unit, &ci.interval);
-    if ci.uncertain {
-        format!(
-            "95% CI {interval}, which holds the bound {}: too close to call; more requests would settle it",
-            value(ci.unit, ci.bound)
-        )
-    } else {
-        format!("95% CI {interval}")
-    }
-}
-
-/// A worded number split before its unit: "12.345ms" → ("12.345", "ms").
-fn split_unit(text: &str) -> (&str, &str) {
-    let at = text
-        .rfind(|c: char| c.is_ascii_digit())
-        .map_or(0, |i| i + 1);
-    text.split_at(at)
+    range(i.lo.map(|v| parts(unit, v)), i.hi.map(|v| parts(unit, v)))
 }
 
 #[cfg(test)]
@@ -99,7 +75,7 @@ mod tests {
         assert_eq!(i(None, None), "too few samples");
         assert_eq!(i(Some(5), Some(5)), "5µs");
         assert_eq!(
-            range(Some("1.20%".into()), Some("3.40%".into())),
+            range(Some(("1.20".into(), "%")), Some(("3.40".into(), "%"))),
             "1.20–3.40%"
         );
         assert_eq!(
@@ -113,35 +89,5 @@ mod tests {
             "12.301ms (11.900–13.000ms)"
         );
         assert_eq!(us_with(12_301, None), "12.301ms");
-    }
-
-    #[test]
-    fn an_objective_whose_bound_is_inside_its_interval_is_too_close_to_call() {
-        let mut v = SloVerdict {
-            objective: "p99 < 250ms".into(),
-            request: None,
-            measured: "240.000ms".into(),
-            met: true,
-            ci: Some(SloCi {
-                unit: Unit::Micros,
-                interval: Interval {
-                    lo: Some(220_000.0),
-                    hi: Some(262_000.0),
-                },
-                bound: 250_000.0,
-                uncertain: true,
-            }),
-        };
-        assert_eq!(
-            measured(&v),
-            "240.000ms (95% CI 220.000–262.000ms, which holds the bound 250.000ms: too close to call; more requests would settle it)"
-        );
-        v.ci = v.ci.map(|c| SloCi {
-            uncertain: false,
-            ..c
-        });
-        assert_eq!(measured(&v), "240.000ms (95% CI 220.000–262.000ms)");
-        v.ci = None;
-        assert_eq!(measured(&v), "240.000ms");
     }
 }

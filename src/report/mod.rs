@@ -1,36 +1,20 @@
-//! Renderers of a [`Summary`](crate::summary::Summary): they read the model, never the engine.
+//! Reports: a subject (a run, a capacity search, a comparison, …) is turned into one
+//! format-neutral [`document::Document`] by its builder ([`build`]), and the document into
+//! text, markdown, JSON, HTML or JUnit by a writer ([`write`]). Builders read the model
+//! (`summary`, `capacity`, `plot`), never the store or the engine; writers read only the
+//! document.
 
-mod arrivals;
 pub mod build;
-mod by_flow;
-mod by_request;
-mod by_stage;
 pub mod document;
-pub mod export;
-mod failures;
-pub mod html;
-mod html_tables;
 mod interval;
-mod json;
-pub mod junit;
-mod markdown;
-pub mod outputs;
 pub mod plot;
-mod request_stage;
-mod request_status;
-mod sections;
-mod shards;
-pub mod step_summary;
-mod steps;
 mod table;
-mod text;
-pub mod verdict;
 pub mod write;
-mod xml;
 
-pub use json::render_json;
-pub use markdown::render_markdown;
-pub use text::render_text;
+pub use build::run::Extras;
+
+use crate::summary::Summary;
+use document::Document;
 
 /// Output formats of `headroom report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,37 +49,15 @@ pub enum RenderError {
     },
 }
 
-/// Renders the stored `run` (summarised as `summary`) in `format`; `run_id` (the run
-/// directory's name) names it where the format keeps one (JUnit).
-pub fn render(
-    run: &crate::store::StoredRun,
-    summary: &crate::summary::Summary,
-    format: Format,
-    run_id: Option<&str>,
-) -> Result<String, RenderError> {
-    Ok(match format {
-        Format::Junit => junit::render(summary, run_id),
-        Format::Text => render_text(summary),
-        Format::Json => render_json(summary),
-        Format::Markdown => render_markdown(summary),
-        Format::Html => html::run_page(&plot::RunView {
-            label: "all requests".into(),
-            run,
-            summary,
-            scatter: None,
-        })?,
-    })
-}
-
 /// `doc` in `format`: the one place a document meets its writer. JUnit writes the
 /// document's checks; see [`unsupported`] for subjects that have none.
-pub fn write(doc: &document::Document, format: Format) -> Result<String, RenderError> {
+pub fn write(doc: &Document, format: Format) -> Result<String, RenderError> {
     Ok(match format {
         Format::Text => write::text::write(doc),
         Format::Markdown => write::markdown::write(doc, 2),
         Format::Json => write::json::write(doc) + "\n",
         Format::Html => write::html::write(doc)?,
-        Format::Junit => junit::document(doc),
+        Format::Junit => write::junit::write(doc),
     })
 }
 
@@ -110,6 +72,42 @@ fn unsupported(format: Format, what: &'static str, hint: &'static str) -> Result
         }),
         _ => Ok(()),
     }
+}
+
+/// The run summarised as `summary` in `format`; `extras` brings what the summary does not
+/// hold (the figures and options an HTML page shows, the run's id JUnit keeps).
+pub fn render_run(
+    summary: &Summary,
+    format: Format,
+    extras: Extras<'_>,
+) -> Result<String, RenderError> {
+    // A run always has checks (that it completed, at least).
+    write(&build::run::build(summary, extras), format)
+}
+
+/// The run summarised as `s` as the end-of-run text report.
+pub fn render_text(s: &Summary) -> String {
+    write::text::write(&build::run::build(s, Extras::default()))
+}
+
+/// The run summarised as `s` as JSON: the summary, with the answer typed beside it.
+pub fn render_json(s: &Summary) -> String {
+    write::json::write(&build::run::build(s, Extras::default())) + "\n"
+}
+
+/// The run summarised as `s` as markdown.
+pub fn render_markdown(s: &Summary) -> String {
+    write::markdown::write(&build::run::build(s, Extras::default()), 2)
+}
+
+/// The run summarised as `s` as the compact Markdown of a CI job's summary page; `run_id`
+/// names its directory when known.
+pub fn run_step_summary(s: &Summary, run_id: Option<&str>) -> String {
+    let extras = Extras {
+        run_id,
+        ..Extras::default()
+    };
+    write::step_summary::write(&build::run::build(s, extras))
 }
 
 /// A capacity search in `format`.

@@ -249,20 +249,36 @@ fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
     assert_eq!(json["flows"][0]["name"], "lifecycle");
     assert_eq!(json["by_request"][0]["login"], true);
     // The HTML report has the tables too.
-    let html = headroom::report::render(&stored, &summary, Format::Html, None).unwrap();
+    let figures = plot::for_run(&plot::RunView {
+        label: "all requests".into(),
+        run: &stored,
+        summary: &summary,
+        scatter: None,
+    });
+    let html = headroom::report::render_run(
+        &summary,
+        Format::Html,
+        headroom::report::Extras {
+            figures: Some(figures),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for table in [
         "Failures",
         "Flows",
         "Status codes by request",
         "Requests by stage",
-        "Status codes and errors by step",
+        "Steps",
     ] {
-        assert!(
-            html.contains(&format!("<h2>{table}</h2>\n<table>")),
-            "{table}"
-        );
+        assert!(html.contains(&format!("<h2>{table}</h2>\n")), "{table}");
     }
-    assert!(html.contains("<td>HTTP 200, body without what it expects (expect: body/json)</td>"));
+    // Each step with its status codes and Error Set.
+    assert!(
+        html.contains("<h3>Step 1 of 2: 10 users, 1.000s</h3>"),
+        "{html}"
+    );
+    assert!(html.contains(">HTTP 200, body without what it expects (expect: body/json)</td>"));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! tried, or none, with the tipping point and what broke it), the objectives as measured at
 //! the answer, the headline numbers, then the figures, the probes, the method and the command.
 
-use super::checks;
+use super::{checks, objectives, verdict};
 use crate::capacity::fmt_level;
 use crate::capacity::knee::Knee;
 use crate::capacity::search::{Outcome, Phase, Verdict as Ended, DEFAULT_MAX};
@@ -12,7 +12,7 @@ use crate::report::document::{
     Answer, Block, Cell, Check, CheckFailure, Document, Fact, Figures, Objective, Section, Table,
     Tone, Verdict,
 };
-use crate::report::{interval, plot, verdict};
+use crate::report::{interval, plot};
 use crate::summary::{Blame, Diagnosis, Limit};
 use crate::units::{fmt_num, fmt_span, fmt_us, fmt_us_f};
 
@@ -39,8 +39,7 @@ pub fn build(record: &CapacityRecord) -> Document {
                     .iter()
                     .map(|v| Objective {
                         text: format!("{} at {} req/s", v.objective, fmt_level(p.rate)),
-                        measured: Cell::text(interval::measured(v)),
-                        met: v.met,
+                        ..objectives::objective(v)
                     })
                     .collect()
             }),
@@ -225,7 +224,7 @@ fn what_broke(p: &ProbeRecord) -> String {
     p.verdicts
         .iter()
         .filter(|v| !v.met)
-        .map(|v| format!("{} measured {}", v.objective, interval::measured(v)))
+        .map(|v| format!("{} measured {}", v.objective, objectives::cell(v).to_text()))
         .chain(p.unsteady.iter().map(unsteady))
         .chain(limit_words(&p.verdict))
         .collect::<Vec<_>>()
@@ -621,6 +620,7 @@ mod tests {
             objective: "p99 < 250ms".into(),
             request: None,
             measured: fmt_us(p99_us),
+            value: None,
             met,
             ci: None,
         }];
@@ -823,15 +823,19 @@ mod tests {
 
     #[test]
     fn the_step_summary_is_the_answer_without_the_tables() {
-        let doc = crate::report::build::answer_only(build(&found()));
-        let md = crate::report::write::markdown::write(&doc, 3);
+        let md = crate::report::write::step_summary::write(&build(&found()));
         assert!(
-            md.starts_with("### Capacity of http://127.0.0.1/\n"),
+            md.starts_with(
+                "### headroom: Capacity of http://127.0.0.1/  (against p99 < 250ms, 2 probes)\n"
+            ),
             "{md}"
         );
-        assert!(md.contains("**Sustainable capacity: 1000 req/s"), "{md}");
         assert!(
-            md.contains("| p99 < 250ms at 1000 req/s | 12.301ms | met |"),
+            md.contains("**Verdict: Sustainable capacity: 1000 req/s"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ✅ | `p99 < 250ms at 1000 req/s` | 12.301ms |"),
             "{md}"
         );
         assert!(!md.contains("Probes") && !md.contains("| # |"), "{md}");

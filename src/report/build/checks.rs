@@ -2,7 +2,6 @@
 //! groups checks belong to, so a run, a capacity search and a regression gate name them alike.
 
 use crate::report::document::{Check, CheckFailure};
-use crate::report::interval;
 use crate::summary::SloVerdict;
 
 /// The group of checks about objectives (a request's objectives: this and its name).
@@ -15,7 +14,7 @@ pub const REGRESSION: &str = "headroom.regression";
 /// An objective as a check: failed with what was measured against what was asked; a met
 /// objective whose bound lies inside its interval passes, and says so.
 pub fn objective(v: &SloVerdict) -> Check {
-    let measured = interval::measured(v);
+    let measured = super::objectives::cell(v).to_text();
     Check {
         group: match &v.request {
             Some(request) => format!("{OBJECTIVES}.{request}"),
@@ -35,30 +34,48 @@ pub fn objective(v: &SloVerdict) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::regression::Unit;
+    use crate::summary::{Interval, Measured, SloCi};
+
+    fn verdict(met: bool, uncertain: bool) -> SloVerdict {
+        SloVerdict {
+            objective: "p99 < 250ms".into(),
+            request: None,
+            measured: "240.000ms".into(),
+            value: Some(Measured {
+                value: 240_000.0,
+                unit: Unit::Micros,
+            }),
+            met,
+            ci: Some(SloCi {
+                unit: Unit::Micros,
+                interval: Interval {
+                    lo: Some(220_000.0),
+                    hi: Some(262_000.0),
+                },
+                bound: 250_000.0,
+                uncertain,
+            }),
+        }
+    }
 
     #[test]
-    fn an_objective_is_a_check_of_its_request_failed_with_its_measure() {
-        let v = SloVerdict {
-            objective: "p99 < 10ms".into(),
-            request: Some("read".into()),
-            measured: "12.5ms".into(),
-            met: false,
-            ci: None,
-        };
-        let c = objective(&v);
-        assert_eq!(c.group, "headroom.objectives.read");
-        let f = c.failure.unwrap();
+    fn a_missed_objective_fails_its_check_and_a_close_one_passes_saying_so() {
+        let missed = objective(&verdict(false, false));
+        assert_eq!(missed.group, "headroom.objectives");
+        let f = missed.failure.expect("failed");
         assert_eq!(
             f.message,
-            "measured 12.5ms against the objective p99 < 10ms"
+            "measured 240.000ms (95% CI 220.000–262.000ms) against the objective p99 < 250ms"
         );
-        assert_eq!(f.kind, "objective not met");
-        let met = objective(&SloVerdict {
-            met: true,
-            request: None,
-            ..v
+        let close = objective(&verdict(true, true));
+        assert!(close.failure.is_none());
+        assert!(close.output.unwrap().contains("too close to call"));
+        let sure = objective(&SloVerdict {
+            request: Some("read".into()),
+            ..verdict(true, false)
         });
-        assert_eq!(met.group, "headroom.objectives");
-        assert!(met.failure.is_none() && met.output.is_none());
+        assert_eq!(sure.group, "headroom.objectives.read");
+        assert!(sure.output.is_none());
     }
 }

@@ -8,11 +8,14 @@
 //! step × measure list, so at 3 runs × 12 steps a reader finds a step by its heading and
 //! compares three numbers on a line.
 
+use super::run::by_request;
+use super::run::vegeta::status_codes;
+use super::verdict;
+use super::words::load_words;
 use crate::report::document::{
     Answer, Block, Cell, Document, Fact, Figures, Section, Table, Tone, Verdict,
 };
-use crate::report::text::{load_words, status_codes};
-use crate::report::{by_request, plot, verdict};
+use crate::report::plot;
 use crate::summary::{Interval, Limit, PercentileIntervals, RequestRow, StageRow, Stats, Summary};
 use crate::units::{fmt_rate, fmt_us};
 

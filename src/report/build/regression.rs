@@ -4,11 +4,11 @@
 //! change and the outcome; a check per rule and per partial run for JUnit.
 
 use super::checks;
+use super::words::load_words;
 use crate::report::document::{
     Answer, Cell, Check, CheckFailure, Document, Fact, Section, Stamp, Table, Tone, Verdict,
 };
 use crate::report::interval::{in_unit, value};
-use crate::report::text::load_words;
 use crate::summary::regression::{
     Allowance, Incomplete, Latency, Mismatch, Outcome, RuleVerdict, Side, Unit,
 };

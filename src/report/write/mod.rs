@@ -2,5 +2,8 @@
 
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
+pub mod step_summary;
 pub mod text;
+mod xml;

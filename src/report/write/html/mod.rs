@@ -228,7 +228,8 @@ fn collapsible(b: &mut String, t: &Table) {
 
 /// vegeta's lines as a table: label, fields, values.
 fn fields(lines: &[FieldLine]) -> Table {
-    let mut t = Table::new(&["", "fields", "values"], 3);
+    // The values are data: a long one (a Poisson check, a target) wraps as words.
+    let mut t = Table::new(&["", "fields", "values"], 2);
     t.rows = lines
         .iter()
         .map(|l| {

@@ -6,7 +6,7 @@ use crate::summary::{Fit, SendCheck, SendFinding, Summary};
 use crate::units::{fmt_count, fmt_us};
 
 /// How the run's arrivals were spaced, in words; `None` for the closed model (no arrivals).
-pub(super) fn words(s: &Summary) -> Option<String> {
+pub fn words(s: &Summary) -> Option<String> {
     if !matches!(s.load, Load::Open { .. }) {
         return None;
     }

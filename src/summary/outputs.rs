@@ -69,7 +69,7 @@ impl OutputRecord {
     /// True when its counts are more than any run sends (past 2^60, alone or added up): the
     /// file was damaged or edited after the run, and its numbers mean nothing.
     pub fn damaged(&self) -> bool {
-        let limit = super::check::MAX_COUNT;
+        let limit = crate::store::MAX_COUNT;
         self.sent > limit
             || self
                 .dropped

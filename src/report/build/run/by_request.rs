@@ -1,7 +1,8 @@
 //! The per-request table (Locust's and the seeds' form), as aligned text and as markdown.
 
+use crate::report::document::{Cell, Table};
 use crate::summary::{RequestRow, Summary, ROW_QUANTILES};
-use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_us, fmt_us_f};
+use crate::units::fmt_count;
 
 /// Columns aligned left: the method and the name.
 pub const LEFT: usize = 2;
@@ -42,34 +43,46 @@ pub fn name(r: &RequestRow) -> String {
     }
 }
 
-/// One request's cells, as [`header`] names them.
-pub fn cells(r: &RequestRow) -> Vec<String> {
+/// One request's cells, typed, as [`header`] names them.
+pub fn typed(r: &RequestRow) -> Vec<Cell> {
     let mut c = vec![
-        r.method.clone(),
-        name(r),
-        fmt_count(r.count),
-        fails_cell(r.failures, r.count),
-        fmt_us_f(r.latency.mean_us),
-        fmt_us(r.latency.min_us),
-        fmt_us(r.latency.max_us),
-        fmt_us_f(r.latency.stdev_us),
-        fmt_bytes(r.mean_bytes),
-        fmt_num(r.rps, 1),
-        fmt_num(r.failures_per_sec, 2),
+        Cell::Text(r.method.clone()),
+        Cell::Text(name(r)),
+        Cell::Count(r.count),
+        Cell::Text(fails_cell(r.failures, r.count)),
+        Cell::Duration(r.latency.mean_us),
+        Cell::Duration(r.latency.min_us as f64),
+        Cell::Duration(r.latency.max_us as f64),
+        Cell::Duration(r.latency.stdev_us),
+        Cell::Bytes(r.mean_bytes),
+        Cell::Number {
+            value: r.rps,
+            decimals: 1,
+        },
+        Cell::Number {
+            value: r.failures_per_sec,
+            decimals: 2,
+        },
     ];
-    c.extend(r.percentiles_us.iter().map(|&us| fmt_us(us)));
+    c.extend(r.percentiles_us.iter().map(|&us| Cell::Duration(us as f64)));
     c
 }
 
-fn body(s: &Summary) -> Vec<Vec<String>> {
-    s.by_request
-        .iter()
-        .chain(&s.aggregated)
-        .map(cells)
-        .collect()
+/// One request's cells in words, as [`header`] names them.
+pub fn cells(r: &RequestRow) -> Vec<String> {
+    typed(r).iter().map(Cell::to_text).collect()
 }
 
-/// The header and one row per request, then the aggregated row.
-pub fn rows(s: &Summary) -> Vec<Vec<String>> {
-    std::iter::once(header()).chain(body(s)).collect()
+/// One row per request, then the aggregated row.
+pub fn table(s: &Summary) -> Table {
+    Table {
+        header: header(),
+        rows: s
+            .by_request
+            .iter()
+            .chain(&s.aggregated)
+            .map(typed)
+            .collect(),
+        left: LEFT,
+    }
 }

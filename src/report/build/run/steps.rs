@@ -1,14 +1,14 @@
 //! Each stage (sweep step) as its own vegeta report: requests, latencies and their 95 %
 //! confidence intervals, status codes and Error Set, as the seeds list one block per rate.
 
-use super::text::{error_set, row, stats_values, status_codes, STATS_FIELDS};
+use super::vegeta::{error_set, line, stats_values, status_codes, STATS_FIELDS};
+use crate::report::document::{Block, Cell, FieldLine, Section};
 use crate::summary::{StageRow, Summary};
 use crate::units::fmt_secs;
-use std::fmt::Write;
 
 /// A stage's name with its load, once when the name is the load: "warm (1 user)", "200/s".
 pub fn label(s: &Summary, st: &StageRow) -> String {
-    let level = super::text::stage_level(s, st.from, st.to);
+    let level = crate::report::build::words::stage_level(s, st.from, st.to);
     if st.name == level {
         level
     } else {
@@ -43,60 +43,51 @@ const CI_FIELDS: &str = "[50, 90, 95, 99, 99.9]";
 
 /// One step's block, without its title: a step's percentiles come from few samples (500
 /// requests a step in seed 003), so their confidence intervals follow them.
-pub fn block(st: &StageRow) -> String {
-    let mut out = String::new();
-    row(
-        &mut out,
-        "Requests",
-        "[total, rate, throughput]",
-        &format!("{}, {:.2}, {:.2}", st.count, st.sent_rps, st.throughput),
-    );
-    row(
-        &mut out,
-        "Latencies",
-        STATS_FIELDS,
-        &stats_values(&st.latency),
-    );
+pub fn block(st: &StageRow) -> Vec<Block> {
+    let mut lines = vec![
+        line(
+            "Requests",
+            "[total, rate, throughput]",
+            format!("{}, {:.2}, {:.2}", st.count, st.sent_rps, st.throughput),
+        ),
+        line("Latencies", STATS_FIELDS, stats_values(&st.latency)),
+    ];
     if let Some(ci) = &st.latency.ci {
-        row(
-            &mut out,
+        lines.push(line(
             "95% CI",
             CI_FIELDS,
-            &[ci.p50_us, ci.p90_us, ci.p95_us, ci.p99_us, ci.p999_us]
+            [ci.p50_us, ci.p90_us, ci.p95_us, ci.p99_us, ci.p999_us]
                 .iter()
-                .map(super::interval::us)
+                .map(crate::report::interval::us)
                 .collect::<Vec<_>>()
                 .join(", "),
-        );
+        ));
     }
-    row(
-        &mut out,
-        "Success",
-        "[ratio]",
-        &format!("{:.2}%", 100.0 * (1.0 - st.failure_ratio())),
-    );
-    if !st.status_codes.is_empty() || !st.error_set.is_empty() {
-        let codes = status_codes(&st.status_codes, &st.error_set);
-        row(&mut out, "Status Codes", "[code:count]", codes.trim());
-        out.push_str("Error Set:\n");
-        error_set(&mut out, "  ", &st.error_set);
+    lines.push(FieldLine {
+        label: "Success".into(),
+        fields: "[ratio]".into(),
+        values: Cell::Percent(100.0 * (1.0 - st.failure_ratio())),
+    });
+    if st.status_codes.is_empty() && st.error_set.is_empty() {
+        return vec![Block::Fields(lines)];
     }
-    out
+    let codes = status_codes(&st.status_codes, &st.error_set);
+    lines.push(line("Status Codes", "[code:count]", codes.trim()));
+    error_set(lines, &st.error_set)
 }
 
-/// The measured steps that ran, one indented block each, under "Steps:".
-pub fn blocks(s: &Summary) -> String {
-    let mut out = String::new();
+/// The measured steps that ran, a subsection each, under "Steps"; `None` when none ran.
+pub fn section(s: &Summary) -> Option<Section> {
     let steps = measured(s);
     if steps.is_empty() {
-        return out;
+        return None;
     }
-    out.push_str("Steps:\n");
-    for (title, st) in steps {
-        let _ = writeln!(out, "  {title}");
-        for line in block(st).lines() {
-            let _ = writeln!(out, "    {line}");
-        }
-    }
-    out
+    let subs = steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, (title, st))| {
+            Block::Sub(Section::new(&format!("step-{}", i + 1), &title, block(st)))
+        })
+        .collect();
+    Some(Section::new("steps", "Steps", subs))
 }

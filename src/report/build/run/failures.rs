@@ -1,8 +1,8 @@
 //! The Failures table: which request failed, why (a status it does not expect, a body
 //! that broke its expectation, a transport error) and how often.
 
+use crate::report::document::{Cell, Table};
 use crate::summary::{Reason, Summary};
-use crate::units::fmt_count;
 
 /// Columns aligned left: method, request and reason.
 pub const LEFT: usize = 3;
@@ -18,12 +18,9 @@ pub fn words(reason: Reason) -> String {
     }
 }
 
-/// The header and one row per request and reason; only the header when nothing failed.
-pub fn rows(s: &Summary) -> Vec<Vec<String>> {
-    let mut rows = vec![["Method", "Request", "Reason", "Count", "Share"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect::<Vec<_>>()];
+/// One row per request and reason; no rows when nothing failed.
+pub fn table(s: &Summary) -> Table {
+    let mut t = Table::new(&["Method", "Request", "Reason", "Count", "Share"], LEFT);
     let count_of = |name: &str| {
         s.by_request
             .iter()
@@ -32,19 +29,19 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
     };
     for f in &s.failures {
         let of = count_of(&f.request);
-        rows.push(vec![
-            f.method.clone(),
-            f.request.clone(),
-            words(f.reason),
-            fmt_count(f.count),
+        t.rows.push(vec![
+            Cell::Text(f.method.clone()),
+            Cell::Text(f.request.clone()),
+            Cell::Text(words(f.reason)),
+            Cell::Count(f.count),
             if of > 0 {
-                format!("{:.2}%", 100.0 * f.count as f64 / of as f64)
+                Cell::Percent(100.0 * f.count as f64 / of as f64)
             } else {
-                "-".into()
+                Cell::Empty
             },
         ]);
     }
-    rows
+    t
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ fn reasons(reasons: &[ReasonCount]) -> String {
             format!(
                 "{} × {}",
                 crate::units::fmt_count(r.count),
-                super::failures::words(r.reason)
+                super::run::failures::words(r.reason)
             )
         })
         .collect::<Vec<_>>()
@@ -388,17 +388,21 @@ pub fn phrase(f: &Finding) -> String {
         Finding::SentLate { p99_us, .. } => {
             format!("generator sent late (p99 {})", fmt_us(*p99_us))
         }
-        Finding::CpuBusy { share, .. } => format!("generator cpu {:.0}%", 100.0 * share),
+        Finding::CpuBusy { share, .. } => format!("generator CPU {:.0}%", 100.0 * share),
         Finding::CpuStarved { waiting_share } => {
-            format!("generator waited for cpu {:.0}%", 100.0 * waiting_share)
+            format!("generator waited for a CPU {:.0}%", 100.0 * waiting_share)
         }
-        Finding::Shortage { error, count } => format!("{count} {error}"),
-        Finding::Descriptors { peak, limit } => format!("fds {peak}/{limit}"),
+        Finding::Shortage { error, count } => {
+            format!("generator out of resources: {count} × {error}")
+        }
+        Finding::Descriptors { peak, limit } => {
+            format!("generator open files {peak} of {limit}")
+        }
         Finding::ConnectionCap {
             max_connections,
             needed,
             ..
-        } => format!("needs {needed:.0} of {max_connections} connections"),
+        } => format!("generator needs {needed:.0} connections, capped at {max_connections}"),
         Finding::ServerFailed { error, share, .. } => {
             format!("{error} {:.1}%", 100.0 * share)
         }
@@ -409,7 +413,7 @@ pub fn phrase(f: &Finding) -> String {
             first_p50_us,
             last_p50_us,
         } => format!(
-            "queue: p50 {}→{}",
+            "server queueing: p50 {}→{}",
             fmt_us(*first_p50_us),
             fmt_us(*last_p50_us)
         ),
@@ -428,7 +432,10 @@ pub fn phrase(f: &Finding) -> String {
         Finding::SlowToConnect {
             connect_p99_us,
             tls_p99_us,
-        } => format!("slow to connect {}", fmt_us(connect_p99_us + tls_p99_us)),
+        } => format!(
+            "server slow to accept connections (p99 {})",
+            fmt_us(connect_p99_us + tls_p99_us)
+        ),
         Finding::NothingSucceeded { reasons: why, .. } => why
             .iter()
             .map(|r| {

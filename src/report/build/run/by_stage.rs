@@ -2,12 +2,12 @@
 //! load, achieved throughput, latency (its p99 with the 95 % confidence interval), errors
 //! and which side, if any, was the limit.
 
-use super::text::stage_level;
+use crate::report::build::words::stage_level;
+use crate::report::document::{Cell, Table};
 use crate::summary::Summary;
-use crate::units::{fmt_count, fmt_rate, fmt_secs, fmt_us, fmt_us_f};
 
-/// The header and one row per stage; warm-ups are marked, steps never reached say so.
-pub fn rows(s: &Summary) -> Vec<Vec<String>> {
+/// One row per stage; warm-ups are marked, steps never reached say so.
+pub fn table(s: &Summary) -> Table {
     let header = [
         "stage",
         "load",
@@ -28,7 +28,8 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
     if watched {
         head.insert(header.len() - 1, "server CPU".into());
     }
-    let mut rows = vec![head];
+    let width = head.len();
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
     let reached = s
         .stages
         .iter()
@@ -40,30 +41,43 @@ pub fn rows(s: &Summary) -> Vec<Vec<String>> {
         } else {
             st.name.clone()
         };
-        let mut row = vec![name, stage_level(s, st.from, st.to)];
+        let mut row = vec![Cell::Text(name), Cell::Text(stage_level(s, st.from, st.to))];
         if i >= reached && s.stopped_early.is_some() {
             row.push("not run".into());
-            row.resize(rows[0].len(), String::new());
+            row.resize(width, Cell::text(""));
             rows.push(row);
             continue;
         }
+        let us = |v: u64| Cell::Duration(v as f64);
+        let p99 = match &st.latency.ci {
+            Some(ci) => Cell::DurationCi {
+                us: st.latency.p99_us as f64,
+                lo: ci.p99_us.lo.map(|v| v as f64),
+                hi: ci.p99_us.hi.map(|v| v as f64),
+            },
+            None => us(st.latency.p99_us),
+        };
         row.extend([
-            fmt_secs(st.duration_secs),
-            fmt_count(st.count),
-            fmt_rate(st.throughput),
-            fmt_us(st.latency.p50_us),
-            fmt_us(st.latency.p95_us),
-            super::interval::us_with(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us)),
-            fmt_us(st.latency.max_us),
-            fmt_us_f(st.latency.stdev_us),
-            format!("{:.2}%", 100.0 * st.failure_ratio()),
+            Cell::Duration(st.duration_secs * 1e6),
+            Cell::Count(st.count),
+            Cell::Rate(st.throughput),
+            us(st.latency.p50_us),
+            us(st.latency.p95_us),
+            p99,
+            us(st.latency.max_us),
+            Cell::Duration(st.latency.stdev_us),
+            Cell::Percent(100.0 * st.failure_ratio()),
         ]);
         if watched {
             let cpu = st.server_cpu_percent;
-            row.push(cpu.map_or("-".into(), |c| format!("{c:.0}%")));
+            row.push(cpu.map_or(Cell::Text("-".into()), |c| Cell::Text(format!("{c:.0}%"))));
         }
-        row.push(super::verdict::cell(&st.verdict));
+        row.push(Cell::Text(crate::report::build::verdict::cell(&st.verdict)));
         rows.push(row);
     }
-    rows
+    Table {
+        header: head,
+        rows,
+        left: 1,
+    }
 }

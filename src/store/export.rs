@@ -1,9 +1,9 @@
 //! `headroom export`: a run's raw records (`--raw`) as CSV or JSON lines, one row per
 //! request, named from the run's metadata. Streamed: memory is one row's, whatever the run.
 
+use super::{RawEnd, RawReader, RunMeta, StoreError};
 use crate::record::RawRecord;
 use crate::sample::Outcome;
-use crate::store::{RawEnd, RawReader, RunMeta, StoreError};
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! The live outputs (`--push`) in words: what each delivered and what it dropped, and why.
 
-use crate::store::{DropReason, OutputKind, OutputRecord};
+use crate::summary::{DropReason, OutputKind, OutputRecord};
 
 /// "Prometheus remote write: 61 samples sent, 12 dropped (connection refused)".
 pub fn line(o: &OutputRecord) -> String {
