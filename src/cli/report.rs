@@ -55,7 +55,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 "a matrix has no figures of its own; give a variant's directory for its figures"
             );
         }
-        emit(&report::matrix::render(&table, *format)?, output.as_deref())?;
+        emit(&report::matrix(&table, *format)?, output.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut status = super::exit::SUCCESS;
@@ -69,7 +69,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_capacity(&record), dir)?);
             }
-            report::capacity::render(&record, *format)?
+            report::capacity(&record, *format)?
         }
         None => {
             let stored = RunDir::at(&args.run)
@@ -232,7 +232,7 @@ pub fn say_left_out(left_out: &[plot::LeftOut]) {
 
 /// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
 pub fn write_capacity_plots_and_page(record: &CapacityRecord, dir: &Path) -> anyhow::Result<()> {
-    let page = report::capacity::render(record, Format::Html)?;
+    let page = report::capacity(record, Format::Html)?;
     write_page(&plot::for_capacity(record), &page, dir)
 }
 

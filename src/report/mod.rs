@@ -5,18 +5,9 @@
 //! document.
 
 pub mod build;
-pub mod capacity;
-pub mod compare;
-mod compare_breakdown;
 pub mod document;
-
-pub mod html;
 mod interval;
-pub mod junit;
-pub mod matrix;
 pub mod plot;
-pub mod regression;
-pub mod step_summary;
 mod table;
 pub mod write;
 
@@ -58,28 +49,29 @@ pub enum RenderError {
     },
 }
 
-/// `doc` in `format`: the one place a document meets its writer. A subject with no checks
-/// has no JUnit form (`what` names it, `hint` says what to run instead).
-pub fn write(
-    doc: &Document,
-    format: Format,
-    what: &'static str,
-    hint: &'static str,
-) -> Result<String, RenderError> {
+/// `doc` in `format`: the one place a document meets its writer. JUnit writes the
+/// document's checks; see [`unsupported`] for subjects that have none.
+pub fn write(doc: &Document, format: Format) -> Result<String, RenderError> {
     Ok(match format {
         Format::Text => write::text::write(doc),
         Format::Markdown => write::markdown::write(doc, 2),
         Format::Json => write::json::write(doc) + "\n",
         Format::Html => write::html::write(doc)?,
-        Format::Junit if doc.checks.is_empty() => {
-            return Err(RenderError::Unsupported {
-                what,
-                format: "JUnit",
-                hint,
-            })
-        }
         Format::Junit => write::junit::write(doc),
     })
+}
+
+/// Refuses `format` when it is JUnit: `what` has no checks to report (`hint` says what
+/// to run instead), and an empty test suite would pass a CI job for nothing.
+fn unsupported(format: Format, what: &'static str, hint: &'static str) -> Result<(), RenderError> {
+    match format {
+        Format::Junit => Err(RenderError::Unsupported {
+            what,
+            format: "JUnit",
+            hint,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The run summarised as `summary` in `format`; `extras` brings what the summary does not
@@ -90,7 +82,7 @@ pub fn render_run(
     extras: Extras<'_>,
 ) -> Result<String, RenderError> {
     // A run always has checks (that it completed, at least).
-    write(&build::run::build(summary, extras), format, "a run", "")
+    write(&build::run::build(summary, extras), format)
 }
 
 /// The run summarised as `s` as the end-of-run text report.
@@ -116,4 +108,79 @@ pub fn run_step_summary(s: &Summary, run_id: Option<&str>) -> String {
         ..Extras::default()
     };
     write::step_summary::write(&build::run::build(s, extras))
+}
+
+/// A capacity search in `format`.
+pub fn capacity(
+    record: &crate::capacity::study::CapacityRecord,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(&build::capacity::build(record), format)
+}
+
+/// Runs side by side in `format`, with the comparison's `figures`.
+pub fn compare(
+    runs: &[build::compare::Compared<'_>],
+    figures: plot::Figures,
+    format: Format,
+) -> Result<String, RenderError> {
+    unsupported(
+        format,
+        "a comparison without rules",
+        "give the rules it must pass: headroom compare --baseline BASE CANDIDATE --fail-on 'p99 +10%' --format junit",
+    )?;
+    write(&build::compare::build(runs, figures), format)
+}
+
+/// A matrix in `format`.
+pub fn matrix(
+    table: &crate::summary::matrix::MatrixTable,
+    format: Format,
+) -> Result<String, RenderError> {
+    unsupported(
+        format,
+        "a matrix",
+        "render each variant's run directory: headroom report DIR/VARIANT --format junit",
+    )?;
+    write(&build::matrix::build(table), format)
+}
+
+/// A regression gate in `format`.
+pub fn regression(
+    judged: &build::regression::Judged<'_>,
+    format: Format,
+) -> Result<String, RenderError> {
+    write(&build::regression::build(judged), format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subject_without_checks_refuses_junit_and_says_what_to_run() {
+        let empty = crate::summary::matrix::MatrixTable {
+            scenario: "s.yaml".into(),
+            columns: vec!["rate".into()],
+            cpu_columns: Vec::new(),
+            rows: Vec::new(),
+            by_request: Vec::new(),
+            not_run: 2,
+        };
+        let err = matrix(&empty, Format::Junit).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "a matrix has no JUnit report; render each variant's run directory: headroom report DIR/VARIANT --format junit"
+        );
+        // Nothing ran: the table says so rather than failing.
+        let text = matrix(&empty, Format::Text).unwrap();
+        assert!(
+            text.starts_with("Matrix of s.yaml: 0 variant(s) run, 2 not run\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The matrix was stopped: 2 variant(s) did not run."),
+            "{text}"
+        );
+    }
 }

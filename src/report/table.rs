@@ -1,11 +1,6 @@
 //! Tables of cells, as aligned text or as markdown: the first row is the header, the first
 //! column (names) is aligned left and the rest (numbers) right.
 
-/// The rows as aligned text columns, two spaces apart.
-pub fn aligned(rows: &[Vec<String>]) -> String {
-    aligned_left(rows, 1)
-}
-
 /// The rows as aligned text columns, the first `left` (names, methods) aligned left.
 pub fn aligned_left(rows: &[Vec<String>], left: usize) -> String {
     let Some(first) = rows.first() else {
@@ -37,11 +32,6 @@ pub fn aligned_left(rows: &[Vec<String>], left: usize) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The rows as a GitHub markdown table.
-pub fn markdown(rows: &[Vec<String>]) -> String {
-    markdown_left(rows, 1)
 }
 
 /// Text made safe inside a markdown table cell: a `|` would end the cell and a line break
@@ -81,12 +71,12 @@ mod tests {
             vec!["name".to_string(), "n".into()],
             vec!["read".into(), "1200".into()],
         ];
-        assert_eq!(aligned(&rows), "name     n\nread  1200\n");
+        assert_eq!(aligned_left(&rows, 1), "name     n\nread  1200\n");
         assert_eq!(
-            markdown(&rows),
+            markdown_left(&rows, 1),
             "| name | n |\n|---|---:|\n| read | 1200 |\n"
         );
         let hostile = vec![vec!["name".to_string()], vec!["a|b\nc".into()]];
-        assert_eq!(markdown(&hostile), "| name |\n|---|\n| a\\|b c |\n");
+        assert_eq!(markdown_left(&hostile, 1), "| name |\n|---|\n| a\\|b c |\n");
     }
 }

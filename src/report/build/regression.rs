@@ -1,18 +1,19 @@
-//! The regression verdict in words: each rule with the baseline's value, the candidate's
-//! (each with its 95 % confidence interval), the change and whether it held, regressed or
-//! differed within noise; in text, markdown, JSON and JUnit.
+//! The document of a regression gate (`compare --baseline --fail-on`): whether the candidate
+//! regressed, each failed rule and each rule within noise in words, then a table of the rules
+//! with the baseline's value, the candidate's (each with its 95 % confidence interval), the
+//! change and the outcome; a check per rule and per partial run for JUnit.
 
-use super::interval::{in_unit, value};
-use super::junit::{Case, Failure, Suite};
-use super::table::{aligned_left, markdown_left};
-use super::Format;
+use super::checks;
+use super::words::load_words;
+use crate::report::document::{
+    Answer, Cell, Check, CheckFailure, Document, Fact, Section, Stamp, Table, Tone, Verdict,
+};
+use crate::report::interval::{in_unit, value};
 use crate::summary::regression::{
     Allowance, Incomplete, Latency, Mismatch, Outcome, RuleVerdict, Side, Unit,
 };
-use crate::summary::Interval;
-use crate::summary::Summary;
+use crate::summary::{Interval, Summary};
 use crate::units::fmt_us_f;
-use std::fmt::Write as _;
 
 /// The two runs judged: their labels (directory names) and summaries.
 pub struct Judged<'a> {
@@ -34,6 +35,75 @@ impl Judged<'_> {
     /// True when both runs are whole and every rule held.
     pub fn passed(&self) -> bool {
         self.incomplete.is_empty() && self.verdicts.iter().all(RuleVerdict::passed)
+    }
+}
+
+/// The gate as a document.
+pub fn build(j: &Judged<'_>) -> Document {
+    let evidence = j
+        .verdicts
+        .iter()
+        .filter(|v| !v.passed())
+        .map(failure_line)
+        .chain(
+            j.verdicts
+                .iter()
+                .filter(|v| v.outcome == Outcome::WithinNoise)
+                .map(noise_line),
+        )
+        .chain(
+            j.incomplete
+                .iter()
+                .map(|i| format!("FAILED: {}", incomplete_line(i))),
+        )
+        .collect();
+    let failed = j.verdicts.iter().filter(|v| !v.passed()).count();
+    Document {
+        title: format!(
+            "Regression check of {} against the baseline {}",
+            j.candidate_label, j.baseline_label
+        ),
+        what_ran: vec![load_words(j.candidate)],
+        answer: Answer {
+            verdict: Some(Verdict {
+                tone: if j.passed() { Tone::Good } else { Tone::Bad },
+                sentence: tally(j.verdicts, j.incomplete),
+                evidence,
+            }),
+            objectives: Vec::new(),
+            numbers: vec![
+                Fact {
+                    label: "rules".into(),
+                    value: Cell::Count(j.verdicts.len() as u64),
+                },
+                Fact {
+                    label: "failed".into(),
+                    value: Cell::Count(failed as u64),
+                },
+            ],
+            notes: Vec::new(),
+        },
+        sections: vec![Section::table("rules", "", rules(j.verdicts))],
+        checks: junit_checks(j.verdicts, j.incomplete),
+        properties: vec![
+            ("baseline".into(), j.baseline_label.to_string()),
+            ("candidate".into(), j.candidate_label.to_string()),
+            ("target".into(), j.candidate.target.clone()),
+            ("load".into(), load_words(j.candidate)),
+        ],
+        stamp: Some(Stamp {
+            started: j.candidate.started_at.clone(),
+            host: j.candidate.host.clone(),
+            secs: j.candidate.duration.total_secs,
+        }),
+        data: serde_json::json!({
+            "baseline": j.baseline_label,
+            "candidate": j.candidate_label,
+            "passed": j.passed(),
+            "incomplete": j.incomplete,
+            "rules": j.verdicts,
+        }),
+        ..Document::default()
     }
 }
 
@@ -76,8 +146,8 @@ pub fn mismatch_line(m: &Mismatch, baseline: &Summary, candidate: &Summary) -> S
         ),
         Mismatch::Load => format!(
             "the runs offered different loads (baseline {}, candidate {})",
-            super::build::words::load_words(baseline),
-            super::build::words::load_words(candidate)
+            load_words(baseline),
+            load_words(candidate)
         ),
     }
 }
@@ -107,12 +177,13 @@ fn change(v: &RuleVerdict) -> String {
     }
 }
 
-fn outcome_word(o: Outcome) -> &'static str {
+/// A rule's outcome as a table cell.
+fn outcome_cell(o: Outcome) -> Cell {
     match o {
-        Outcome::Passed => "passed",
-        Outcome::WithinNoise => "within noise",
-        Outcome::Failed => "REGRESSED",
-        Outcome::NoData => "FAILED (nothing to measure)",
+        Outcome::Passed => Cell::Status(Tone::Good, "passed".into()),
+        Outcome::WithinNoise => Cell::Status(Tone::Unsure, "within noise".into()),
+        Outcome::Failed => Cell::Status(Tone::Bad, "REGRESSED".into()),
+        Outcome::NoData => Cell::Status(Tone::Bad, "FAILED (nothing to measure)".into()),
     }
 }
 
@@ -196,42 +267,34 @@ fn noise_line(v: &RuleVerdict) -> String {
     )
 }
 
-fn rows(verdicts: &[RuleVerdict]) -> Vec<Vec<String>> {
-    let mut rows = vec![[
-        "rule",
-        "baseline (95% CI)",
-        "candidate (95% CI)",
-        "change",
-        "limit",
-        "verdict",
-    ]
-    .map(String::from)
-    .to_vec()];
+/// The rules, a row each.
+fn rules(verdicts: &[RuleVerdict]) -> Table {
+    let mut t = Table::new(
+        &[
+            "rule",
+            "baseline (95% CI)",
+            "candidate (95% CI)",
+            "change",
+            "limit",
+            "verdict",
+        ],
+        1,
+    );
     for v in verdicts {
-        rows.push(vec![
-            v.rule.text.clone(),
-            with_ci(v.unit, v.baseline, v.baseline_ci.as_ref()),
-            with_ci(v.unit, v.candidate, v.candidate_ci.as_ref()),
-            change(v),
-            value(v.unit, v.limit),
-            outcome_word(v.outcome).into(),
+        t.rows.push(vec![
+            Cell::text(v.rule.text.clone()),
+            Cell::text(with_ci(v.unit, v.baseline, v.baseline_ci.as_ref())),
+            Cell::text(with_ci(v.unit, v.candidate, v.candidate_ci.as_ref())),
+            Cell::text(change(v)),
+            Cell::text(value(v.unit, v.limit)),
+            outcome_cell(v.outcome),
         ]);
     }
-    rows
+    t
 }
 
-/// The rules within noise, a line each, under the table.
-fn noise_lines(j: &Judged<'_>) -> Vec<String> {
-    j.verdicts
-        .iter()
-        .filter(|v| v.outcome == Outcome::WithinNoise)
-        .map(noise_line)
-        .collect()
-}
-
-/// The closing line: how many rules failed, and which runs are partial.
-fn tally(j: &Judged<'_>) -> String {
-    let verdicts = j.verdicts;
+/// The answer in one line: how many rules failed, and which runs are partial.
+fn tally(verdicts: &[RuleVerdict], incomplete: &[Incomplete]) -> String {
     let failed = verdicts.iter().filter(|v| !v.passed()).count();
     let noise = match verdicts
         .iter()
@@ -241,15 +304,14 @@ fn tally(j: &Judged<'_>) -> String {
         0 => String::new(),
         n => format!(" ({n} within noise)"),
     };
-    let rules = if failed == 0 && j.incomplete.is_empty() {
+    let rules = if failed == 0 && incomplete.is_empty() {
         return format!("no regression: all {} rules held{noise}", verdicts.len());
     } else if failed == 0 {
         format!("all {} rules held{noise}", verdicts.len())
     } else {
         format!("{failed} of {} rules failed{noise}", verdicts.len())
     };
-    let partial: Vec<&str> = j
-        .incomplete
+    let partial: Vec<&str> = incomplete
         .iter()
         .map(|i| match i.side {
             Side::Baseline => "the baseline run is partial",
@@ -263,129 +325,32 @@ fn tally(j: &Judged<'_>) -> String {
     }
 }
 
-/// The partial runs, a line each, under the table.
-fn incomplete_block(j: &Judged<'_>) -> String {
-    j.incomplete
-        .iter()
-        .map(|i| format!("FAILED: {}\n", incomplete_line(i)))
-        .collect()
-}
-
-/// The verdict in `format`.
-pub fn render(j: &Judged<'_>, format: Format) -> Result<String, super::RenderError> {
-    Ok(match format {
-        Format::Text => {
-            let mut out = format!(
-                "Regression check of {} against the baseline {}\n\n",
-                j.candidate_label, j.baseline_label
-            );
-            out.push_str(&aligned_left(&rows(j.verdicts), 1));
-            out.push('\n');
-            for line in noise_lines(j) {
-                let _ = writeln!(out, "{line}");
-            }
-            out.push_str(&incomplete_block(j));
-            let _ = writeln!(out, "{}", tally(j));
-            out
-        }
-        Format::Markdown => markdown(j),
-        Format::Json => {
-            serde_json::to_string_pretty(&serde_json::json!({
-                "baseline": j.baseline_label,
-                "candidate": j.candidate_label,
-                "passed": j.passed(),
-                "incomplete": j.incomplete,
-                "rules": j.verdicts,
-            }))
-            .expect("verdicts serialize")
-                + "\n"
-        }
-        Format::Junit => junit(j),
-        Format::Html => {
-            return Err(super::RenderError::Unsupported {
-                what: "a regression check",
-                format: "HTML",
-                hint: "use text, markdown, json or junit; headroom compare BASE CANDIDATE --format html shows the runs side by side",
-            })
-        }
-    })
-}
-
-/// The verdict as Markdown (also the step summary of `compare --fail-on`).
-pub fn markdown(j: &Judged<'_>) -> String {
-    let mut out = format!(
-        "### headroom: regression check of `{}` against the baseline `{}`\n\n",
-        super::step_summary::code_text(j.candidate_label),
-        super::step_summary::code_text(j.baseline_label)
-    );
-    let escaped: Vec<Vec<String>> = rows(j.verdicts)
-        .into_iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| super::step_summary::cell_text(c))
-                .collect()
-        })
-        .collect();
-    out.push_str(&markdown_left(&escaped, 1));
-    out.push('\n');
-    for line in noise_lines(j) {
-        let _ = writeln!(out, "- {}", super::step_summary::cell_text(&line));
-    }
-    for i in j.incomplete {
-        let _ = writeln!(
-            out,
-            "- **FAILED**: {}",
-            super::step_summary::cell_text(&incomplete_line(i))
-        );
-    }
-    let _ = writeln!(out, "\n**{}**\n", tally(j));
-    out
-}
-
-/// One test case per rule, and one per partial run.
-fn junit(j: &Judged<'_>) -> String {
-    let partial = j.incomplete.iter().map(|i| Case {
-        classname: "headroom.regression".into(),
+/// A check per rule, and one per partial run.
+fn junit_checks(verdicts: &[RuleVerdict], incomplete: &[Incomplete]) -> Vec<Check> {
+    let partial = incomplete.iter().map(|i| Check {
+        group: checks::REGRESSION.into(),
         name: complete_check(i.side).into(),
-        failure: Some(Failure {
+        failure: Some(CheckFailure {
             message: incomplete_line(i),
-            kind: "partial",
+            kind: "partial".into(),
             detail: incomplete_line(i),
         }),
         output: None,
     });
-    let cases = j
-        .verdicts
+    verdicts
         .iter()
-        .map(|v| Case {
-            classname: "headroom.regression".into(),
+        .map(|v| Check {
+            group: checks::REGRESSION.into(),
             name: v.rule.text.clone(),
-            failure: (!v.passed()).then(|| Failure {
+            failure: (!v.passed()).then(|| CheckFailure {
                 message: failure_line(v),
-                kind: "regression",
+                kind: "regression".into(),
                 detail: failure_line(v),
             }),
             output: (v.outcome == Outcome::WithinNoise).then(|| noise_line(v)),
         })
         .chain(partial)
-        .collect();
-    Suite {
-        name: format!(
-            "headroom: regression check of {} against {}",
-            j.candidate_label, j.baseline_label
-        ),
-        timestamp: Some(j.candidate.started_at.clone()),
-        hostname: Some(j.candidate.host.clone()),
-        secs: Some(j.candidate.duration.total_secs),
-        properties: vec![
-            ("baseline", j.baseline_label.to_string()),
-            ("candidate", j.candidate_label.to_string()),
-            ("target", j.candidate.target.clone()),
-            ("load", super::build::words::load_words(j.candidate)),
-        ],
-        cases,
-    }
-    .to_xml()
+        .collect()
 }
 
 /// The partial runs and the failed rules, a line each (for standard error).
@@ -395,4 +360,67 @@ pub fn failure_lines(j: &Judged<'_>) -> Vec<String> {
         .map(incomplete_line)
         .chain(j.verdicts.iter().filter(|v| !v.passed()).map(failure_line))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(text: &str, baseline: f64, candidate: f64, outcome: Outcome) -> RuleVerdict {
+        let ci = |v: f64| {
+            Some(Interval {
+                lo: Some(0.9 * v),
+                hi: Some(1.1 * v),
+            })
+        };
+        RuleVerdict {
+            rule: text.parse().unwrap(),
+            unit: Unit::Micros,
+            baseline,
+            candidate,
+            limit: 1.1 * baseline,
+            baseline_ci: ci(baseline),
+            candidate_ci: ci(candidate),
+            ci_method: None,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn the_tally_leads_and_counts_failures_noise_and_partial_runs() {
+        let failed = rule("p50 +10%", 1000.0, 2000.0, Outcome::Failed);
+        let noisy = rule("p99 +10%", 1000.0, 1150.0, Outcome::WithinNoise);
+        let partial = Incomplete {
+            side: Side::Candidate,
+            why: "the run did not finish".into(),
+        };
+        assert_eq!(
+            tally(&[failed.clone(), noisy.clone()], &[]),
+            "regression: 1 of 2 rules failed (1 within noise)"
+        );
+        assert_eq!(
+            tally(std::slice::from_ref(&noisy), &[]),
+            "no regression: all 1 rules held (1 within noise)"
+        );
+        assert_eq!(
+            tally(std::slice::from_ref(&noisy), std::slice::from_ref(&partial)),
+            "not passed: the candidate run is partial; all 1 rules held (1 within noise)"
+        );
+        let t = rules(&[failed.clone(), noisy.clone()]);
+        assert_eq!(t.rows[0][5], Cell::Status(Tone::Bad, "REGRESSED".into()));
+        assert_eq!(t.rows[0][3].to_text(), "+100.0%");
+        assert_eq!(t.rows[1][5].tone(), Some(Tone::Unsure));
+        let checks = junit_checks(&[failed, noisy], &[partial]);
+        assert_eq!(checks.len(), 3);
+        assert!(checks[0]
+            .failure
+            .as_ref()
+            .unwrap()
+            .message
+            .ends_with("their 95% confidence intervals do not overlap"));
+        assert!(checks[1].failure.is_none());
+        assert!(checks[1].output.as_ref().unwrap().contains("within noise"));
+        assert_eq!(checks[2].name, "the candidate run is complete");
+        assert_eq!(checks[2].group, "headroom.regression");
+    }
 }
