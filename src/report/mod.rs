@@ -6,10 +6,11 @@
 
 pub mod build;
 pub mod document;
-mod interval;
 pub mod plot;
-mod table;
 pub mod write;
+
+#[cfg(test)]
+mod layout_tests;
 
 pub use build::run::Extras;
 

@@ -8,11 +8,12 @@ use crate::capacity::knee::Knee;
 use crate::capacity::search::{Outcome, Phase, Verdict as Ended, DEFAULT_MAX};
 use crate::capacity::steady::Unsteady;
 use crate::capacity::study::{CapacityRecord, ProbeRecord};
+use crate::report::document::interval;
 use crate::report::document::{
     Answer, Block, Cell, Check, CheckFailure, Document, Fact, Figures, Objective, Section, Table,
     Tone, Verdict,
 };
-use crate::report::{interval, plot};
+use crate::report::plot;
 use crate::summary::{Blame, Diagnosis, Limit};
 use crate::units::{fmt_num, fmt_span, fmt_us, fmt_us_f};
 

@@ -5,10 +5,10 @@
 
 use super::checks;
 use super::words::load_words;
+use crate::report::document::interval::{in_unit, value};
 use crate::report::document::{
     Answer, Cell, Check, CheckFailure, Document, Fact, Section, Stamp, Table, Tone, Verdict,
 };
-use crate::report::interval::{in_unit, value};
 use crate::summary::regression::{
     Allowance, Incomplete, Latency, Mismatch, Outcome, RuleVerdict, Side, Unit,
 };

@@ -1,7 +1,7 @@
 //! A table cell as a typed value: writers word it (text), mark it (HTML classes) or keep
 //! it as a number with its unit (JSON), so no number is ever re-parsed from its words.
 
-use crate::report::interval;
+use crate::report::document::interval;
 use crate::summary::regression::Unit;
 use crate::summary::Interval;
 use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_us_f, us_parts};

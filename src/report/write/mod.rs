@@ -5,5 +5,6 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod step_summary;
+pub(crate) mod table;
 pub mod text;
 mod xml;

@@ -68,7 +68,7 @@ pub fn write(doc: &Document) -> String {
 /// User text made safe inside a Markdown table cell: a `|` would end the cell and a line
 /// break the row.
 pub fn cell_text(text: &str) -> String {
-    crate::report::table::markdown_cell(text)
+    crate::report::write::table::markdown_cell(text)
 }
 
 /// User text made safe inside a code span in a table cell (a backtick would end the span).

@@ -3,7 +3,7 @@
 //! can be compared with vegeta's line by line.
 
 use crate::report::document::{Answer, Block, Document, FieldLine, Section};
-use crate::report::table::aligned_left;
+use crate::report::write::table::aligned_left;
 use std::fmt::Write as _;
 
 /// vegeta's widths: the label, then the fields' names.

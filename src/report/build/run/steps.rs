@@ -58,7 +58,7 @@ pub fn block(st: &StageRow) -> Vec<Block> {
             CI_FIELDS,
             [ci.p50_us, ci.p90_us, ci.p95_us, ci.p99_us, ci.p999_us]
                 .iter()
-                .map(crate::report::interval::us)
+                .map(crate::report::document::interval::us)
                 .collect::<Vec<_>>()
                 .join(", "),
         ));

@@ -1,7 +1,7 @@
 //! Confidence intervals in words, the one place they are worded: "11.900–13.000ms",
 //! "≥11.900ms" for an interval the samples cannot bound above, and a value with its
 //! interval, "12.301ms (11.900–13.000ms)". An objective's measured value with its interval
-//! is a [`Cell::Measured`](super::document::Cell::Measured), worded from these.
+//! is a [`Cell::Measured`](super::Cell::Measured), worded from these.
 
 use crate::summary::regression::Unit;
 use crate::summary::Interval;
