@@ -42,7 +42,7 @@ pub fn answer(out: &mut String, a: &Answer) {
         ]];
         rows.extend(a.objectives.iter().map(|o| {
             vec![
-                o.text.clone(),
+                format!("`{}`", o.text),
                 o.measured.to_text(),
                 if o.met { "met" } else { "**not met**" }.into(),
             ]
