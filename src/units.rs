@@ -10,12 +10,19 @@ pub fn fmt_us(us: u64) -> String {
 
 /// A fractional microsecond count as a short human duration.
 pub fn fmt_us_f(us: f64) -> String {
+    let (number, unit) = us_parts(us);
+    format!("{number}{unit}")
+}
+
+/// A fractional microsecond count as a short human duration's number and unit apart
+/// ("12.345", "ms"), for a range that says its unit once.
+pub fn us_parts(us: f64) -> (String, &'static str) {
     if us < 1_000.0 {
-        format!("{us:.0}µs")
+        (format!("{us:.0}"), "µs")
     } else if us < 1_000_000.0 {
-        format!("{:.3}ms", us / 1e3)
+        (format!("{:.3}", us / 1e3), "ms")
     } else {
-        format!("{:.3}s", us / 1e6)
+        (format!("{:.3}", us / 1e6), "s")
     }
 }
 

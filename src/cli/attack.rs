@@ -340,7 +340,7 @@ pub fn execute_launched(
         report_file.as_deref(),
     )?;
     super::step_summary::append(|| {
-        headroom::report::step_summary::run(&summary, super::report::run_id(dir.path()).as_deref())
+        headroom::report::run_step_summary(&summary, super::report::run_id(dir.path()).as_deref())
     });
     if pages {
         super::report::write_plots_and_page(&stored, &summary, dir.path())?;

@@ -8,7 +8,7 @@ use headroom::capacity::search::SearchSettings;
 use headroom::capacity::study::{self, StudySettings};
 use headroom::engine::CancellationToken;
 use headroom::plan::gate;
-use headroom::report::capacity as render;
+use headroom::report::build::capacity as build;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -110,16 +110,19 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
         &mut progress,
         &mut |probe| {
             if !quiet {
-                eprintln!("{}", render::probe_line(probe));
+                eprintln!("{}", build::probe_line(probe));
             }
         },
     )
     .with_context(|| format!("capacity search on {} failed", plan.target.url))?;
     super::report::emit(
-        &render::render(&record, args.output.format)?,
+        &headroom::report::capacity(&record, args.output.format)?,
         args.output.report_file.as_deref(),
     )?;
-    super::step_summary::append(|| headroom::report::step_summary::capacity(&record));
+    // The answer alone: a CI page reads several steps' summaries one after another.
+    super::step_summary::append(|| {
+        headroom::report::write::step_summary::write(&build::build(&record))
+    });
     super::report::write_capacity_plots_and_page(&record, dir.path())?;
     eprintln!(
         "search stored in {} (re-render: headroom report {})",

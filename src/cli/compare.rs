@@ -3,8 +3,9 @@
 
 use anyhow::{bail, Context};
 use headroom::plan::gate;
-use headroom::report::regression::Judged;
-use headroom::report::{compare, plot};
+use headroom::report::build::compare::{build as build_compare, Compared};
+use headroom::report::build::regression::{self as gate_report, Judged};
+use headroom::report::plot;
 use headroom::store::{RunDir, StoredRun};
 use headroom::summary::regression;
 use headroom::summary::Summary;
@@ -87,15 +88,22 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let r = &args.rendering;
+    let drawn = plot::for_comparison(&views);
     if let Some(dir) = &r.plots {
-        let drawn = plot::for_comparison(&views);
         super::report::say_left_out(&drawn.left_out);
         super::report::announce(plot::write_all(&drawn.shown, dir)?);
     }
-    let text = compare::render(&views, r.format)?;
+    let runs: Vec<Compared<'_>> = views
+        .iter()
+        .map(|v| Compared {
+            label: &v.label,
+            summary: v.summary,
+        })
+        .collect();
+    let text = headroom::report::compare(&runs, drawn.clone(), r.format)?;
     super::report::emit(&text, r.output.as_deref())?;
     super::step_summary::append(|| {
-        compare::render(&views, headroom::report::Format::Markdown).unwrap_or_default()
+        headroom::report::write::step_summary::write(&build_compare(&runs, drawn))
     });
     Ok(super::exit::code(super::exit::SUCCESS))
 }
@@ -113,7 +121,7 @@ fn judge(args: &CompareArgs, rules: &[regression::Rule]) -> anyhow::Result<ExitC
     let candidate = Summary::of(&load(candidate_path)?);
     let mismatches = regression::mismatches(&baseline, &candidate);
     for m in &mismatches {
-        let line = headroom::report::regression::mismatch_line(m, &baseline, &candidate);
+        let line = gate_report::mismatch_line(m, &baseline, &candidate);
         if m.refuses() {
             bail!("{line}: a regression check compares runs of one test; compare them without --fail-on to see them side by side");
         }
@@ -130,10 +138,12 @@ fn judge(args: &CompareArgs, rules: &[regression::Rule]) -> anyhow::Result<ExitC
         incomplete: &incomplete,
     };
     let r = &args.rendering;
-    let text = headroom::report::regression::render(&judged, r.format)?;
+    let text = headroom::report::regression(&judged, r.format)?;
     super::report::emit(&text, r.output.as_deref())?;
-    super::step_summary::append(|| headroom::report::regression::markdown(&judged));
-    let failed = headroom::report::regression::failure_lines(&judged);
+    super::step_summary::append(|| {
+        headroom::report::write::step_summary::write(&gate_report::build(&judged))
+    });
+    let failed = gate_report::failure_lines(&judged);
     if failed.is_empty() {
         return Ok(super::exit::code(super::exit::SUCCESS));
     }

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use headroom::report::export::{export_raw, RawFormat};
+use headroom::store::export::{export_raw, RawFormat};
 use headroom::store::{RawEnd, RunDir};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -8,8 +8,8 @@ use headroom::engine::CancellationToken;
 use headroom::plan::scenario::{Document, Override};
 use headroom::plan::AttackPlan;
 use headroom::run::Observer;
-use headroom::store::matrix::VariantState;
 use headroom::store::IntervalLine;
+use headroom::summary::matrix::VariantState;
 use headroom::summary::Summary;
 use std::process::ExitCode;
 
@@ -112,13 +112,13 @@ pub fn run(
     let table = headroom::summary::matrix::load(dir.path())?
         .context("the matrix record vanished while it ran")?;
     super::report::emit(
-        &headroom::report::matrix::render(&table, args.output.format)?,
+        &headroom::report::matrix(&table, args.output.format)?,
         args.output.report_file.as_deref(),
     )?;
     let page = dir.path().join("report.html");
     std::fs::write(
         &page,
-        headroom::report::matrix::render(&table, headroom::report::Format::Html)?,
+        headroom::report::matrix(&table, headroom::report::Format::Html)?,
     )
     .with_context(|| format!("cannot write {}", page.display()))?;
     eprintln!(

@@ -125,7 +125,7 @@ impl Observer for Progress {
                 .findings
                 .iter()
                 .any(|f| matches!(f, headroom::summary::Finding::TooShort { .. }));
-            (!undecided).then(|| headroom::report::verdict::cell(&d))
+            (!undecided).then(|| headroom::report::build::verdict::cell(&d))
         });
         let latency = r.latency_ok();
         let mut err = std::io::stderr().lock();

@@ -55,7 +55,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 "a matrix has no figures of its own; give a variant's directory for its figures"
             );
         }
-        emit(&report::matrix::render(&table, *format)?, output.as_deref())?;
+        emit(&report::matrix(&table, *format)?, output.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut status = super::exit::SUCCESS;
@@ -69,7 +69,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             if let Some(dir) = plots {
                 announce(plot::write_all(&plot::for_capacity(&record), dir)?);
             }
-            report::capacity::render(&record, *format)?
+            report::capacity(&record, *format)?
         }
         None => {
             let stored = RunDir::at(&args.run)
@@ -113,10 +113,28 @@ pub fn render_run(
 }
 
 fn render_view(view: &plot::RunView<'_>, format: Format, dir: &Path) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Html => report::html::run_page(view)?,
-        other => report::render(view.run, view.summary, other, run_id(dir).as_deref())?,
-    })
+    let figures = matches!(format, Format::Html).then(|| plot::for_run(view));
+    Ok(report::render_run(
+        view.summary,
+        format,
+        extras(view.run, figures, run_id(dir).as_deref()),
+    )?)
+}
+
+/// What a run's report needs beside its summary: its figures when drawn, its stored options
+/// (secrets already redacted when stored) for the HTML page, its id for JUnit.
+fn extras<'a>(
+    stored: &StoredRun,
+    figures: Option<plot::Figures>,
+    run_id: Option<&'a str>,
+) -> report::Extras<'a> {
+    report::Extras {
+        options: figures
+            .is_some()
+            .then(|| serde_json::to_value(&stored.meta).unwrap_or_default()),
+        figures,
+        run_id,
+    }
 }
 
 /// The PromQL that reads the run back, on stderr, when it pushed to Prometheus: printed at
@@ -194,8 +212,13 @@ pub fn write_plots_and_page(
     dir: &Path,
 ) -> anyhow::Result<()> {
     let view = view(stored, summary, dir, true);
-    let page = report::html::run_page(&view)?;
     let drawn = plot::for_run(&view);
+    let id = run_id(dir);
+    let page = report::render_run(
+        summary,
+        Format::Html,
+        extras(stored, Some(drawn.clone()), id.as_deref()),
+    )?;
     say_left_out(&drawn.left_out);
     write_page(&drawn.shown, &page, dir)
 }
@@ -209,7 +232,7 @@ pub fn say_left_out(left_out: &[plot::LeftOut]) {
 
 /// Writes a search's figures into `DIR/plots` and its HTML page as `DIR/report.html`.
 pub fn write_capacity_plots_and_page(record: &CapacityRecord, dir: &Path) -> anyhow::Result<()> {
-    let page = report::capacity::render(record, Format::Html)?;
+    let page = report::capacity(record, Format::Html)?;
     write_page(&plot::for_capacity(record), &page, dir)
 }
 

@@ -47,19 +47,8 @@ pub struct VariantEntry {
     pub state: VariantState,
 }
 
-/// How far a variant got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VariantState {
-    /// Not started (the matrix was stopped before it).
-    Pending,
-    /// Running, or killed while it ran.
-    Running,
-    /// Ran to its end.
-    Completed,
-    /// Stopped by a signal: its run is partial.
-    Interrupted,
-}
+// How far a variant got is the summary's to say (reports read it there, never the store).
+pub use crate::summary::matrix::VariantState;
 
 impl MatrixRecord {
     /// Reads the record in `dir`; `None` when `dir` holds no matrix.

@@ -12,13 +12,14 @@
 //! `meta.json`.
 
 mod check;
+pub use check::MAX_COUNT;
+pub mod export;
 mod fingerprint;
 mod log;
 pub mod matrix;
 mod measured;
 pub mod merge;
 mod meta;
-mod outputs;
 mod raw;
 mod redact;
 
@@ -29,7 +30,8 @@ pub use meta::{
     unix_secs_of, EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd,
     RunMeta, ShardMeta,
 };
-pub use outputs::{DropReason, OutputKind, OutputRecord};
+// The record of the live outputs is the summary's model: reports read it without the store.
+pub use crate::summary::{DropReason, OutputKind, OutputRecord};
 pub use raw::{RawBounds, RawEnd, RawFailure, RawReader, RawWriter};
 pub use redact::redact_args;
 

@@ -2,8 +2,22 @@
 //! runs, with a per-request table beside it when the runs have several requests.
 
 use super::{Stats, Summary};
-use crate::store::matrix::{MatrixRecord, VariantState};
+use crate::store::matrix::MatrixRecord;
 use serde::{Deserialize, Serialize};
+
+/// How far a variant got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VariantState {
+    /// Not started (the matrix was stopped before it).
+    Pending,
+    /// Running, or killed while it ran.
+    Running,
+    /// Ran to its end.
+    Completed,
+    /// Stopped by a signal: its run is partial.
+    Interrupted,
+}
 
 /// A matrix, summarised.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -28,6 +28,7 @@ mod generator;
 mod identity;
 pub mod live;
 pub mod matrix;
+mod outputs;
 pub mod regression;
 mod server;
 mod shards;
@@ -44,9 +45,10 @@ pub use diagnosis::{Blame, Diagnosis, Finding, Limit};
 pub use failures::{FailureRow, Reason};
 pub use generator::GeneratorHealth;
 pub use identity::Mismatch;
+pub use outputs::{DropReason, OutputKind, OutputRecord};
 pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
-pub use slo::{measure, SloCi, SloVerdict};
+pub use slo::{measure, Measured, SloCi, SloVerdict};
 pub use stats::Stats;
 
 use crate::plan::Load;
@@ -158,7 +160,7 @@ pub struct Summary {
     pub shards: Option<Shards>,
     /// What the live outputs (`--push`) sent and dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outputs: Vec<crate::store::OutputRecord>,
+    pub outputs: Vec<OutputRecord>,
 }
 
 /// Counts and rates, of the measured requests.

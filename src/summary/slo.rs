@@ -19,14 +19,41 @@ pub struct SloVerdict {
     /// whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
-    /// What was measured, in the objective's unit ("1.204ms", "0.30%", "812.5 req/s").
+    /// What was measured, in the objective's unit ("1.204ms", "0.30%", "812.5 req/s"), or
+    /// why nothing was ("no answered requests").
     pub measured: String,
+    /// What was measured as a number with its unit, for reports and figures that need the
+    /// number (never re-read from `measured`); `None` when nothing could be measured, and in
+    /// summaries written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Measured>,
     /// True when the objective held.
     pub met: bool,
     /// How sure `met` is, when the metric has a confidence interval (percentiles, the mean
     /// and the error rate; not the maximum or the rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci: Option<SloCi>,
+}
+
+/// A measured value in its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The value, in `unit` (µs, a ratio, per second).
+    pub value: f64,
+    /// Its unit.
+    pub unit: Unit,
+}
+
+impl Measured {
+    /// The value of `metric` as measured: `None` for "nothing to measure" (NaN).
+    pub fn of(metric: Metric, value: f64) -> Option<Measured> {
+        let unit = match metric {
+            Metric::Quantile(_) | Metric::Mean | Metric::Max => Unit::Micros,
+            Metric::ErrorRate => Unit::Ratio,
+            Metric::Rps => Unit::PerSecond,
+        };
+        value.is_finite().then_some(Measured { value, unit })
+    }
 }
 
 /// The measured value's 95 % confidence interval against the objective's bound.
@@ -89,6 +116,7 @@ pub fn judge(
                 objective: text.clone(),
                 request: None,
                 measured: format!("unreadable: {}", e.reason),
+                value: None,
                 met: false,
                 ci: None,
             },
@@ -110,15 +138,16 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
     for s in picked {
         scope.add(s);
     }
-    let verdict = |measured: String, met: bool, ci: Option<SloCi>| SloVerdict {
+    let verdict = |measured: String, value: f64, met: bool, ci: Option<SloCi>| SloVerdict {
         objective: slo.text.clone(),
         request: slo.request.clone(),
         measured,
+        value: Measured::of(slo.metric, value),
         met,
         ci,
     };
     if scope.count == 0 && slo.metric != Metric::Rps {
-        return verdict("no requests completed".into(), false, None);
+        return verdict("no requests completed".into(), f64::NAN, false, None);
     }
     let (value, measured) = measure(
         slo.metric,
@@ -134,7 +163,7 @@ fn judge_one(slo: &Slo, requests: &[RequestMeta], stats: &[RequestStats], secs: 
         scope.failures,
         &scope.latency,
     );
-    verdict(measured, slo.op.holds(value, slo.bound), ci)
+    verdict(measured, value, slo.op.holds(value, slo.bound), ci)
 }
 
 /// The value of `metric` over `count` completions (`failures` of them failed) taking

@@ -295,7 +295,7 @@ fn even_arrivals_say_so_and_arrivals_that_cannot_be_are_refused() {
     let md =
         String::from_utf8(ok(&["report", run.to_str().unwrap(), "--format", "markdown"]).stdout)
             .unwrap();
-    assert!(md.contains("Arrivals: evenly spaced."), "{md}");
+    assert!(md.contains("| Arrivals |  | evenly spaced |"), "{md}");
     let meta = std::fs::read_to_string(run.join("meta.json")).unwrap();
     assert!(
         !meta.contains("arrivals"),

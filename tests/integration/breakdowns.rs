@@ -9,7 +9,8 @@ use crate::support::{attack, headroom, start_target};
 use headroom::monitor::{CpuTime, Health};
 use headroom::plan::scenario;
 use headroom::record::IntervalRecord;
-use headroom::report::{compare, plot, render_json, render_markdown, render_text, Format};
+use headroom::report::build::compare::Compared;
+use headroom::report::{plot, render_json, render_markdown, render_text, Format};
 use headroom::sample::{ErrorKind, Iteration, Outcome, Sample};
 use headroom::store::{EndStatus, IntervalLine, RunDir, RunEnd, RunMeta};
 use headroom::summary::{Reason, Summary};
@@ -248,20 +249,36 @@ fn failures_have_reasons_and_each_step_its_status_codes_and_error_set() {
     assert_eq!(json["flows"][0]["name"], "lifecycle");
     assert_eq!(json["by_request"][0]["login"], true);
     // The HTML report has the tables too.
-    let html = headroom::report::render(&stored, &summary, Format::Html, None).unwrap();
+    let figures = plot::for_run(&plot::RunView {
+        label: "all requests".into(),
+        run: &stored,
+        summary: &summary,
+        scatter: None,
+    });
+    let html = headroom::report::render_run(
+        &summary,
+        Format::Html,
+        headroom::report::Extras {
+            figures: Some(figures),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for table in [
         "Failures",
         "Flows",
         "Status codes by request",
         "Requests by stage",
-        "Status codes and errors by step",
+        "Steps",
     ] {
-        assert!(
-            html.contains(&format!("<h2>{table}</h2>\n<table>")),
-            "{table}"
-        );
+        assert!(html.contains(&format!("<h2>{table}</h2>\n")), "{table}");
     }
-    assert!(html.contains("<td>HTTP 200, body without what it expects (expect: body/json)</td>"));
+    // Each step with its status codes and Error Set.
+    assert!(
+        html.contains("<h3>Step 1 of 2: 10 users, 1.000s</h3>"),
+        "{html}"
+    );
+    assert!(html.contains(">HTTP 200, body without what it expects (expect: body/json)</td>"));
 }
 
 #[test]
@@ -327,13 +344,59 @@ fn compare_puts_runs_side_by_side_per_step_and_per_request() {
             scatter: None,
         })
         .collect();
-    check_golden(
-        "breakdowns-compare.txt",
-        &compare::render(&views, Format::Text).unwrap(),
+    let runs: Vec<Compared<'_>> = views
+        .iter()
+        .map(|v| Compared {
+            label: &v.label,
+            summary: v.summary,
+        })
+        .collect();
+    let figures = plot::for_comparison(&views);
+    // Two steps each: a small figure per measure, a line per run.
+    let multiples: Vec<&str> = figures
+        .shown
+        .iter()
+        .filter(|f| f.name.starts_with("compare-step-"))
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(
+        multiples,
+        [
+            "compare-step-p50",
+            "compare-step-p99",
+            "compare-step-throughput",
+            "compare-step-errors"
+        ]
+    );
+    for f in figures
+        .shown
+        .iter()
+        .filter(|f| f.name.starts_with("compare-step-"))
+    {
+        assert!(f.distinct, "{}: runs told apart by dash and marker", f.name);
+        assert_eq!(f.series.len(), 2, "{}", f.name);
+        assert!(f.series.iter().all(|s| s.points.len() == 2), "{}", f.name);
+    }
+    let text = headroom::report::compare(&runs, figures.clone(), Format::Text).unwrap();
+    check_golden("breakdowns-compare.txt", &text);
+    // The answer first: which run was slower, beyond noise, and which side limited each,
+    // within the first 12 lines.
+    let head: Vec<&str> = text.lines().take(12).collect();
+    assert!(
+        head[1].starts_with(
+            "slower against flat: slower in median latency (3.5×, beyond noise) and no clear \
+             difference in p99 latency (within noise)"
+        ),
+        "{text}"
+    );
+    assert!(
+        head.iter()
+            .any(|l| l.starts_with("  - flat: the server was the limit")),
+        "{text}"
     );
     check_golden(
         "breakdowns-compare.md",
-        &compare::render(&views, Format::Markdown).unwrap(),
+        &headroom::report::compare(&runs, figures, Format::Markdown).unwrap(),
     );
 }
 

@@ -391,7 +391,7 @@ fn compare_puts_runs_side_by_side_with_overlaid_plots() {
     );
     let p50 = table
         .lines()
-        .find(|l| l.starts_with("latency 50%"))
+        .find(|l| l.trim_start().starts_with("latency 50%"))
         .unwrap();
     // The fast run's median in microseconds, the slow one's (at least 5 ms) in milliseconds.
     assert!(p50.contains("µs") && p50.contains("ms"), "{p50}");

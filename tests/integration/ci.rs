@@ -323,6 +323,26 @@ fn compare_against_a_baseline_fails_a_slower_candidate_with_its_exit_status() {
     assert!(testcase(&xml, "p50 +10%").contains("<failure message=\"p50 +10%: candidate "));
     assert!(!testcase(&xml, "errors +0.1pp").contains("<failure"));
 
+    // The same gate as a page: the verdict first, marked as bad news, then the rules.
+    let html = headroom(&[
+        "compare",
+        "--baseline",
+        base,
+        cand,
+        "--fail-on",
+        "p50 +10%, errors +0.1pp",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(html.status.code(), Some(4));
+    let page = stdout(&html);
+    let verdict = page
+        .find("regression: 1 of 2 rules failed")
+        .unwrap_or_else(|| panic!("no verdict: {page}"));
+    let rule = page.find("<td class=\"bad\">REGRESSED</td>").unwrap();
+    assert!(verdict < rule, "the verdict comes before the rules");
+    assert!(page.contains("answer tone-bad"), "{page}");
+
     // A loose rule holds: exit 0.
     let loose = headroom(&[
         "compare",

@@ -179,12 +179,14 @@ fn a_sweep_too_short_for_a_time_axis_has_notes_and_its_steps() {
         .expect("the per-step figure");
     assert!(headroom_plot.series.iter().all(|l| l.points.len() == 1));
     // The page says so where the figures would be.
-    let html = headroom::report::html::run_page(&RunView {
-        label: "run".into(),
-        run: &stored,
-        summary: &s,
-        scatter: None,
-    })
+    let html = headroom::report::render_run(
+        &s,
+        headroom::report::Format::Html,
+        headroom::report::Extras {
+            figures: Some(drawn.clone()),
+            ..Default::default()
+        },
+    )
     .unwrap();
     assert!(
         html.contains("<p class=\"note\">Latency over time (per second): left out, the run lasted")

@@ -66,10 +66,20 @@ fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason(
         nothing["reasons"],
         serde_json::json!([{"reason": {"kind": "status", "code": 401}, "count": total}])
     );
-    let first = text.lines().next().unwrap();
-    assert!(first.starts_with("NOTHING SUCCEEDED"), "{text}");
+    // What ran, then at once that nothing succeeded and why, before any number.
     assert!(
-        text.lines().nth(1).unwrap().contains("× HTTP 401"),
+        text.lines().next().unwrap().starts_with("GET http://"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("NOTHING SUCCEEDED"),
+        "{text}"
+    );
+    assert!(
+        text.lines().nth(2).unwrap().contains("× HTTP 401"),
         "{text}"
     );
     let latencies = text.lines().find(|l| l.starts_with("Latencies")).unwrap();
@@ -103,7 +113,13 @@ fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason(
         nothing["reasons"][0]["reason"],
         serde_json::json!({"kind": "expectation", "code": 200})
     );
-    assert!(text.starts_with("NOTHING SUCCEEDED"), "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("NOTHING SUCCEEDED"),
+        "{text}"
+    );
 }
 
 /// nginx taking 10 ms per request behind a limit of 400 req/s that queues the rest: one user
@@ -276,7 +292,10 @@ fn connections_opening_under_mtls_are_a_transient_not_the_server() {
         );
         let compare = headroom(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
         let table = stdout(&compare);
-        let row = table.lines().find(|l| l.starts_with("limit")).unwrap();
+        let row = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("limit"))
+            .unwrap();
         assert!(
             row.contains("ok (transient: connections opening"),
             "{table}"

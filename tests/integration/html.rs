@@ -116,7 +116,8 @@ fn a_sweeps_html_report_fits_a_1280_pixel_window_with_interactive_charts() {
     // No table twice: the stages are a table, not also a block of the summary text.
     assert_eq!(html.matches("<h2>Stages</h2>").count(), 1);
     assert!(!html.contains("Stages:\n") && !html.contains("Steps:\n"));
-    assert!(html.contains("<table class=\"options\">"));
+    // The options stored with the run, in a section of their own.
+    assert!(html.contains("<section id=\"options\">\n<h2>Options</h2>"));
     let work = tempfile::tempdir().unwrap();
     let rendered = chromium::render(&page, work.path());
     rendered.assert_fits(names.len() as u64);

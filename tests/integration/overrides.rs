@@ -250,7 +250,7 @@ fn a_refused_override_never_shows_its_value() {
         ),
         (
             &["--set", "load.rate=tok-LEAK7"],
-            "invalid type: string <the value given for load.rate>, expected",
+            "load.rate: <the value given for load.rate> is not a rate",
         ),
         (
             &["--set=target.headers.X-Goog-Api-Key tok-LEAK8"],

@@ -56,7 +56,7 @@ fn csv_rows(text: &str) -> Vec<Value> {
     let headers = reader.headers().unwrap().clone();
     assert_eq!(
         headers.iter().collect::<Vec<_>>(),
-        headroom::report::export::COLUMNS
+        headroom::store::export::COLUMNS
     );
     reader
         .records()

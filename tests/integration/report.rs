@@ -33,6 +33,11 @@ fn sample(outcome: Outcome, latency_us: u64, lag_us: u64) -> Sample {
 
 /// Two seconds at 100 req/s: mostly fast 200s, a slow tail, some 503s and resets.
 fn stored_run(dir: &Path, complete: bool) -> RunDir {
+    stored_run_held_to(dir, complete, &[])
+}
+
+/// The run, held to `objectives`.
+fn stored_run_held_to(dir: &Path, complete: bool, objectives: &[&str]) -> RunDir {
     let plan = open_plan("http://127.0.0.1:8080/status", 100.0, 200);
     let mut meta = RunMeta::describe(
         &plan,
@@ -43,6 +48,7 @@ fn stored_run(dir: &Path, complete: bool) -> RunDir {
     );
     meta.host = "golden".into();
     meta.started_at = "2026-11-21T00:00:00.000Z".into();
+    meta.slo = objectives.iter().map(|o| o.to_string()).collect();
     let run = RunDir::at(dir.join("run"));
     let mut writer = run.create(&meta).unwrap();
     for index in 0..2u64 {
@@ -133,4 +139,96 @@ fn a_partial_run_says_so_in_text_and_json() {
         (reset["count"].as_u64(), reset["side"].as_str()),
         (Some(6), Some("server"))
     );
+}
+
+#[test]
+fn the_text_report_leads_with_the_verdict_and_the_numbers_however_many_objectives() {
+    let dir = tempfile::tempdir().unwrap();
+    // Eleven objectives: the verdict and the headline numbers still come first.
+    let objectives = [
+        "p50 < 10ms",
+        "p90 < 10ms",
+        "p95 < 10ms",
+        "p99 < 4ms",
+        "p99.9 < 10ms",
+        "mean < 10ms",
+        "max < 10ms",
+        "error_rate < 1%",
+        "error_rate < 50%",
+        "rps > 10",
+        "rps > 1000",
+    ];
+    let run = stored_run_held_to(dir.path(), true, &objectives);
+    let summary = Summary::of(&crate::support::counts::check_dir(run.path()));
+    let text = render_text(&summary);
+    let first: Vec<&str> = text.lines().take(12).collect();
+    assert_eq!(
+        first[0],
+        "GET http://127.0.0.1:8080/status  (open model, 100 req/s, HTTP/1.1, started 2026-11-21T00:00:00.000Z)"
+    );
+    assert_eq!(first[1], "the server was the limit:", "{text}");
+    let numbers = first
+        .iter()
+        .position(|l| {
+            l.starts_with("requests 200 · throughput 90.27/s · success 90.00% · p50 2.889ms (")
+        })
+        .unwrap_or_else(|| panic!("no headline numbers in the first 12 lines:\n{text}"));
+    // Then every objective, each with its verdict and its typed measure in words.
+    let listed: Vec<&str> = text
+        .lines()
+        .skip(numbers + 1)
+        .take(objectives.len())
+        .collect();
+    assert!(listed[3].starts_with("  NOT MET  p99 < 4ms "), "{text}");
+    assert!(
+        listed[3].contains("measured 4.763ms (95% CI ≥4.608ms)"),
+        "{text}"
+    );
+    assert!(
+        listed[7].starts_with("  NOT MET  error_rate < 1% "),
+        "{text}"
+    );
+    assert!(listed[7].contains("measured 10.00% (95% CI "), "{text}");
+    assert!(listed[9].contains("measured 100.3 req/s"), "{text}");
+    // vegeta's block follows, as vegeta lays it out.
+    let target = text
+        .lines()
+        .position(|l| l.starts_with("Target  "))
+        .unwrap();
+    assert_eq!(target, numbers + 1 + objectives.len(), "{text}");
+}
+
+#[test]
+fn the_json_answer_and_objectives_keep_numbers_with_their_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = stored_run_held_to(dir.path(), true, &["p99 < 4ms", "error_rate < 20%"]);
+    let summary = Summary::of(&crate::support::counts::check_dir(run.path()));
+    let json: serde_json::Value = serde_json::from_str(&render_json(&summary)).unwrap();
+    // The objective as judged: the words, and the number with its unit.
+    assert_eq!(json["slo"][0]["measured"], "4.763ms");
+    assert_eq!(json["slo"][0]["value"]["value"], 4763.0);
+    assert_eq!(json["slo"][0]["value"]["unit"], "micros");
+    assert_eq!(json["slo"][1]["value"]["unit"], "ratio");
+    // The answer: typed cells, never words to parse.
+    let answer = &json["answer"];
+    assert_eq!(answer["verdict"]["sentence"], "the server was the limit:");
+    assert_eq!(answer["objectives"][0]["met"], false);
+    assert_eq!(answer["objectives"][0]["measured"]["value"], 4.763);
+    assert_eq!(answer["objectives"][0]["measured"]["unit"], "ms");
+    assert_eq!(answer["objectives"][1]["measured"]["unit"], "%");
+    assert_eq!(answer["objectives"][1]["met"], true);
+    let p99 = answer["numbers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["label"] == "p99")
+        .unwrap();
+    assert_eq!(p99["value"]["value"], 4.763);
+    assert_eq!(p99["value"]["unit"], "ms");
+    // A summary written before the value was kept still reads (its words only).
+    let mut old = json.clone();
+    old["slo"][0].as_object_mut().unwrap().remove("value");
+    let back: Summary = serde_json::from_value(old).unwrap();
+    assert!(back.slo[0].value.is_none());
+    assert_eq!(back.slo[0].measured, "4.763ms");
 }

@@ -1,7 +1,10 @@
 //! A table cell as a typed value: writers word it (text), mark it (HTML classes) or keep
 //! it as a number with its unit (JSON), so no number is ever re-parsed from its words.
 
-use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_us_f};
+use crate::report::document::interval;
+use crate::summary::regression::Unit;
+use crate::summary::Interval;
+use crate::units::{fmt_bytes, fmt_count, fmt_num, fmt_rate, fmt_us_f, us_parts};
 use serde_json::{json, Value};
 
 /// Whether a cell or a verdict is good news, bad news or undecided.
@@ -46,6 +49,19 @@ pub enum Cell {
     Percent(f64),
     /// A byte count ("1.2 MiB").
     Bytes(f64),
+    /// What an objective measured, in its unit, with the 95 % confidence interval when the
+    /// metric has one, and the objective's bound when the interval holds it (too close to
+    /// call).
+    Measured {
+        /// The value in `unit` (µs, a ratio, per second).
+        value: f64,
+        /// Its unit.
+        unit: Unit,
+        /// Its 95 % confidence interval, in `unit`.
+        ci: Option<Interval<f64>>,
+        /// The objective's bound, when it lies inside the interval.
+        too_close: Option<f64>,
+    },
     /// An outcome word ("met", "held", "broke") and whether it is good news.
     Status(Tone, String),
     /// Nothing to show ("-").
@@ -67,11 +83,28 @@ impl Cell {
             Cell::Rate(r) => fmt_rate(*r),
             Cell::Duration(us) => fmt_us_f(*us),
             Cell::DurationCi { us, lo, hi } => {
-                let range = crate::report::interval::range(lo.map(fmt_us_f), hi.map(fmt_us_f));
+                let range = interval::range(lo.map(us_parts), hi.map(us_parts));
                 format!("{} ({range})", fmt_us_f(*us))
             }
             Cell::Percent(p) => format!("{p:.2}%"),
             Cell::Bytes(b) => fmt_bytes(*b),
+            Cell::Measured {
+                value,
+                unit,
+                ci,
+                too_close,
+            } => {
+                let point = interval::value(*unit, *value);
+                match (ci, too_close) {
+                    (None, _) => point,
+                    (Some(ci), None) => format!("{point} (95% CI {})", interval::in_unit(*unit, ci)),
+                    (Some(ci), Some(bound)) => format!(
+                        "{point} (95% CI {}, which holds the bound {}: too close to call; more requests would settle it)",
+                        interval::in_unit(*unit, ci),
+                        interval::value(*unit, *bound)
+                    ),
+                }
+            }
             Cell::Empty => "-".into(),
         }
     }
@@ -99,6 +132,27 @@ impl Cell {
             }),
             Cell::Percent(p) => json!({"value": p, "unit": "%"}),
             Cell::Bytes(b) => json!({"value": b, "unit": "B"}),
+            Cell::Measured {
+                value,
+                unit,
+                ci,
+                too_close,
+            } => {
+                // The units the other cells use: ms, %, 1/s.
+                let (scale, name) = match unit {
+                    Unit::Micros => (1e-3, "ms"),
+                    Unit::Ratio => (100.0, "%"),
+                    Unit::PerSecond => (1.0, "1/s"),
+                };
+                let mut out = json!({"value": value * scale, "unit": name});
+                if let Some(ci) = ci {
+                    out["ci95"] = json!([ci.lo.map(|v| v * scale), ci.hi.map(|v| v * scale)]);
+                }
+                if let Some(bound) = too_close {
+                    out["too_close_to_call"] = json!({"bound": bound * scale});
+                }
+                out
+            }
             Cell::Status(t, s) => json!({"outcome": s, "good": *t == Tone::Good}),
             Cell::Empty => Value::Null,
         }

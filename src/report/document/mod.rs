@@ -5,6 +5,7 @@
 //! the figures, then the tables.
 
 mod cell;
+pub mod interval;
 
 pub use cell::{Cell, Tone};
 

@@ -321,9 +321,9 @@ pub(super) fn cpu_axis_label(view: &RunView<'_>) -> String {
     }
 }
 
-/// The runs overlaid: latency by percentile, p99 over time, throughput over time, and the
-/// headroom plot of those that are sweeps. Each run keeps its own dash and marker, so
-/// runs that overlap stay apart.
+/// The runs overlaid: latency by percentile, p99 over time, throughput over time, and for
+/// sweeps the headroom plot and small multiples by step (one small figure per measure).
+/// Each run keeps its own dash and marker, so runs that overlap stay apart.
 pub fn for_comparison(views: &[RunView<'_>]) -> Figures {
     let each = |f: &dyn Fn(&RunView<'_>) -> Vec<(f64, f64)>, mark| -> Vec<Series> {
         views
@@ -371,6 +371,11 @@ pub fn for_comparison(views: &[RunView<'_>]) -> Figures {
             distinct: true,
         });
     }
+    let runs: Vec<(&str, &Summary)> = views
+        .iter()
+        .map(|v| (v.label.as_str(), v.summary))
+        .collect();
+    figures.extend(super::multiples::by_step(&runs));
     for f in figures {
         out.add(if f.is_empty() {
             Err(LeftOut {

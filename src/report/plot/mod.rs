@@ -5,6 +5,7 @@ mod figure;
 mod figures;
 pub mod interactive;
 mod labels;
+mod multiples;
 mod over_time;
 pub mod rates;
 pub mod scatter;

@@ -2,7 +2,7 @@
 //! first, then a heading and a table per section.
 
 use crate::report::document::{Answer, Block, Document, FieldLine, Section};
-use crate::report::table::markdown_left;
+use crate::report::write::table::markdown_left;
 use std::fmt::Write as _;
 
 /// The whole document as markdown, its title a heading of `level`.
@@ -42,7 +42,7 @@ pub fn answer(out: &mut String, a: &Answer) {
         ]];
         rows.extend(a.objectives.iter().map(|o| {
             vec![
-                o.text.clone(),
+                format!("`{}`", o.text),
                 o.measured.to_text(),
                 if o.met { "met" } else { "**not met**" }.into(),
             ]

@@ -3,7 +3,7 @@
 //! can be compared with vegeta's line by line.
 
 use crate::report::document::{Answer, Block, Document, FieldLine, Section};
-use crate::report::table::aligned_left;
+use crate::report::write::table::aligned_left;
 use std::fmt::Write as _;
 
 /// vegeta's widths: the label, then the fields' names.
@@ -33,13 +33,23 @@ fn head(out: &mut String, doc: &Document) {
     }
 }
 
-/// The verdict and its evidence, the objectives, the headline numbers and the notes.
+/// The verdict and its evidence, the headline numbers, the objectives and the notes: the
+/// numbers before the objectives, so that however many objectives there are, the verdict and
+/// the numbers stand in the first lines.
 pub fn answer(out: &mut String, a: &Answer) {
     if let Some(v) = &a.verdict {
         let _ = writeln!(out, "{}", v.sentence);
         for e in &v.evidence {
             let _ = writeln!(out, "  - {e}");
         }
+    }
+    if !a.numbers.is_empty() {
+        let facts: Vec<String> = a
+            .numbers
+            .iter()
+            .map(|f| format!("{} {}", f.label, f.value.to_text()))
+            .collect();
+        let _ = writeln!(out, "{}", facts.join(" · "));
     }
     if !a.objectives.is_empty() {
         let width = a
@@ -58,30 +68,38 @@ pub fn answer(out: &mut String, a: &Answer) {
             );
         }
     }
-    if !a.numbers.is_empty() {
-        let facts: Vec<String> = a
-            .numbers
-            .iter()
-            .map(|f| format!("{} {}", f.label, f.value.to_text()))
-            .collect();
-        let _ = writeln!(out, "{}", facts.join(" · "));
-    }
     for n in &a.notes {
         let _ = writeln!(out, "{n}");
     }
 }
 
-/// One section: its heading (none when untitled), then its blocks, indented by `indent`.
+/// One section: its heading (none when untitled), then its blocks, indented by `indent`
+/// (and two more under a heading, unless prose stands among them).
 fn section(out: &mut String, s: &Section, indent: &str) {
-    let tables_only = s.blocks.iter().all(|b| matches!(b, Block::Table(_)));
     if !s.title.is_empty() {
         let _ = writeln!(out, "{indent}{}:", s.title);
     }
-    let inner = if s.title.is_empty() || !tables_only {
+    let laid_out = s
+        .blocks
+        .iter()
+        .all(|b| matches!(b, Block::Table(_) | Block::Sub(_) | Block::Fields(_)));
+    let inner = if s.title.is_empty() || !laid_out {
         indent.to_string()
     } else {
         format!("{indent}  ")
     };
+    for b in &s.blocks {
+        block(out, b, &inner);
+    }
+}
+
+/// A subsection: its title as a line of its own (a step: "Step 2 of 4: 200/s, 10.000s"),
+/// its blocks two spaces further in.
+fn sub(out: &mut String, s: &Section, indent: &str) {
+    if !s.title.is_empty() {
+        let _ = writeln!(out, "{indent}{}", s.title);
+    }
+    let inner = format!("{indent}  ");
     for b in &s.blocks {
         block(out, b, &inner);
     }
@@ -97,21 +115,21 @@ fn block(out: &mut String, b: &Block, indent: &str) {
                 let _ = writeln!(out, "{indent}{line}");
             }
         }
-        Block::Fields(lines) => fields(out, lines),
+        Block::Fields(lines) => fields(out, lines, indent),
         Block::Preformatted(text) => {
             for line in text.lines() {
                 let _ = writeln!(out, "{indent}{line}");
             }
         }
-        Block::Sub(s) => section(out, s, &format!("{indent}  ")),
+        Block::Sub(s) => sub(out, s, indent),
     }
 }
 
 /// vegeta's lines, label and field names in fixed columns.
-fn fields(out: &mut String, lines: &[FieldLine]) {
+fn fields(out: &mut String, lines: &[FieldLine], indent: &str) {
     for l in lines {
         let line = format!(
-            "{:<LABEL$}{:<FIELDS$}{}",
+            "{indent}{:<LABEL$}{:<FIELDS$}{}",
             l.label,
             l.fields,
             l.values.to_text()
@@ -171,8 +189,8 @@ mod tests {
         assert_eq!(lines[0], "GET http://h/  (open model, 100 req/s, HTTP/1.1)");
         assert_eq!(lines[1], "the server was the limit:");
         assert_eq!(lines[2], "  - 14 answers (7.0 %) were HTTP 503");
-        assert_eq!(lines[3], "  met      p99 < 5ms  measured 4.763ms");
-        assert_eq!(lines[4], "throughput 90.27/s");
+        assert_eq!(lines[3], "throughput 90.27/s");
+        assert_eq!(lines[4], "  met      p99 < 5ms  measured 4.763ms");
         assert!(lines[5].starts_with("Success       [ratio]"), "{text}");
         assert_eq!(lines[6], "Requests by name:");
         assert_eq!(lines[8], "  read     1,200");

@@ -10,7 +10,7 @@
 //! nothing succeeded at all; a transient (connections opening, one slow second) that held
 //! nothing back; a server that changed with time whatever the load; and "cannot tell", with
 //! what would settle it. Each finding keeps its numbers; the renderers turn them into words
-//! (`report::verdict`), so no two views of one run can disagree.
+//! (`report::build::verdict`), so no two views of one run can disagree.
 
 pub mod closed;
 mod judge;

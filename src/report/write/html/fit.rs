@@ -48,7 +48,8 @@ fn parts(rows: &[Vec<String>], left: usize) -> Vec<Vec<usize>> {
     let key_width: f64 = widths[..left].iter().sum();
     let rest: Vec<usize> = (left..n).collect();
     let fits = |cols: &[usize]| key_width + cols.iter().map(|&c| widths[c]).sum::<f64>() <= BUDGET;
-    if fits(&rest) {
+    // Only key columns (nothing to split off) is one table however wide: never none.
+    if rest.is_empty() || fits(&rest) {
         return vec![(0..n).collect()];
     }
     // Percentile columns (headed "50%" … "100%") make a part of their own when they can,
@@ -104,6 +105,20 @@ fn width(rows: &[Vec<String>], column: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::document::Cell;
+
+    #[test]
+    fn a_table_of_key_columns_only_is_kept_however_wide() {
+        let mut t = Table::new(&["", "fields", "values"], 3);
+        t.rows.push(vec![
+            Cell::text("Arrivals"),
+            Cell::text(""),
+            Cell::text("x".repeat(400)),
+        ]);
+        let html = fitted(&t);
+        assert_eq!(html.matches("<table>").count(), 1, "{html}");
+        assert!(html.contains(&"x".repeat(400)));
+    }
 
     fn wide(columns: usize, cell: &str) -> Vec<Vec<String>> {
         let mut header = vec!["Name".to_string()];

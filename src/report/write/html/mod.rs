@@ -17,6 +17,8 @@ use std::fmt::Write as _;
 /// More body rows than this and a table is collapsed behind its heading.
 pub const LONG: usize = 15;
 
+// Small multiples (a comparison's figures by step, `compare-step-*`) stand two to a row, so
+// the runs' trends over the steps read side by side.
 // Widths: the body never passes 1240 px, so with margins and a scroll bar the page fits a
 // 1280-pixel window; a table wider than that scrolls inside itself, never the page.
 // Print: landscape, tables at 7 pt. A table fitted to the screen's 1200 px of 12 px type
@@ -46,6 +48,7 @@ pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;font-size:.8em;max-wid
 .numbers dt{color:#555;font-size:.8em}.numbers dd{margin:0;font-size:1.25em;font-variant-numeric:tabular-nums}
 .toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;gap:1.2em;list-style:none;padding:0;margin:0;white-space:nowrap;overflow-x:auto}
 figure{margin:1em 0}figcaption{color:#666;font-size:.85em}
+figure[id^=compare-step-]{display:inline-block;width:calc(50% - .5em);margin:.5em .5em .5em 0;vertical-align:top}
 .chart{width:100%;min-height:380px}.readout{font-size:.8em;color:#333;min-height:1.3em;padding:.2em 0}
 .uplot .u-title{font-size:1em;font-weight:normal}.uplot .u-legend{font-size:.8em;display:block}.uplot table{display:table;font-size:1em}
 .uplot th,.uplot td{border:0;background:none;padding:0 .3em}
@@ -235,7 +238,8 @@ fn collapsible(b: &mut String, t: &Table) {
 
 /// vegeta's lines as a table: label, fields, values.
 fn fields(lines: &[FieldLine]) -> Table {
-    let mut t = Table::new(&["", "fields", "values"], 3);
+    // The values are data: a long one (a Poisson check, a target) wraps as words.
+    let mut t = Table::new(&["", "fields", "values"], 2);
     t.rows = lines
         .iter()
         .map(|l| {

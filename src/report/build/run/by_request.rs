@@ -1,0 +1,88 @@
+//! The per-request table (Locust's and the seeds' form), as aligned text and as markdown.
+
+use crate::report::document::{Cell, Table};
+use crate::summary::{RequestRow, Summary, ROW_QUANTILES};
+use crate::units::fmt_count;
+
+/// Columns aligned left: the method and the name.
+pub const LEFT: usize = 2;
+
+/// The per-request columns (Locust's), without a leading column.
+pub fn header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "Method", "Name", "# reqs", "# fails", "Avg", "Min", "Max", "Std dev", "Avg size", "RPS",
+        "Fails/s",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h.extend(ROW_QUANTILES.iter().map(|q| format!("{}%", q * 100.0)));
+    h
+}
+
+/// "3 (1.50%)": failures and their share of completions.
+pub fn fails_cell(failures: u64, count: u64) -> String {
+    if count > 0 {
+        format!(
+            "{} ({:.2}%)",
+            fmt_count(failures),
+            100.0 * failures as f64 / count as f64
+        )
+    } else {
+        "0".into()
+    }
+}
+
+/// A request's name as rows show it: a connection's login says so, and how many more the
+/// warm-up had.
+pub fn name(r: &RequestRow) -> String {
+    match (r.login, r.warmup_logins) {
+        (true, 0) => format!("{} (login)", r.name),
+        (true, n) => format!("{} (login; {} more in the warm-up)", r.name, fmt_count(n)),
+        _ => r.name.clone(),
+    }
+}
+
+/// One request's cells, typed, as [`header`] names them.
+pub fn typed(r: &RequestRow) -> Vec<Cell> {
+    let mut c = vec![
+        Cell::Text(r.method.clone()),
+        Cell::Text(name(r)),
+        Cell::Count(r.count),
+        Cell::Text(fails_cell(r.failures, r.count)),
+        Cell::Duration(r.latency.mean_us),
+        Cell::Duration(r.latency.min_us as f64),
+        Cell::Duration(r.latency.max_us as f64),
+        Cell::Duration(r.latency.stdev_us),
+        Cell::Bytes(r.mean_bytes),
+        Cell::Number {
+            value: r.rps,
+            decimals: 1,
+        },
+        Cell::Number {
+            value: r.failures_per_sec,
+            decimals: 2,
+        },
+    ];
+    c.extend(r.percentiles_us.iter().map(|&us| Cell::Duration(us as f64)));
+    c
+}
+
+/// One request's cells in words, as [`header`] names them.
+pub fn cells(r: &RequestRow) -> Vec<String> {
+    typed(r).iter().map(Cell::to_text).collect()
+}
+
+/// One row per request, then the aggregated row.
+pub fn table(s: &Summary) -> Table {
+    Table {
+        header: header(),
+        rows: s
+            .by_request
+            .iter()
+            .chain(&s.aggregated)
+            .map(typed)
+            .collect(),
+        left: LEFT,
+    }
+}
