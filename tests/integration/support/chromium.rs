@@ -394,9 +394,10 @@ pub const FIRST_SCREEN: f64 = 800.0;
 /// How far down the first figure must start: within half a screen more.
 pub const FIRST_FIGURE: f64 = 1200.0;
 /// The smallest printed text allowed, in points (pdftotext's word boxes are a font's
-/// ascent to descent: 1.107 × its size for DejaVu Sans, measured). The tables print at 7 pt
-/// (a 7.75 pt box); a page Chromium had to shrink to fit the paper (it shrinks by up to 1.5
-/// before it cuts) prints them smaller than this.
+/// ascent to descent: 1.107 × its size for DejaVu Sans, measured), about 6.3 pt type. The
+/// tables print at 7 pt (a 7.75 pt box), the zoomed charts' legends at about 6.5 pt (7.26,
+/// the smallest on every report page); a page Chromium had to shrink to fit the paper (it
+/// shrinks by up to 1.5 before it cuts) prints them smaller than this.
 pub const SMALLEST_PRINTED: f64 = 7.0;
 
 impl Rendered {
