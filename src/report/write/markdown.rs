@@ -1,7 +1,7 @@
 //! The document as GitHub markdown, ready to paste into a performance report: the answer
 //! first, then a heading and a table per section.
 
-use crate::report::document::{Answer, Block, Document, FieldLine, Section};
+use crate::report::document::{Answer, Block, Document, Section};
 use crate::report::write::table::markdown_left;
 use std::fmt::Write as _;
 
@@ -63,7 +63,8 @@ fn section(out: &mut String, s: &Section, level: usize) {
     if !s.title.is_empty() {
         let _ = writeln!(out, "{} {}\n", "#".repeat(level.min(6)), s.title);
     }
-    for b in &s.blocks {
+    let mut blocks = s.blocks.iter().peekable();
+    while let Some(b) = blocks.next() {
         match b {
             Block::Paragraph(p) => {
                 let _ = writeln!(out, "{p}\n");
@@ -74,22 +75,21 @@ fn section(out: &mut String, s: &Section, level: usize) {
             Block::Table(t) => {
                 let _ = writeln!(out, "{}", markdown_left(&t.text_rows(), t.left));
             }
-            Block::Fields(lines) => fields(out, lines),
+            Block::Fields(lines) => {
+                // vegeta's block stays vegeta's text, with the Error Set lines after it in
+                // the same code block, so a seed's report reads as vegeta's, line by line.
+                let mut text = String::new();
+                super::text::fields(&mut text, lines, "");
+                if let Some(Block::Preformatted(more)) = blocks.peek() {
+                    text.push_str(more);
+                    blocks.next();
+                }
+                let _ = writeln!(out, "```\n{}\n```\n", text.trim_end());
+            }
             Block::Preformatted(text) => {
                 let _ = writeln!(out, "```\n{}\n```\n", text.trim_end());
             }
             Block::Sub(sub) => section(out, sub, level + 1),
         }
     }
-}
-
-/// vegeta's lines as a three-column table.
-fn fields(out: &mut String, lines: &[FieldLine]) {
-    let mut rows = vec![vec!["".to_string(), "fields".into(), "values".into()]];
-    rows.extend(
-        lines
-            .iter()
-            .map(|l| vec![l.label.clone(), l.fields.clone(), l.values.to_text()]),
-    );
-    let _ = writeln!(out, "{}", markdown_left(&rows, 2));
 }

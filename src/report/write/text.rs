@@ -126,7 +126,7 @@ fn block(out: &mut String, b: &Block, indent: &str) {
 }
 
 /// vegeta's lines, label and field names in fixed columns.
-fn fields(out: &mut String, lines: &[FieldLine], indent: &str) {
+pub(super) fn fields(out: &mut String, lines: &[FieldLine], indent: &str) {
     for l in lines {
         let line = format!(
             "{indent}{:<LABEL$}{:<FIELDS$}{}",
