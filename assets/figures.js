@@ -126,6 +126,35 @@
     return best;
   }
 
+  // A point's marker: the shape that, with the dash, tells a series from the others
+  // without its colour (grey print, colour-blind readers); the SVG figures draw the same.
+  function marker(ctx, shape, x, y, r) {
+    ctx.beginPath();
+    if (shape === "triangle") {
+      ctx.moveTo(x, y - 1.3 * r); ctx.lineTo(x + 1.2 * r, y + 0.9 * r); ctx.lineTo(x - 1.2 * r, y + 0.9 * r);
+      ctx.closePath(); ctx.fill();
+    } else if (shape === "square") {
+      ctx.rect(x - r, y - r, 2 * r, 2 * r); ctx.fill();
+    } else if (shape === "cross") {
+      ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x - r, y + r); ctx.lineTo(x + r, y - r);
+      ctx.stroke();
+    } else {
+      ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill();
+    }
+  }
+
+  // The legend's swatch of a series: its dash and its marker, as in the SVG legend.
+  function swatch(s) {
+    var line = s.dots ? "" : '<line x1="0" y1="6" x2="28" y2="6" stroke="' + s.color + '" stroke-width="2"' +
+      (s.dash ? ' stroke-dasharray="' + s.dash.join(" ") + '"' : "") + "/>";
+    var c = s.color, shape = "";
+    if (s.marker === "triangle") shape = '<path d="M14 1.5L19 10H9z" fill="' + c + '"/>';
+    else if (s.marker === "square") shape = '<rect x="10.5" y="2.5" width="7" height="7" fill="' + c + '"/>';
+    else if (s.marker === "cross") shape = '<path d="M10 2L18 10M10 10L18 2" stroke="' + c + '" stroke-width="2"/>';
+    else if (s.marker) shape = '<circle cx="14" cy="6" r="3.5" fill="' + c + '"/>';
+    return '<svg width="28" height="12" viewBox="0 0 28 12" aria-hidden="true">' + line + shape + "</svg>";
+  }
+
   function marksPlugin(spec) {
     return {
       hooks: {
@@ -145,16 +174,23 @@
             var si = k + 1;
             if (!u.series[si].show) return;
             var key = s.secondary ? "y2" : "y";
-            // Series that keep their own x get their step's dot drawn here.
-            if (spec.mode === 2) {
-              ctx.fillStyle = s.color;
+            // Markers: at every dot of a scatter, at every point of a short line and a
+            // regular few of a long one (as the SVG figures).
+            if (s.marker) {
+              var xs = [], ys = [];
+              if (spec.mode === 2) { xs = u.data[si][0]; ys = u.data[si][1]; }
+              else {
+                for (var j = 0; j < u.data[si].length; j++) {
+                  if (u.data[si][j] != null) { xs.push(u.data[0][j]); ys.push(u.data[si][j]); }
+                }
+              }
+              var every = s.dots ? 1 : Math.max(1, Math.floor(xs.length / 24));
               var r = (s.dots ? 2 : 3) * dpr;
+              ctx.fillStyle = s.color; ctx.strokeStyle = s.color; ctx.lineWidth = 2 * dpr;
               if (s.dots) ctx.globalAlpha = 0.7;
-              u.data[si][0].forEach(function (x, i) {
-                ctx.beginPath();
-                ctx.arc(u.valToPos(x, "x", true), u.valToPos(u.data[si][1][i], key, true), r, 0, 2 * Math.PI);
-                ctx.fill();
-              });
+              for (var i = 0; i < xs.length; i += every) {
+                marker(ctx, s.marker, u.valToPos(xs[i], "x", true), u.valToPos(ys[i], key, true), r);
+              }
               ctx.globalAlpha = 1;
               ctx.fillStyle = "#333";
             }
@@ -255,7 +291,7 @@
       var one = {
         label: s.name, stroke: s.color, width: s.width, scale: key, spanGaps: true,
         value: function (u, v) { return short(v); },
-        points: { show: !s.dots && s.marker != null, size: 6, fill: s.color, stroke: s.color }
+        points: { show: false }
       };
       if (s.dash) one.dash = s.dash;
       // A scatter's dots are drawn by marksPlugin, never joined.
@@ -272,6 +308,13 @@
     };
     if (spec.mode === 2) holder.classList.add("own-x");
     var u = new uPlot(opts, spec.data, holder);
+    var markers = holder.querySelectorAll(".u-legend .u-series .u-marker");
+    spec.series.forEach(function (s, k) {
+      var m = markers[k + 1];
+      if (!m) return;
+      m.style.border = "0"; m.style.background = "none"; m.style.width = "28px"; m.style.height = "12px";
+      m.innerHTML = swatch(s);
+    });
     if (readout) holder.appendChild(readout);
     return { u: u, width: width };
   }

@@ -105,6 +105,7 @@ impl Figure {
                 .axis_desc_style(("sans-serif", 15))
                 .draw()?;
         }
+        let looks = self.looks();
         for (i, s) in self.series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let axis_y = if s.secondary { y2s } else { ys };
@@ -118,18 +119,11 @@ impl Figure {
                 .iter()
                 .map(|&k| (xs.to_axis(s.points[k].0), axis_y.to_axis(s.points[k].1)))
                 .collect();
-            let look = self.look(i, s);
+            let look = looks[i];
             let style = ShapeStyle::from(color).stroke_width(look.width);
             let dash = look.dash;
             if s.mark == Mark::Points {
-                let dots = points
-                    .iter()
-                    .map(|p| Circle::new(*p, 2, ShapeStyle::from(color.mix(0.7)).filled()));
-                if s.secondary {
-                    chart.draw_secondary_series(dots)?;
-                } else {
-                    chart.draw_series(dots)?;
-                }
+                // Dots are drawn by their marker below, at every point.
             } else if let Some((on, off)) = dash {
                 let series = DashedLineSeries::new(points.clone(), on, off, style);
                 if s.secondary {
@@ -143,10 +137,14 @@ impl Figure {
                 chart.draw_series(LineSeries::new(points.clone(), style))?;
             }
             if let Some(marker) = look.marker {
-                // A marker on every point of a short series, on a regular few of a long one.
-                let every = (points.len() / 24).max(1);
+                // A marker on every point of a short series, on a regular few of a long one;
+                // a scatter's dots are its markers, small and a little transparent.
+                let dots = s.mark == Mark::Points;
+                let every = if dots { 1 } else { (points.len() / 24).max(1) };
                 let at: Vec<(f64, f64)> = points.iter().copied().step_by(every).collect();
+                let color = if dots { color.mix(0.7) } else { color.into() };
                 let filled = ShapeStyle::from(color).filled();
+                let (r, tri, half, cross) = if dots { (2, 4, 2, 3) } else { (3, 5, 3, 4) };
                 macro_rules! marks {
                     ($make:expr) => {
                         if s.secondary {
@@ -157,13 +155,14 @@ impl Figure {
                     };
                 }
                 match marker {
-                    Marker::Circle => marks!(|p| Circle::new(*p, 3, filled)),
-                    Marker::Triangle => marks!(|p| TriangleMarker::new(*p, 5, filled)),
+                    Marker::Circle => marks!(|p| Circle::new(*p, r, filled)),
+                    Marker::Triangle => marks!(|p| TriangleMarker::new(*p, tri, filled)),
                     Marker::Cross => {
-                        marks!(|p| Cross::new(*p, 4, ShapeStyle::from(color).stroke_width(2)))
+                        marks!(|p| Cross::new(*p, cross, ShapeStyle::from(color).stroke_width(2)))
                     }
                     Marker::Square => {
-                        marks!(|p| EmptyElement::at(*p) + Rectangle::new([(-3, -3), (3, 3)], filled))
+                        marks!(|p| EmptyElement::at(*p)
+                            + Rectangle::new([(-half, -half), (half, half)], filled))
                     }
                 }
             }
@@ -230,12 +229,13 @@ impl Figure {
         rows: &[Vec<(usize, i32)>],
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let font = ("sans-serif", 14).into_font().color(&RGBColor(40, 40, 40));
+        let looks = self.looks();
         for (r, row) in rows.iter().enumerate() {
             let y = 10 + LEGEND_ROW * r as i32;
             for &(i, x) in row {
                 let s = &self.series[i];
                 let color = PALETTE[i % PALETTE.len()];
-                let look = self.look(i, s);
+                let look = looks[i];
                 let x = LEGEND_INSET + x;
                 let line = ShapeStyle::from(color).stroke_width(look.width.max(2));
                 let dashes: Vec<(i32, i32)> = match look.dash {
@@ -245,13 +245,8 @@ impl Figure {
                         .map(|a| (a, (a + on as i32).min(28)))
                         .collect(),
                 };
-                if s.mark == Mark::Points {
-                    area.draw(&Circle::new(
-                        (x + 14, y),
-                        3,
-                        ShapeStyle::from(color).filled(),
-                    ))?;
-                } else {
+                // A scatter's entry is its marker alone (drawn below): dots are not joined.
+                if s.mark != Mark::Points {
                     for (a, b) in dashes {
                         area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))?;
                     }

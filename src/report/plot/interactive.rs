@@ -13,12 +13,13 @@ pub fn spec(figure: &Figure) -> Value {
         let r = figure.range(axis, |s, p| s.secondary.then_some(p.1));
         axis_spec(axis, &r)
     });
+    let looks = figure.looks();
     let series: Vec<Value> = figure
         .series
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let look = figure.look(i, s);
+            let look = looks[i];
             let c = PALETTE[i % PALETTE.len()];
             json!({
                 "name": s.name,
@@ -149,6 +150,39 @@ mod tests {
             Some(1e9)
         );
         assert_ne!(spec["series"][0]["dash"], spec["series"][1]["dash"]);
+    }
+
+    #[test]
+    fn the_charts_tell_series_apart_by_dash_or_marker_not_colour_alone() {
+        let mut lines = figure(
+            (0..6)
+                .map(|i| Series {
+                    mark: Mark::Line,
+                    ..line(&format!("p{i}"), vec![(0.0, 1.0), (1.0, 2.0)])
+                })
+                .collect(),
+        );
+        lines.distinct = false;
+        let mut dots = lines.clone();
+        dots.series = ["OK", "failed"]
+            .map(|name| Series {
+                mark: Mark::Points,
+                ..line(name, vec![(0.0, 1.0)])
+            })
+            .into();
+        for fig in [lines, dots] {
+            let spec = spec(&fig);
+            let looks: Vec<String> = spec["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| format!("{} {} {}", s["dots"], s["dash"], s["marker"]))
+                .collect();
+            let mut apart = looks.clone();
+            apart.sort();
+            apart.dedup();
+            assert_eq!(apart.len(), looks.len(), "{looks:?}");
+        }
     }
 
     #[test]

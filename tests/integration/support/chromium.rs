@@ -1,6 +1,9 @@
 //! Opens an HTML report in headless Chromium at a 1280-pixel window, as a reader would, and
 //! reports what the page did: script errors, its width against the window's, the widest
-//! table or text block against its box, how many charts it drew, and a screenshot.
+//! table or text block against its box, how many charts it drew, where the answer and the
+//! first figure sit, which tables are collapsed, and a screenshot. Prints it to PDF too
+//! (Chromium's `--print-to-pdf`, read back with poppler's `pdftotext`) to check that the
+//! printed page carries every table whole.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +25,8 @@ pub struct Rendered {
     pub cut: Vec<String>,
     /// Charts the page's script drew (`data-charts` on the root element).
     pub charts: u64,
+    /// Where the answer, its verdict and numbers, and the first figure are; the tables.
+    pub layout: Layout,
     /// The screenshot taken.
     pub screenshot: PathBuf,
     /// What the latency-over-time chart showed as the probe used it with the mouse
@@ -48,6 +53,79 @@ pub struct Interaction {
     /// The readout line of the first chart of points, hovered in its middle.
     #[serde(default)]
     pub readout: Option<String>,
+}
+
+/// Where an element sits, in CSS pixels from the top of the page.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+pub struct Span {
+    /// Its top edge.
+    pub top: f64,
+    /// Its bottom edge.
+    pub bottom: f64,
+}
+
+/// The page's layout as the probe measured it at a 1280-pixel window.
+#[derive(serde::Deserialize)]
+pub struct Layout {
+    /// The verdict sentence in the answer box.
+    pub verdict: Option<Span>,
+    /// The headline numbers in it.
+    pub numbers: Option<Span>,
+    /// The first figure.
+    pub figure: Option<Span>,
+    /// How many lines the table of contents takes (0 when there is none).
+    pub toc_lines: u64,
+    /// How many `details` elements (collapsed tables) the page has.
+    pub details: u64,
+    /// Open ones, on screen.
+    pub details_open: u64,
+    /// Every table outside the charts, as its cells' text.
+    pub tables: Vec<TableText>,
+    /// Every preformatted block's text.
+    pub blocks: Vec<String>,
+}
+
+impl std::fmt::Debug for Layout {
+    // A failure message names the blocks by their first line, not by their whole text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let blocks: Vec<&str> = self
+            .blocks
+            .iter()
+            .map(|b| b.lines().next().unwrap_or(""))
+            .collect();
+        f.debug_struct("Layout")
+            .field("verdict", &self.verdict)
+            .field("numbers", &self.numbers)
+            .field("figure", &self.figure)
+            .field("toc_lines", &self.toc_lines)
+            .field("details", &self.details)
+            .field("details_open", &self.details_open)
+            .field("tables", &self.tables)
+            .field("blocks", &blocks)
+            .finish()
+    }
+}
+
+/// A table's text, row by row (the header row first), and whether it is collapsed.
+#[derive(serde::Deserialize)]
+pub struct TableText {
+    /// Each row's cells' text.
+    pub rows: Vec<Vec<String>>,
+    /// Inside a closed `details`.
+    pub collapsed: bool,
+}
+
+impl std::fmt::Debug for TableText {
+    // A failure message names tables by their size, not by thousands of cells.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let head = self.rows.first().map(|r| r.join(" | ")).unwrap_or_default();
+        write!(
+            f,
+            "table [{head}] of {} rows{}",
+            self.rows.len(),
+            if self.collapsed { ", collapsed" } else { "" }
+        )
+    }
 }
 
 /// A script put first in the page's head: it catches errors from the start and, once the
@@ -114,6 +192,27 @@ window.addEventListener("load", function () {
       if (t.closest(".uplot")) return;
       if (t.scrollWidth > t.clientWidth + 1) cut.push(t.tagName + " " + t.scrollWidth + "/" + t.clientWidth);
     });
+    // Where the parts a reader looks for first sit on the page, in CSS pixels from its top.
+    var at = function (selector) {
+      var e = document.querySelector(selector);
+      if (!e) return null;
+      var r = e.getBoundingClientRect();
+      return { top: r.top + window.scrollY, bottom: r.bottom + window.scrollY };
+    };
+    // Every table and preformatted block as the reader sees its text: what the printed page
+    // must carry whole (the probe's own output is added after this is taken).
+    var tables = [];
+    document.querySelectorAll("table").forEach(function (t) {
+      if (t.closest(".uplot")) return;
+      var rows = Array.prototype.map.call(t.rows, function (r) {
+        return Array.prototype.map.call(r.cells, function (c) { return c.textContent; });
+      });
+      var d = t.closest("details");
+      tables.push({ rows: rows, collapsed: !!d && !d.open });
+    });
+    var blocks = Array.prototype.map.call(document.querySelectorAll("pre"), function (p) { return p.textContent; });
+    var tocTops = {};
+    document.querySelectorAll(".toc li").forEach(function (li) { tocTops[Math.round(li.getBoundingClientRect().top)] = true; });
     // Measured before the probe's mouse changes anything.
     var found = {
       errors: window.__errors,
@@ -121,6 +220,16 @@ window.addEventListener("load", function () {
       client_width: root.clientWidth,
       cut: cut,
       charts: Number(root.getAttribute("data-charts") || 0),
+      layout: {
+        verdict: at(".answer .verdict"),
+        numbers: at(".answer .numbers"),
+        figure: at("figure"),
+        toc_lines: Object.keys(tocTops).length,
+        details: document.querySelectorAll("details").length,
+        details_open: document.querySelectorAll("details[open]").length,
+        tables: tables,
+        blocks: blocks
+      },
       interaction: null
     };
     var report = function (interaction) {
@@ -210,6 +319,7 @@ pub fn render(page: &Path, work: &Path) -> Rendered {
         client_width: v["client_width"].as_u64().unwrap(),
         cut: strings("cut"),
         charts: v["charts"].as_u64().unwrap(),
+        layout: serde_json::from_value(v["layout"].clone()).unwrap(),
         screenshot,
         interaction: serde_json::from_value(v["interaction"].clone()).unwrap(),
     }
@@ -276,5 +386,184 @@ impl Rendered {
             self.charts
         );
         assert!(self.screenshot.metadata().is_ok_and(|m| m.len() > 0));
+    }
+}
+
+/// How far down the page a reader sees without scrolling: a 1280 × 800 window.
+pub const FIRST_SCREEN: f64 = 800.0;
+/// How far down the first figure must start: within half a screen more.
+pub const FIRST_FIGURE: f64 = 1200.0;
+/// The smallest printed text allowed, in points (pdftotext's word boxes are a font's
+/// ascent to descent: 1.107 × its size for DejaVu Sans, measured), about 6.3 pt type. The
+/// tables print at 7 pt (a 7.75 pt box), the zoomed charts' legends at about 6.5 pt (7.26,
+/// the smallest on every report page); a page Chromium had to shrink to fit the paper (it
+/// shrinks by up to 1.5 before it cuts) prints them smaller than this.
+pub const SMALLEST_PRINTED: f64 = 7.0;
+
+impl Rendered {
+    /// Asserts the answer comes first: the verdict and the headline numbers inside the
+    /// first screen, the first figure starting within `FIRST_FIGURE`, the table of contents
+    /// on one line, every table longer than `long` rows collapsed and none open on screen.
+    pub fn assert_answer_first(&self, long: usize) {
+        let l = &self.layout;
+        let bottom = |what: &str, span: Option<Span>| -> f64 {
+            span.unwrap_or_else(|| panic!("the page has no {what}: {l:?}"))
+                .bottom
+        };
+        for (what, span) in [("verdict", l.verdict), ("headline numbers", l.numbers)] {
+            let b = bottom(what, span);
+            assert!(
+                b <= FIRST_SCREEN,
+                "the {what} ends {b}px down, below the first {FIRST_SCREEN}px: {l:?}"
+            );
+        }
+        let figure = l
+            .figure
+            .unwrap_or_else(|| panic!("the page has no figure: {l:?}"));
+        assert!(
+            figure.top <= FIRST_FIGURE,
+            "the first figure starts {}px down, past {FIRST_FIGURE}px: {l:?}",
+            figure.top
+        );
+        assert!(l.toc_lines <= 1, "the contents take {} lines", l.toc_lines);
+        assert_eq!(l.details_open, 0, "collapsed tables open on screen: {l:?}");
+        for t in &l.tables {
+            assert!(
+                t.collapsed || t.rows.len() <= long + 1,
+                "a long table is not collapsed: {t:?}"
+            );
+        }
+    }
+}
+
+/// A page as Chromium printed it.
+#[derive(Debug)]
+pub struct Printed {
+    /// Each page's text in the order it was drawn, with no white space (a row whose cells
+    /// wrap, or that the text extraction spaces differently, still reads as one string).
+    pub pages: Vec<String>,
+    /// The smallest word's height, in points.
+    pub smallest: f64,
+    /// The PDF written.
+    pub pdf: PathBuf,
+}
+
+/// Text without white space, the micro sign as the Greek letter (fonts map both to one glyph,
+/// which reads back as either).
+fn squeeze(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\u{b5}' { '\u{3bc}' } else { c })
+        .collect()
+}
+
+fn pdftotext(pdf: &Path, mode: &str) -> String {
+    let out = Command::new("pdftotext")
+        .arg(mode)
+        .arg(pdf)
+        .arg("-")
+        .output()
+        .expect("pdftotext is needed for this test (tests/run installs Debian's poppler-utils)");
+    assert!(out.status.success(), "pdftotext {mode} failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Prints `page` to PDF as Chromium's print does (scripts on, or blocked when `scripts` is
+/// false), and reads its text back page by page.
+pub fn print(page: &Path, work: &Path, scripts: bool) -> Printed {
+    let profile = tempfile::tempdir().unwrap();
+    let pdf = work.join(if scripts {
+        "printed.pdf"
+    } else {
+        "printed-no-js.pdf"
+    });
+    let page = if scripts {
+        page.to_path_buf()
+    } else {
+        // Blocked by the page's own policy: Chromium's headless print writes nothing with
+        // scripting switched off (--blink-settings=scriptEnabled=false), so the copy forbids
+        // every script instead, the print script that opens collapsed tables among them.
+        let html = std::fs::read_to_string(page).unwrap();
+        let blocked = work.join("no-scripts.html");
+        std::fs::write(
+            &blocked,
+            html.replacen(
+                "<head>",
+                "<head>\n<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'none'\">",
+                1,
+            ),
+        )
+        .unwrap();
+        blocked
+    };
+    let extra = [
+        format!("--print-to-pdf={}", pdf.display()),
+        "--no-pdf-header-footer".to_string(),
+    ];
+    let out = run(&page, profile.path(), &extra);
+    assert!(
+        pdf.metadata().is_ok_and(|m| m.len() > 0),
+        "chromium printed nothing:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // -raw keeps the order text was drawn in: a table row's cells one after another.
+    let pages = pdftotext(&pdf, "-raw")
+        .split('\u{c}')
+        .map(squeeze)
+        .filter(|p| !p.is_empty())
+        .collect();
+    // Word boxes: <word xMin=".." yMin=".." xMax=".." yMax="..">text</word>.
+    let attr = |line: &str, name: &str| -> Option<f64> {
+        let at = line.find(&format!("{name}=\""))? + name.len() + 2;
+        line[at..].split('"').next()?.parse().ok()
+    };
+    let smallest = pdftotext(&pdf, "-bbox")
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<word "))
+        .filter_map(|l| Some(attr(l, "yMax")? - attr(l, "yMin")?))
+        .fold(f64::INFINITY, f64::min);
+    Printed {
+        pages,
+        smallest,
+        pdf,
+    }
+}
+
+impl Printed {
+    /// Asserts the print carries every table whole and legibly: each row of every table
+    /// (collapsed ones too) and each line of every preformatted block is on one printed
+    /// page, all its cells in order. A row cut at the paper's right edge loses its last
+    /// cells (Chromium draws nothing past the edge), a row broken across two pages is
+    /// split between them, and a collapsed table that did not open is missing: each fails.
+    /// No text is smaller than `SMALLEST_PRINTED` (nothing was shrunk to fit the paper).
+    pub fn assert_carries(&self, layout: &Layout) {
+        let mut missing = Vec::new();
+        let rows = layout
+            .tables
+            .iter()
+            .flat_map(|t| t.rows.iter().map(|r| r.concat()));
+        let lines = layout
+            .blocks
+            .iter()
+            .flat_map(|b| b.lines().map(str::to_string));
+        for text in rows.chain(lines) {
+            let want = squeeze(&text);
+            if !want.is_empty() && !self.pages.iter().any(|p| p.contains(&want)) {
+                missing.push(text);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{} rows or lines are not whole on any page of {} (first: {:?})",
+            missing.len(),
+            self.pdf.display(),
+            &missing[..missing.len().min(5)]
+        );
+        assert!(
+            self.smallest >= SMALLEST_PRINTED,
+            "text printed {:.2}pt high in {}: the page was shrunk to fit the paper",
+            self.smallest,
+            self.pdf.display()
+        );
     }
 }

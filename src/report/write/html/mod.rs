@@ -21,6 +21,12 @@ pub const LONG: usize = 15;
 // the runs' trends over the steps read side by side.
 // Widths: the body never passes 1240 px, so with margins and a scroll bar the page fits a
 // 1280-pixel window; a table wider than that scrolls inside itself, never the page.
+// Print: landscape, tables at 7 pt. A table fitted to the screen's 1200 px of 12 px type
+// prints about 930 px wide, inside a landscape Letter or A4 page (980 px or more within
+// 10 mm margins); on a portrait page (740 px) Chromium would shrink everything below
+// legible, or cut the last columns. The charts' canvases keep their screen width: zoomed.
+// Preformatted lines (a command line) wrap rather than scroll: all of it is read, on
+// screen and on paper.
 const STYLE: &str = "
 *{box-sizing:border-box}
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:1em auto;max-width:1240px;color:#222;padding:0 12px}
@@ -31,27 +37,31 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.75em;display:block;max-w
 th,td{border:1px solid #ddd;padding:.2em .35em;text-align:right;white-space:nowrap}
 th{background:#f4f4f4;white-space:normal}th.name,td.name{text-align:left}
 td.words{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:12em}
-pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;overflow-x:auto;font-size:.8em;max-width:100%}
+pre{background:#f8f8f8;border:1px solid #eee;padding:.8em;font-size:.8em;max-width:100%;white-space:pre-wrap;overflow-wrap:anywhere}
 .good{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}.unsure{color:#9a6700;font-weight:bold}
 .note{background:#fff8c5;border:1px solid #e6d48a;padding:.4em .8em;margin:.4em 0}
 .answer{border:1px solid #ddd;border-left-width:6px;padding:.5em 1em;margin:.6em 0}
 .answer.tone-good{border-left-color:#1a7f37}.answer.tone-bad{border-left-color:#cf222e}.answer.tone-unsure{border-left-color:#9a6700}
-.verdict{font-size:1.1em;margin:.3em 0}.evidence{margin:.2em 0 .5em;padding-left:1.4em}
+.verdict{font-size:1.1em;margin:.3em 0}.evidence{margin:.2em 0 .4em;padding-left:1.4em;font-size:.95em}
+.answer table{margin:.3em 0}.answer .note{margin:.3em 0;padding:.2em .6em;font-size:.9em}
 .numbers{display:flex;flex-wrap:wrap;gap:.4em 1.6em;margin:.5em 0}.numbers div{min-width:7em}
 .numbers dt{color:#555;font-size:.8em}.numbers dd{margin:0;font-size:1.25em;font-variant-numeric:tabular-nums}
-.toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:0}
+.toc{font-size:.85em;margin:.6em 0}.toc ol{display:flex;gap:1.2em;list-style:none;padding:0;margin:0;white-space:nowrap;overflow-x:auto}
 figure{margin:1em 0}figcaption{color:#666;font-size:.85em}
 figure[id^=compare-step-]{display:inline-block;width:calc(50% - .5em);margin:.5em .5em .5em 0;vertical-align:top}
 .chart{width:100%;min-height:380px}.readout{font-size:.8em;color:#333;min-height:1.3em;padding:.2em 0}
 .uplot .u-title{font-size:1em;font-weight:normal}.uplot .u-legend{font-size:.8em;display:block}.uplot table{display:table;font-size:1em}
+.uplot th,.uplot td{border:0;background:none;padding:0 .3em}
 .hint{color:#666;font-size:.85em}
 .own-x .u-legend .u-value{display:none}
 details>summary{cursor:pointer;color:#0550ae;font-size:.85em;margin:.3em 0}
+@page{size:landscape;margin:10mm}
 @media print{
 body{max-width:none;margin:0;padding:0;font-size:10pt}
 .toc,.hint,details>summary{display:none}
 details::details-content{content-visibility:visible;display:contents}
 table{display:table;overflow:visible;font-size:7pt}tr,figure,.answer{break-inside:avoid}
+.chart{zoom:.78;min-height:0}
 h2,h3{break-after:avoid}
 }
 ";
@@ -277,31 +287,29 @@ pub fn escape(s: &str) -> String {
 
 /// `t` as one HTML table: names aligned left, outcomes marked by their tone.
 pub fn table(t: &Table) -> String {
-    let mut out = String::from("<table>\n<tr>");
+    // A head of its own: a table broken across printed pages repeats it on each.
+    let mut out = String::from("<table>\n<thead><tr>");
     for (i, h) in t.header.iter().enumerate() {
         let class = if i < t.left { " class=\"name\"" } else { "" };
-        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+        let _ = write!(out, "<th scope=\"col\"{class}>{}</th>", escape(h));
     }
-    out.push_str("</tr>\n");
+    out.push_str("</tr></thead>\n<tbody>\n");
     for r in &t.rows {
         out.push_str("<tr>");
         for (i, cell) in r.iter().enumerate() {
+            // A name column aligns left whatever its cells hold (vegeta's values line is
+            // sometimes a typed cell, sometimes words).
             let class = match (cell.tone(), cell) {
                 (Some(tone), _) => format!(" class=\"{}\"", tone_class(tone)),
-                (None, Cell::Text(s)) if i < t.left || s.chars().count() > 40 => {
-                    if i < t.left {
-                        " class=\"name\"".into()
-                    } else {
-                        " class=\"words\"".into()
-                    }
-                }
+                _ if i < t.left => " class=\"name\"".into(),
+                (None, Cell::Text(s)) if s.chars().count() > 40 => " class=\"words\"".into(),
                 _ => String::new(),
             };
             let _ = write!(out, "<td{class}>{}</td>", escape(&cell.to_text()));
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</tbody>\n</table>\n");
     out
 }
 
@@ -337,7 +345,7 @@ pub fn figures(out: &mut String, figures: &Figures) -> Result<(), PlotError> {
     for f in &shown {
         let _ = writeln!(
             out,
-            "<figure id=\"{0}\"><div class=\"chart\" id=\"chart-{0}\"></div><noscript><figcaption>{1}: drawn by JavaScript; <code>headroom report --plots DIR</code> writes it as SVG and PNG.</figcaption></noscript></figure>",
+            "<figure id=\"{0}\" aria-label=\"{1}\"><div class=\"chart\" id=\"chart-{0}\"></div><noscript><figcaption>{1}: drawn by JavaScript; <code>headroom report --plots DIR</code> writes it as SVG and PNG.</figcaption></noscript></figure>",
             escape(&f.name),
             escape(&f.title)
         );
@@ -355,4 +363,86 @@ pub fn figures(out: &mut String, figures: &Figures) -> Result<(), PlotError> {
         data.replace('<', "\\u003c")
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::document::{Fact, Objective, Verdict};
+
+    fn document(rows: usize) -> Document {
+        let mut t = Table::new(&["second", "p99"], 1);
+        t.rows = (0..rows)
+            .map(|s| vec![Cell::Count(s as u64), Cell::Duration(1000.0)])
+            .collect();
+        Document {
+            title: "GET <a>".into(),
+            answer: Answer {
+                verdict: Some(Verdict {
+                    tone: Tone::Bad,
+                    sentence: "The server was the limit.".into(),
+                    evidence: vec!["Its latency rose.".into()],
+                }),
+                objectives: vec![Objective {
+                    text: "p99 < 1ms".into(),
+                    measured: Cell::Duration(1500.0),
+                    met: false,
+                }],
+                numbers: vec![Fact {
+                    label: "p99".into(),
+                    value: Cell::Duration(1500.0),
+                }],
+                notes: Vec::new(),
+            },
+            sections: vec![
+                Section::table("per-second", "Per second", t),
+                Section::new("command", "Command", vec![Block::Preformatted("x".into())]),
+            ],
+            ..Document::default()
+        }
+    }
+
+    #[test]
+    fn the_answer_comes_first_then_the_contents_then_the_sections() {
+        let page = write(&document(3)).unwrap();
+        let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("no {s} in {page}"));
+        assert!(at("class=\"answer tone-bad\"") < at("class=\"verdict\""));
+        assert!(at("class=\"verdict\"") < at("class=\"numbers\""));
+        assert!(at("class=\"numbers\"") < at("class=\"toc\""));
+        assert!(at("class=\"toc\"") < at("<h2>Per second</h2>"));
+        assert!(at("href=\"#per-second\"") < at("href=\"#command\""));
+        // The mark reads without colour; the title is escaped.
+        assert!(page.contains("<span class=\"bad\">✘</span>"));
+        assert!(page.contains("<h1>GET &lt;a&gt;</h1>"));
+    }
+
+    #[test]
+    fn only_long_tables_are_collapsed_and_print_opens_them() {
+        let short = write(&document(LONG)).unwrap();
+        assert!(!short.contains("<details>"));
+        let long = write(&document(LONG + 1)).unwrap();
+        assert_eq!(long.matches("<details>").count(), 1);
+        assert!(long.contains(&format!("<summary>Show all {} rows</summary>", LONG + 1)));
+        // Opened for print by the stylesheet alone, and by a script where that is unknown.
+        assert!(long.contains("details::details-content{content-visibility:visible"));
+        assert!(long.contains("addEventListener('beforeprint'"));
+        // Every row is in the page, head and all: collapsing hides, never drops.
+        let inside = &long[long.find("<details>").unwrap()..long.find("</details>").unwrap()];
+        assert_eq!(inside.matches("<tr>").count(), LONG + 2);
+    }
+
+    #[test]
+    fn a_table_has_a_head_that_repeats_on_each_printed_page() {
+        let t = table(&Table::from_text(
+            &[
+                vec!["name".into(), "n".into()],
+                vec!["a".into(), "1".into()],
+            ],
+            1,
+        ));
+        assert!(t.starts_with(
+            "<table>\n<thead><tr><th scope=\"col\" class=\"name\">name</th><th scope=\"col\">n</th></tr></thead>\n<tbody>"
+        ));
+        assert!(t.ends_with("</tbody>\n</table>\n"));
+    }
 }
