@@ -33,31 +33,8 @@ pub fn objective(v: &SloVerdict) -> Check {
 
 #[cfg(test)]
 mod tests {
+    use super::super::objectives::tests::verdict;
     use super::*;
-    use crate::summary::regression::Unit;
-    use crate::summary::{Interval, Measured, SloCi};
-
-    fn verdict(met: bool, uncertain: bool) -> SloVerdict {
-        SloVerdict {
-            objective: "p99 < 250ms".into(),
-            request: None,
-            measured: "240.000ms".into(),
-            value: Some(Measured {
-                value: 240_000.0,
-                unit: Unit::Micros,
-            }),
-            met,
-            ci: Some(SloCi {
-                unit: Unit::Micros,
-                interval: Interval {
-                    lo: Some(220_000.0),
-                    hi: Some(262_000.0),
-                },
-                bound: 250_000.0,
-                uncertain,
-            }),
-        }
-    }
 
     #[test]
     fn a_missed_objective_fails_its_check_and_a_close_one_passes_saying_so() {
