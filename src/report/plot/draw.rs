@@ -2,8 +2,9 @@
 //! drawn on linear coordinates of the transformed values, so every figure goes through one
 //! code path.
 
-use super::figure::{Axis, Figure, Mark, Marker, PlotError, Scale, PALETTE};
+use super::figure::{Axis, Figure, Mark, PlotError, Scale, PALETTE};
 use super::labels;
+use super::look::Marker;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;

@@ -2,7 +2,8 @@
 //! with `assets/figures.js`, which reads this): the same series, axes, ranges and looks as
 //! the SVG, so the two never disagree.
 
-use super::figure::{Axis, Figure, Mark, Marker, Scale, PALETTE};
+use super::figure::{Axis, Figure, Mark, Scale, PALETTE};
+use super::look::Marker;
 use serde_json::{json, Value};
 
 /// The JSON the page's script turns into one chart.

@@ -5,6 +5,7 @@ mod figure;
 mod figures;
 pub mod interactive;
 mod labels;
+mod look;
 mod multiples;
 mod over_time;
 pub mod rates;
@@ -12,8 +13,9 @@ pub mod scatter;
 pub mod ticks;
 
 pub use draw::SIZE;
-pub use figure::{short_number, Axis, Figure, Look, Mark, Marker, PlotError, Scale, Series};
+pub use figure::{short_number, Axis, Figure, Mark, PlotError, Scale, Series};
 pub use figures::{for_capacity, for_comparison, for_run, Figures, RunView};
+pub use look::{Look, Marker};
 pub use over_time::{LeftOut, Why, MIN_SECONDS};
 
 use std::path::{Path, PathBuf};
