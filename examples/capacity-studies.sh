@@ -62,7 +62,8 @@ study_003() {
 }
 
 render_003() {
-  local out="$DOCS/003-credential-service"
+  # The same runs as seed 003's reproduction (seed.sh 003): the same pages, in its folder.
+  local out="$DOCS/seed-003"
   mkdir -p "$out"
   for n in 1-instance 2-instances; do page "$RUNS/003-$n" "$out/$n"; done
   hr compare "$RUNS/003-1-instance" "$RUNS/003-2-instances" --labels "1 instance,2 instances" \
