@@ -6,7 +6,7 @@
 use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
 use crate::plan::AttackPlan;
 use crate::run::Observer;
-use crate::store::{read_json, IntervalLine, Loader, RunDir, RunMeta};
+use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta};
 use std::sync::mpsc;
 
 /// Feeds a live page from the run it observes; [`Feed::finish`] once the run is over.
@@ -17,15 +17,21 @@ pub struct Feed {
 
 impl Feed {
     /// Feeds `live` with the run of `plan` stored in `dir` (its metadata is read from there
-    /// when the first second arrives: it is written before the first request).
-    pub fn start(live: &super::LiveServer, plan: &AttackPlan, dir: &RunDir) -> Result<Feed, LiveError> {
+    /// when the first second arrives: it is written before the first request). The page's
+    /// address, never its token, is written beside the run as `live.json` then.
+    pub fn start(
+        live: &super::LiveServer,
+        plan: &AttackPlan,
+        dir: &RunDir,
+    ) -> Result<Feed, LiveError> {
         let (tx, rx) = mpsc::channel::<IntervalLine>();
         let publisher = live.publisher();
         let plan = Planned::of(plan);
-        let meta_path = dir.path().join("meta.json");
+        let dir = dir.clone();
+        let address = live.public_url();
         let thread = std::thread::Builder::new()
             .name("headroom-live-feed".into())
-            .spawn(move || follow(&rx, &publisher, &plan, &meta_path))
+            .spawn(move || follow(&rx, &publisher, &plan, &dir, &address))
             .map_err(LiveError::Thread)?;
         Ok(Feed {
             tx: Some(tx),
@@ -131,8 +137,10 @@ fn follow(
     rx: &mpsc::Receiver<IntervalLine>,
     publisher: &Publisher,
     plan: &Planned,
-    meta_path: &std::path::Path,
+    dir: &RunDir,
+    address: &str,
 ) {
+    let meta_path = dir.path().join("meta.json");
     let mut loader: Option<Loader> = None;
     let mut warnings = Vec::new();
     let mut last: Option<IntervalLine> = None;
@@ -142,8 +150,14 @@ fn follow(
             continue;
         }
         if loader.is_none() {
-            match read_json::<RunMeta>(meta_path).map(Loader::new) {
-                Ok(Ok(l)) => loader = Some(l),
+            match read_json::<RunMeta>(&meta_path).map(Loader::new) {
+                Ok(Ok(l)) => {
+                    loader = Some(l);
+                    let live = serde_json::json!({ "address": address });
+                    if let Err(e) = write_json(&dir.path().join("live.json"), &live) {
+                        warnings.push(format!("cannot note the page's address in the run directory: {e}"));
+                    }
+                }
                 Ok(Err(reason)) => {
                     warnings.push(format!("the run's metadata is damaged ({reason}): the page stops here; the report is unaffected"));
                     broken = true;

@@ -37,6 +37,9 @@ pub struct LiveSettings {
     pub addr: SocketAddr,
     /// Most pages following at once.
     pub max_viewers: usize,
+    /// Cancelled too by the stop button: the run's own shutdown, so the button does what
+    /// Ctrl-C does.
+    pub stops: Option<CancellationToken>,
 }
 
 impl Default for LiveSettings {
@@ -44,6 +47,7 @@ impl Default for LiveSettings {
         LiveSettings {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_viewers: MAX_VIEWERS,
+            stops: None,
         }
     }
 }
@@ -211,6 +215,7 @@ impl LiveServer {
             shared: shared.clone(),
             rules,
             stop: stop.clone(),
+            stops: settings.stops.clone(),
             closed: closed.clone(),
             max_viewers: settings.max_viewers,
         };

@@ -31,6 +31,7 @@ pub(super) struct Server {
     pub shared: Arc<Shared>,
     pub rules: Rules,
     pub stop: CancellationToken,
+    pub stops: Option<CancellationToken>,
     pub closed: CancellationToken,
     pub max_viewers: usize,
 }
@@ -105,7 +106,13 @@ impl Server {
             (&Method::GET, "/events") => self.events(),
             (&Method::GET, "/report") => self.report().await,
             (&Method::POST, "/stop") if access.control => {
+                if !self.stop.is_cancelled() {
+                    eprintln!("\nheadroom: stopping: the live page's stop button was pressed");
+                }
                 self.stop.cancel();
+                if let Some(run) = &self.stops {
+                    run.cancel();
+                }
                 words(StatusCode::ACCEPTED, "stopping: the run drains, then stores and reports what it sent")
             }
             (&Method::POST, "/stop") => words(
