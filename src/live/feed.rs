@@ -110,20 +110,17 @@ impl Planned {
 
     fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
         let elapsed = line.record.index + 1;
-        let past = self.secs.is_some_and(|s| elapsed > s)
-            || self.requests.is_some_and(|n| sent >= n);
+        let past =
+            self.secs.is_some_and(|s| elapsed > s) || self.requests.is_some_and(|n| sent >= n);
         Position {
             elapsed_secs: elapsed,
             planned_secs: self.secs,
             planned_requests: self.requests,
-            step: line
-                .stage
-                .filter(|_| self.stages.len() > 1)
-                .map(|i| Step {
-                    index: usize::from(i),
-                    of: self.stages.len(),
-                    name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
-                }),
+            step: line.stage.filter(|_| self.stages.len() > 1).map(|i| Step {
+                index: usize::from(i),
+                of: self.stages.len(),
+                name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
+            }),
             phase: match phase {
                 Phase::Sending if past => Phase::Draining,
                 p => p,
@@ -155,7 +152,9 @@ fn follow(
                     loader = Some(l);
                     let live = serde_json::json!({ "address": address });
                     if let Err(e) = write_json(&dir.path().join("live.json"), &live) {
-                        warnings.push(format!("cannot note the page's address in the run directory: {e}"));
+                        warnings.push(format!(
+                            "cannot note the page's address in the run directory: {e}"
+                        ));
                     }
                 }
                 Ok(Err(reason)) => {
@@ -170,7 +169,10 @@ fn follow(
         }
         let Some(l) = loader.as_mut() else { continue };
         if let Err(reason) = l.add(&line) {
-            warnings.push(format!("second {}: {reason}; the page stops here, the run goes on", line.record.index + 1));
+            warnings.push(format!(
+                "second {}: {reason}; the page stops here, the run goes on",
+                line.record.index + 1
+            ));
             broken = true;
             continue;
         }
