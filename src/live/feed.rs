@@ -184,8 +184,25 @@ fn follow(
             publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Sending);
         }
     }
-    if let (Some(l), Some(_)) = (loader.as_ref(), last.as_ref()) {
-        publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Ended);
+    // The run is over and its end written: the last state is the stored run whole, as
+    // `RunDir::load` reads it, so the last frame is the report's numbers exactly.
+    if let (Some(l), Some(line)) = (loader.as_ref(), last.as_ref()) {
+        let end = read_json(&dir.path().join("end.json")).ok();
+        let outputs_path = dir.path().join("outputs.json");
+        let outputs = if outputs_path.exists() {
+            read_json(&outputs_path).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let run = l.clone().finish(end, false, outputs);
+        let position = plan.position(line, run.all.sent, Phase::Ended);
+        publisher.publish(LiveState {
+            run,
+            position,
+            shards: Vec::new(),
+            warnings: warnings.clone(),
+            latest: Some(line.record.clone()),
+        });
     }
 }
 

@@ -91,6 +91,12 @@ impl Server {
             req.uri().query(),
             req.headers().get("x-headroom-token").map(|v| v.as_bytes()),
         );
+        if req.uri().path() == "/favicon.ico" {
+            // Browsers ask for it; the page has none, and a 404 would log an error there.
+            let mut r = Response::new(Body::Whole(None));
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            return r;
+        }
         let known = matches!(req.uri().path(), "/" | "/events" | "/report" | "/stop");
         if !known {
             return words(StatusCode::NOT_FOUND, "no such page: the live page is at /");

@@ -88,6 +88,13 @@ impl Browser {
     /// Sends one command (to the page once attached) and waits for its answer, keeping the
     /// events that arrive meanwhile.
     fn call(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.answer(method, params);
+        assert!(answer.get("error").is_none(), "{method} failed: {answer}");
+        answer["result"].clone()
+    }
+
+    /// Sends one command and returns its whole answer, an error included.
+    fn answer(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
         let mut message = json!({ "id": id, "method": method, "params": params });
@@ -103,8 +110,7 @@ impl Browser {
                 .recv_timeout(ANSWER)
                 .unwrap_or_else(|e| panic!("chromium did not answer {method}: {e}"));
             if v["id"] == json!(id) {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v["result"].clone();
+                return v;
             }
             self.events.push(v);
         }
@@ -123,6 +129,20 @@ impl Browser {
         r["result"]["value"].clone()
     }
 
+    /// The value of `expression` in the page now, or `None` while there is no page to ask
+    /// (between two documents) or it threw.
+    pub fn try_eval(&mut self, expression: &str) -> Option<Value> {
+        let a = self.answer(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+        );
+        let r = a.get("result")?;
+        if a.get("error").is_some() || r.get("exceptionDetails").is_some() {
+            return None;
+        }
+        Some(r["result"]["value"].clone())
+    }
+
     /// Every error the page logged so far: uncaught exceptions, `console.error`, and the
     /// browser's own error entries (a failed load, a refused request).
     pub fn errors(&mut self) -> Vec<String> {
@@ -134,9 +154,10 @@ impl Browser {
                 "Runtime.consoleAPICalled" if e["params"]["type"] == "error" => {
                     Some(e["params"]["args"].to_string())
                 }
-                "Log.entryAdded" if e["params"]["entry"]["level"] == "error" => {
-                    Some(e["params"]["entry"]["text"].to_string())
-                }
+                "Log.entryAdded" if e["params"]["entry"]["level"] == "error" => Some(format!(
+                    "{} ({})",
+                    e["params"]["entry"]["text"], e["params"]["entry"]["url"]
+                )),
                 _ => None,
             })
             .collect()
