@@ -56,7 +56,7 @@ impl Default for LiveSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The address could not be bound.
-    #[error("cannot serve the live page on {addr}: {reason}; give another address (--live 127.0.0.1:0 picks a free port)")]
+    #[error("cannot serve the live page on {addr}: {reason}; give another address (--live=127.0.0.1:0 picks a free port)")]
     Bind {
         /// The address asked.
         addr: SocketAddr,
