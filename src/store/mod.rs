@@ -375,11 +375,15 @@ mod tests {
             .map(|i| {
                 let mut r = IntervalRecord::new(i);
                 r.sent = 10 + i;
-                r.requests.push(RequestStats {
+                r.status.insert(200, 10);
+                r.status.insert(500, i);
+                let mut q = RequestStats {
                     count: 10 + i,
                     failures: i,
                     ..Default::default()
-                });
+                };
+                q.status = r.status.clone();
+                r.requests.push(q);
                 r
             })
             .collect();
