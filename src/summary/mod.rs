@@ -93,6 +93,10 @@ pub struct Summary {
     /// Why the run stopped itself before its last stage (a sweep passing its limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
+    /// The safety stop that ended the run (`--abort-when`): which condition held, from
+    /// which second, and when it stopped the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<crate::store::Aborted>,
     /// Counts and rates.
     pub requests: Requests,
     /// How long the run took.
@@ -321,10 +325,10 @@ impl Summary {
             connection_cap: generator::connection_cap(run),
             attack_secs,
             stopped: run.meta.stop.requests.is_some()
-                || run
-                    .end
-                    .as_ref()
-                    .is_none_or(|e| e.reason.is_some() || e.status == EndStatus::Interrupted),
+                || run.end.as_ref().is_none_or(|e| {
+                    e.reason.is_some()
+                        || matches!(e.status, EndStatus::Interrupted | EndStatus::Aborted)
+                }),
             run_secs: total_secs,
             by_interval: &run.stages,
             digests: &run.intervals,
@@ -404,6 +408,7 @@ impl Summary {
             shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
+            aborted: run.end.as_ref().and_then(|e| e.aborted.clone()),
             outputs: run.outputs.clone(),
             requests: Requests {
                 total: completed,

@@ -160,6 +160,12 @@ fn notes(s: &Summary) -> Vec<String> {
     if let Some(why) = &s.stopped_early {
         out.push(format!("The run stopped early: {why}"));
     }
+    if let Some(a) = &s.aborted {
+        out.push(format!(
+            "ABORTED: {}; the requests sent before are all kept and reported",
+            words::aborted(a)
+        ));
+    }
     if let Some(shard) = words::shard_words(s) {
         out.push(format!("Shard: {shard}"));
     }
@@ -248,6 +254,14 @@ fn checks(s: &Summary) -> Vec<Check> {
         s.verdict
             .generator_limited()
             .then(|| evidence("generator limited")),
+    ));
+    out.push(trust(
+        "no abort condition held",
+        s.aborted.as_ref().map(|a| CheckFailure {
+            message: words::aborted(a),
+            kind: "aborted".into(),
+            detail: words::aborted(a),
+        }),
     ));
     out.push(trust(
         "the run completed",

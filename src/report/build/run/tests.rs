@@ -93,6 +93,7 @@ fn summary(objectives: &[&str], complete: bool) -> Summary {
             peak_open_fds: 12,
             peak_rss_bytes: None,
             reason: None,
+            aborted: None,
         })
         .unwrap();
     }

@@ -185,6 +185,7 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
         peak_open_fds: 10 + u64::from(s.index),
         peak_rss_bytes: Some(1 << 20),
         reason: None,
+        aborted: None,
     })
     .unwrap();
     path
