@@ -30,6 +30,9 @@ pub struct RunMeta {
     /// The objectives the run is judged against, as written.
     #[serde(default)]
     pub slo: Vec<String>,
+    /// The safety stop's conditions (`--abort-when`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abort_when: Vec<String>,
     /// The stages of the load, when it had stages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<Stage>,
@@ -218,6 +221,7 @@ impl RunMeta {
                 })
                 .collect(),
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
+            abort_when: plan.abort.iter().map(|a| a.text.clone()).collect(),
             stages: plan.stages.clone(),
             load: plan.load,
             max_rate: plan.max_rate,

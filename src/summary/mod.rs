@@ -93,6 +93,9 @@ pub struct Summary {
     /// Why the run stopped itself before its last stage (a sweep passing its limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
+    /// The safety stop's conditions the run was watched with (`--abort-when`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abort_when: Vec<String>,
     /// The safety stop that ended the run (`--abort-when`): which condition held, from
     /// which second, and when it stopped the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,6 +411,7 @@ impl Summary {
             shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
+            abort_when: run.meta.abort_when.clone(),
             aborted: run.end.as_ref().and_then(|e| e.aborted.clone()),
             outputs: run.outputs.clone(),
             requests: Requests {
