@@ -19,6 +19,8 @@ pub struct Progress {
     mode: Mode,
     /// The last plain line not printed yet, printed at the end.
     pending: Option<String>,
+    /// The safety stop ended the sending: the seconds left are the drain's.
+    stopping: bool,
     /// When the run ends by itself: after a time, or after a count of requests.
     end: End,
     /// Stage names, shown beside the second they run in (a sweep's current step).
@@ -81,6 +83,7 @@ impl Progress {
         Progress {
             mode,
             pending: None,
+            stopping: false,
             end,
             stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
             errors: 0,
@@ -115,6 +118,9 @@ impl Progress {
     /// that it drains: nothing is sent any more, the last answers are awaited.
     fn head(&self, index: u64, sent_now: u64, sent_before: u64) -> (String, String) {
         let elapsed = index + 1;
+        if self.stopping {
+            return (format!("[{elapsed:>4}s, stopping]"), String::new());
+        }
         if self.draining(index, sent_before) {
             return (format!("[{elapsed:>4}s, draining]"), String::new());
         }
@@ -220,6 +226,7 @@ impl Observer for Progress {
     }
 
     fn aborting(&mut self, aborted: &headroom::store::Aborted) {
+        self.stopping = true;
         // Said whatever the progress setting, as a notice is: it explains why the run ends.
         if self.shown && self.mode == Mode::Terminal {
             eprintln!();
@@ -240,6 +247,7 @@ mod tests {
         Progress {
             mode: Mode::Terminal,
             pending: None,
+            stopping: false,
             end,
             stages: stages.iter().map(|s| s.to_string()).collect(),
             errors: 0,
@@ -267,14 +275,27 @@ mod tests {
         let p = progress(End::Seconds(4), &[]);
         assert_eq!(
             p.head(3, 100, 300),
-            ("[   4s/4s, 0s left]".to_string(), "  sent     100/s".to_string())
+            (
+                "[   4s/4s, 0s left]".to_string(),
+                "  sent     100/s".to_string()
+            )
         );
         // Not "[   5s/4s, 0s left] sent 0/s".
-        assert_eq!(p.head(4, 0, 400), ("[   5s, draining]".to_string(), String::new()));
+        assert_eq!(
+            p.head(4, 0, 400),
+            ("[   5s, draining]".to_string(), String::new())
+        );
         let p = progress(End::Requests(1_000), &[]);
         assert!(!p.draining(3, 999));
         assert_eq!(p.head(4, 0, 1_000).0, "[   5s, draining]");
         assert!(!progress(End::Unknown, &[]).draining(1_000, 1 << 40));
+        // After the safety stop, the seconds left are its drain, whatever the time left.
+        let mut p = progress(End::Seconds(60), &[]);
+        p.stopping = true;
+        assert_eq!(
+            p.head(3, 1, 300),
+            ("[   4s, stopping]".to_string(), String::new())
+        );
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
 pub use slo::{measure, Measured, SloCi, SloVerdict};
 pub use stats::Stats;
+// The safety stop as stored is the summary's model too: reports name it without the store.
+pub use crate::store::Aborted;
 
 use crate::plan::Load;
 use crate::record::StatusClass;
@@ -99,7 +101,7 @@ pub struct Summary {
     /// The safety stop that ended the run (`--abort-when`): which condition held, from
     /// which second, and when it stopped the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aborted: Option<crate::store::Aborted>,
+    pub aborted: Option<Aborted>,
     /// Counts and rates.
     pub requests: Requests,
     /// How long the run took.

@@ -99,7 +99,7 @@ pub fn stage_level(s: &Summary, from: f64, to: f64) -> String {
 
 /// How a safety stop ended a run: "aborted at second 12: \"errors > 5% for 5s\" held for
 /// 5 s (from second 7; 62.50% in its last second)".
-pub fn aborted(a: &crate::store::Aborted) -> String {
+pub fn aborted(a: &crate::summary::Aborted) -> String {
     let last = if a.last.is_empty() {
         String::new()
     } else {

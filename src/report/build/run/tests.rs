@@ -258,7 +258,10 @@ fn an_aborted_run_says_which_condition_held_and_when_and_fails_its_check() {
     let doc = build(&s, Extras::default());
     let said = "aborted at second 9: \"errors > 50% for 2s\" held for 2 s (from second 7; 100.00% in its last second)";
     assert!(
-        doc.answer.notes.iter().any(|n| n.starts_with(&format!("ABORTED: {said}"))),
+        doc.answer
+            .notes
+            .iter()
+            .any(|n| n.starts_with(&format!("ABORTED: {said}"))),
         "{:?}",
         doc.answer.notes
     );
@@ -268,7 +271,10 @@ fn an_aborted_run_says_which_condition_held_and_when_and_fails_its_check() {
         .find(|c| c.name == "no abort condition held")
         .and_then(|c| c.failure.as_ref())
         .expect("an aborted run fails it");
-    assert_eq!((failure.kind.as_str(), failure.message.as_str()), ("aborted", said));
+    assert_eq!(
+        (failure.kind.as_str(), failure.message.as_str()),
+        ("aborted", said)
+    );
     // Every format says it in its answer; JSON has it typed, in the answer too.
     for format in [crate::report::Format::Text, crate::report::Format::Markdown] {
         let out = crate::report::write(&doc, format).unwrap();
@@ -279,8 +285,14 @@ fn an_aborted_run_says_which_condition_held_and_when_and_fails_its_check() {
             .unwrap();
     assert_eq!(json["aborted"]["at_second"], 9);
     assert_eq!(json["answer"]["aborted"]["from_second"], 7);
-    assert_eq!(json["answer"]["aborted"]["condition"], "errors > 50% for 2s");
+    assert_eq!(
+        json["answer"]["aborted"]["condition"],
+        "errors > 50% for 2s"
+    );
     // A run without conditions has no such check.
     let doc = build(&summary(&[], true), Extras::default());
-    assert!(doc.checks.iter().all(|c| c.name != "no abort condition held"));
+    assert!(doc
+        .checks
+        .iter()
+        .all(|c| c.name != "no abort condition held"));
 }
