@@ -188,6 +188,12 @@ fn the_scenario_field_aborts_and_the_flag_wins() {
     };
     let out = dir.path().join("aborted");
     let path = scenario("down: errors > 50%");
+    // --check shows the conditions the run would be watched with.
+    let checked = crate::support::succeeded(headroom(&["run", path.to_str().unwrap(), "--check"]));
+    assert!(
+        checked.contains("  abort   when down: errors > 50%\n"),
+        "{checked}"
+    );
     let o = headroom(&[
         "run",
         path.to_str().unwrap(),
