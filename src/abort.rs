@@ -21,6 +21,7 @@ use crate::plan::{AbortWhen, AttackPlan, Metric};
 use crate::record::RequestStats;
 use crate::run::Observer;
 use crate::store::{Aborted, IntervalLine};
+use std::borrow::Cow;
 
 /// How one condition stands: the streak of seconds it has held in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,9 +106,9 @@ impl<'a> AbortWatch<'a> {
 
     /// The measured requests of a second, by request: those sent for a stage that is not a
     /// warm-up (all of them in a run without stages).
-    fn measured(&self, line: &IntervalLine) -> Vec<RequestStats> {
-        if self.warmup.is_empty() {
-            return line.record.requests.clone();
+    fn measured<'l>(&self, line: &'l IntervalLine) -> Cow<'l, [RequestStats]> {
+        if self.warmup.iter().all(|w| !w) {
+            return Cow::Borrowed(&line.record.requests);
         }
         let mut out: Vec<RequestStats> = Vec::new();
         for (stage, step) in &line.record.steps {
@@ -126,7 +127,7 @@ impl<'a> AbortWatch<'a> {
                 sum.add(r);
             }
         }
-        out
+        Cow::Owned(out)
     }
 
     /// Judges one second; the condition that completed its window, if one did.

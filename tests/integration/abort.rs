@@ -312,3 +312,75 @@ fn without_a_terminal_progress_is_a_plain_line_every_ten_seconds() {
         stderr(&o)
     );
 }
+
+/// A target that hangs after five seconds (Lua: every request then sleeps 20 s): the seconds
+/// without one answer neither start nor break a streak; the hung requests count as errors
+/// when their timeout fires, and those seconds stop the run.
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx with Lua: run tests/run")]
+fn a_target_that_hangs_is_aborted_once_its_timeouts_fire() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let nginx = Nginx::with_modules(
+        Tls::None,
+        &["lua"],
+        "keepalive_requests 1000000;\n  lua_shared_dict abort_test 1m;",
+        r#"location / {
+      content_by_lua_block {
+        local d = ngx.shared.abort_test
+        d:add("first", ngx.now())
+        if ngx.now() - d:get("first") >= 5 then
+          ngx.sleep(20)
+        end
+        ngx.say("ok")
+      }
+    }"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = headroom(&[
+        "attack",
+        &nginx.url("http", "/"),
+        "--rate",
+        "20",
+        "-d",
+        "40s",
+        "--timeout",
+        "2s",
+        "-q",
+        "--abort-when",
+        "errors > 50% for 2s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(ABORTED), "{}", stderr(&o));
+    let run = stored(&out);
+    let a = run.end.clone().unwrap().aborted.unwrap();
+    let first_failed = run
+        .intervals
+        .iter()
+        .find(|d| d.failed > 0)
+        .map(|d| d.index)
+        .unwrap();
+    // Between the last answer and the first timeout, seconds with nothing completed.
+    let last_ok = run
+        .intervals
+        .iter()
+        .filter(|d| d.completed > d.failed && d.index < first_failed)
+        .map(|d| d.index)
+        .max()
+        .unwrap();
+    let silent: Vec<u64> = run
+        .intervals
+        .iter()
+        .filter(|d| d.index > last_ok && d.index < first_failed)
+        .map(|d| d.completed)
+        .collect();
+    assert!(
+        !silent.is_empty() && silent.iter().all(|&c| c == 0),
+        "answered until {last_ok}, failing from {first_failed}: {silent:?}"
+    );
+    // The streak began with the timeouts, and stopped the run at the end of its window.
+    assert_eq!(a.from_second, first_failed, "{a:?}");
+    assert!(a.at_second <= first_failed + 2 + 1, "{a:?}");
+    assert!(a.last.ends_with('%'), "{a:?}");
+}
