@@ -215,6 +215,25 @@ fn the_scenario_field_aborts_and_the_flag_wins() {
     );
     assert_eq!(a.last, "100.00%");
 
+    // Each variant of a matrix is watched on its own; the matrix exits as aborted.
+    let o = headroom(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--matrix",
+        "load.rate=20,40",
+        "--out",
+        dir.path().join("matrix").to_str().unwrap(),
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(ABORTED), "{text}\n{err}");
+    assert_eq!(
+        text.matches("was aborted by its safety stop (--abort-when)")
+            .count(),
+        2,
+        "{text}"
+    );
+
     // The flag wins: a latency the failures never have never stops the run, which ends
     // with nothing succeeded (status 3), not aborted.
     let out = dir.path().join("flag");
