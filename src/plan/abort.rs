@@ -217,5 +217,23 @@ mod tests {
         ] {
             let _ = parse_abort_when(text);
         }
+        // Every sequence of up to four pieces of the grammar: read, or refused with the
+        // example, never a panic.
+        let pieces = [
+            "p99", "errors", "rps", ">", "<=", "5%", "2s", "0", " for ", "for", ",", ":", " ", "é",
+            "1.5",
+        ];
+        let n = pieces.len();
+        for code in 0..n.pow(4) {
+            let mut text = String::new();
+            let mut c = code;
+            for _ in 0..4 {
+                text.push_str(pieces[c % n]);
+                c /= n;
+            }
+            if let Err(e) = parse_abort_when(&text) {
+                assert!(e.to_string().contains(EXAMPLE), "{text:?}: {e}");
+            }
+        }
     }
 }
