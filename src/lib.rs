@@ -15,6 +15,7 @@
 //! - [`summary`]: the serde model every report renders, built from recorded intervals only.
 //! - [`report`]: text and JSON renderers of a [`summary::Summary`].
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
+//! - [`abort`]: the safety stop (`--abort-when`), judging each recorded second.
 //! - [`launch`]: a run as one shard of a test, and a common start for several generators.
 //! - [`matrix`]: runs a matrix's variants one after another, each a stored run.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
@@ -29,6 +30,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod abort;
 pub mod capacity;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
