@@ -31,7 +31,10 @@ impl Feed {
         let address = live.public_url();
         let thread = std::thread::Builder::new()
             .name("headroom-live-feed".into())
-            .spawn(move || follow(&rx, &publisher, &plan, &dir, &address))
+            .spawn(move || {
+                super::yield_to_the_engine();
+                follow(&rx, &publisher, &plan, &dir, &address)
+            })
             .map_err(LiveError::Thread)?;
         Ok(Feed {
             tx: Some(tx),

@@ -242,12 +242,16 @@ impl LiveServer {
         };
         let serving = std::thread::Builder::new()
             .name("headroom-live".into())
-            .spawn(move || server.run(listener))
+            .spawn(move || {
+                yield_to_the_engine();
+                server.run(listener)
+            })
             .map_err(LiveError::Thread)?;
         let render_shared = shared.clone();
         let rendering = std::thread::Builder::new()
             .name("headroom-live-render".into())
             .spawn(move || {
+                yield_to_the_engine();
                 frame::render_loop(&render_shared);
                 closed.cancel();
             })
@@ -361,6 +365,14 @@ impl Publisher {
         p.state = Some(showing);
         self.0.wake.notify_all();
     }
+}
+
+/// Lowers the calling thread's priority to the least (nice 19): the live page's threads give
+/// way to the engine's whenever both want a core (on a generator pinned to one core, a frame
+/// rendered at the engine's priority would delay its sends). Best effort: a system that
+/// refuses leaves the thread as it was.
+fn yield_to_the_engine() {
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
 }
 
 /// A lock that a panic elsewhere does not make unusable: the state is replaced whole.

@@ -27,7 +27,10 @@ impl SearchFeed {
         let address = live.public_url();
         let thread = std::thread::Builder::new()
             .name("headroom-live-feed".into())
-            .spawn(move || follow(&rx, &publisher, &dir, &address))
+            .spawn(move || {
+                super::yield_to_the_engine();
+                follow(&rx, &publisher, &dir, &address)
+            })
             .map_err(LiveError::Thread)?;
         Ok(SearchFeed {
             tx: Some(tx),

@@ -72,21 +72,32 @@ impl Server {
                 let me = me.clone();
                 tokio::spawn(async move {
                     let _slot = slot;
+                    // Cancelled when the page on this connection stalls: the connection is
+                    // then closed, not left holding a viewer's place while a write waits.
+                    let kill = CancellationToken::new();
+                    let killed = kill.clone();
                     let service = hyper::service::service_fn(move |req| {
-                        let me = me.clone();
-                        async move { Ok::<_, Infallible>(me.answer(req).await) }
+                        let (me, kill) = (me.clone(), kill.clone());
+                        async move { Ok::<_, Infallible>(me.answer(req, kill).await) }
                     });
-                    let _ = hyper::server::conn::http1::Builder::new()
+                    let connection = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
                         .header_read_timeout(STALL)
-                        .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                        .await;
+                        .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+                    tokio::select! {
+                        _ = connection => {}
+                        _ = killed.cancelled() => {}
+                    }
                 });
             }
         });
     }
 
-    async fn answer(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
+    async fn answer(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        kill: CancellationToken,
+    ) -> Response<Body> {
         let access = self.rules.access(
             req.uri().query(),
             req.headers().get("x-headroom-token").map(|v| v.as_bytes()),
@@ -109,7 +120,7 @@ impl Server {
         }
         match (req.method(), req.uri().path()) {
             (&Method::GET, "/") => page(super::page::html(access.control)),
-            (&Method::GET, "/events") => self.events(),
+            (&Method::GET, "/events") => self.events(kill),
             (&Method::GET, "/report") => self.report().await,
             (&Method::POST, "/stop") if access.control => {
                 if !self.stop.is_cancelled() {
@@ -136,7 +147,7 @@ impl Server {
     }
 
     /// The frames, as server-sent events, to one more page (refused past the most viewers).
-    fn events(&self) -> Response<Body> {
+    fn events(&self, kill: CancellationToken) -> Response<Body> {
         let before = self.shared.viewers.fetch_add(1, Ordering::SeqCst);
         let viewer = Viewer(self.shared.clone());
         if before >= self.max_viewers {
@@ -158,7 +169,12 @@ impl Server {
                     match tokio::time::timeout(STALL, tx.send(Bytes::from(frame.to_string()))).await
                     {
                         Ok(Ok(())) => {}
-                        _ => break,
+                        Ok(Err(_)) => break,
+                        Err(_) => {
+                            // Stalled: its connection is closed, which frees its place.
+                            kill.cancel();
+                            break;
+                        }
                     }
                     if last {
                         break;

@@ -133,3 +133,34 @@ fn off_loopback_every_request_needs_the_token() {
     let (status, _) = ask(addr, &format!("GET /?token={} HTTP/1.1", live.token()));
     assert_eq!(status, 200);
 }
+
+#[test]
+fn a_page_that_stops_reading_is_dropped_and_its_place_freed() {
+    use std::sync::atomic::Ordering;
+    let live = loopback(1);
+    let addr = live.addr();
+    // Follows, then never reads again: its socket's buffers fill with frames.
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    write!(stalled, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while live.shared.viewers.load(Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let big: String = "x".repeat(1 << 20);
+    let mut n = 0u64;
+    while live.shared.viewers.load(Ordering::SeqCst) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a stalled page still holds its place after {n} frames"
+        );
+        n += 1;
+        live.shared
+            .frames
+            .send_replace(Arc::from(format!("event: frame\ndata: {n}{big}\n\n")));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Its place is free: another page follows.
+    assert!(follow_or_none(addr));
+    drop(stalled);
+}
