@@ -15,8 +15,12 @@ import statistics
 import subprocess
 import sys
 import shutil
+import socket
 import tempfile
+import threading
 import time
+import urllib.parse
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "bench", "out")
@@ -41,9 +45,13 @@ def parse_args(argv):
                     help="only the --push section: row (a) at 5,000 req/s without --push, with --push prometheus=… "
                          "to a real Prometheus and with --push influxdb=… to a real InfluxDB on loopback, interleaved "
                          "round by round (no peers, no other rows); replaces that section of RESULTS.md")
+    alone.add_argument("--live-overhead", action="store_true",
+                    help="only the --live section: row (a) at 5,000 req/s with and without --live, a page following "
+                         "the run's events in the second, interleaved round by round (no peers, no other rows); "
+                         "replaces that section of RESULTS.md")
     args = ap.parse_args(argv)
-    if args.only and (args.raw_overhead or args.push_overhead):
-        ap.error("--only runs peers' rows; --raw-overhead and --push-overhead run one section alone")
+    if args.only and (args.raw_overhead or args.push_overhead or args.live_overhead):
+        ap.error("--only runs peers' rows; --raw-overhead, --push-overhead and --live-overhead run one section alone")
     return args
 
 
@@ -192,7 +200,7 @@ def handshakes_since(offset):
     return dict(full=full, resumed=resumed, served=served, protocols=protocols)
 
 
-def timed(cmd, stdout_path, env=None):
+def timed(cmd, stdout_path, env=None, stderr_follower=None):
     """Runs cmd on the generator core under GNU time; returns (cpu_seconds, peak_rss_kib).
     CPU is the kernel's rusage of the waited GNU time process, which takes in the generator's
     (wait4: microseconds, where GNU time prints 10 ms, 2 % of a 10 s run at 5,000 req/s); peak
@@ -209,8 +217,15 @@ def timed(cmd, stdout_path, env=None):
     server0, wall0 = process_cpu(NGINX["pid"]), time.monotonic()
     with open(stdout_path, "w") as out:
         proc = subprocess.Popen(["/usr/bin/time", "-f", "%M %w", "-o", tf.name, "taskset", "-c", GEN_CORE, *cmd],
-                                stdout=out, stderr=subprocess.DEVNULL, env=env)
+                                stdout=out, stderr=subprocess.PIPE if stderr_follower else subprocess.DEVNULL,
+                                env=env)
+        follower = None
+        if stderr_follower:
+            follower = threading.Thread(target=stderr_follower, args=(proc.stderr,), daemon=True)
+            follower.start()
         _, _, usage = os.wait4(proc.pid, 0)
+        if follower:
+            follower.join(timeout=10)
         proc.returncode = 0  # reaped by wait4; keeps Popen from waiting again
     NGINX["last_share"] = (process_cpu(NGINX["pid"]) - server0) / (time.monotonic() - wall0)
     GEN["conns"] = accepted() - accepts0 - 1  # less the first probe's own connection
@@ -257,13 +272,13 @@ def headroom_load(scenario):
     return ["--http1", "--rate", str(RATE)]
 
 
-def run_headroom(scenario, url, certs, secs=SECS, binary=None, name="headroom", extra=()):
+def run_headroom(scenario, url, certs, secs=SECS, binary=None, name="headroom", extra=(), stderr_follower=None):
     out = f"{OUT}/{name}-{scenario}.json"
     run_dir = f"{OUT}/runs/{name}-{scenario}"
     subprocess.run(["rm", "-rf", run_dir])
     cmd = [binary or HEADROOM, "attack", url, "-d", f"{secs}s", "-q", "--format", "json", "--out", run_dir]
     cmd += headroom_load(scenario) + list(extra) + tls_flags(scenario, url, certs)
-    cpu, rss = timed(cmd, out)
+    cpu, rss = timed(cmd, out, stderr_follower=stderr_follower)
     d = json.load(open(out))
     return dict(done=d["requests"]["total"], ok=d["status_codes"].get("200", 0), rate=d["generator"]["rate_held"],
                 tput=d["requests"]["throughput"], p50=d["latency"]["p50_us"], p99=d["latency"]["p99_us"],
@@ -645,14 +660,14 @@ def main():
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is not an executable: build it (cargo build --release) or name the "
                              "binary with --headroom / HEADROOM_BIN (--baseline / HEADROOM_BASELINE)")
-    alone = ARGS.raw_overhead or ARGS.push_overhead
+    alone = ARGS.raw_overhead or ARGS.push_overhead or ARGS.live_overhead
     scenarios = [s for s in SCENARIOS if (not ARGS.only or s[0] in ARGS.only) and not alone]
     os.makedirs(f"{OUT}/runs", exist_ok=True)
     certs = tempfile.mkdtemp(prefix="headroom-bench-")
     make_certs(certs)
     nginx = start_nginx(certs)
     NGINX["pid"] = nginx.pid
-    rows, ratios, extras, raw, push = [], [], None, None, None
+    rows, ratios, extras, raw, push, live = [], [], None, None, None, None
     wake_us = [wake_cost()]
     try:
         for key, title, url in scenarios:
@@ -675,10 +690,12 @@ def main():
             rows.append((key, title, {name: median_run(rs) for name, rs in runs.items()}))
             # Ratios are paired by round, then the median taken.
             ratios += paired_ratios(key, title, runs)
-        if not ARGS.only and not ARGS.push_overhead:
+        if not ARGS.only and not ARGS.push_overhead and not ARGS.live_overhead:
             raw = raw_overhead(certs)
-        if not ARGS.only and not ARGS.raw_overhead:
+        if not ARGS.only and not ARGS.raw_overhead and not ARGS.live_overhead:
             push = push_overhead(certs)
+        if not ARGS.only and not ARGS.raw_overhead and not ARGS.push_overhead:
+            live = live_overhead(certs)
         if not ARGS.only and not alone:
             # The templated scenario against (a), both headroom, interleaved: what templates
             # and a feeder cost.
@@ -703,7 +720,7 @@ def main():
     finally:
         nginx.send_signal(signal.SIGTERM)
         nginx.wait()
-    write_results(rows, ratios, extras, wake_us, raw, push)
+    write_results(rows, ratios, extras, wake_us, raw, push, live)
 
 
 PROMETHEUS_PORT = 19090 + _OFFSET
@@ -837,6 +854,81 @@ def raw_overhead(certs):
     return {name: median_run(rs) for name, rs in runs.items()}, ratio
 
 
+def follow_live_page(found):
+    """Reads headroom's stderr; at the live page's address (its first line), opens the page and
+    follows its events as a browser's page does, counting the frames, until the run ends it."""
+    def viewer(url):
+        u = urllib.parse.urlsplit(url)
+        urllib.request.urlopen(url, timeout=10).read()
+        s = socket.create_connection((u.hostname, u.port), timeout=30)
+        s.sendall(f"GET /events?{u.query} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        frames, tail = 0, b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            frames += (tail + b).count(b"event: frame")
+            tail = b[-16:]
+            found["frames"] = frames
+        s.close()
+
+    def follow(stream):
+        for line in iter(stream.readline, b""):
+            text = line.decode(errors="replace").strip()
+            if text.startswith("headroom: live page at ") and "url" not in found:
+                found["url"] = text.split(" at ", 1)[1]
+                threading.Thread(target=viewer, args=(found["url"],), daemon=True).start()
+    return follow
+
+
+def live_overhead(certs):
+    """Row (a) with and without --live, interleaved round by round against the same nginx, a
+    page following the run's events in the second: what serving the live page costs the
+    generator. Returns the median runs, the paired ratios and the frames each page was sent."""
+    url = SCENARIOS[0][2]
+    runs = {"plain attack (a)": [], "with --live, a page following": []}
+    frames = []
+    for _ in range(OVERHEAD_ROUNDS):
+        for name, tool, extra in (("plain attack (a)", "headroom", ()),
+                                  ("with --live, a page following", "headroom-live", ("--live",))):
+            found = {}
+            r = run_headroom("a", url, certs, name=tool, extra=extra,
+                             stderr_follower=follow_live_page(found) if extra else None)
+            r["server"] = NGINX["last_share"]
+            if extra:
+                frames.append(found.get("frames", 0))
+            runs[name].append(r)
+            time.sleep(1)
+    ratio = [per_request(w) / per_request(p)
+             for w, p in zip(runs["with --live, a page following"], runs["plain attack (a)"])]
+    return {name: median_run(rs) for name, rs in runs.items()}, ratio, frames
+
+
+def live_section(live):
+    medians, ratio, frames = live
+    lines = [f"## The live page (`--live`) at {RATE:,} req/s", "",
+             f"Row (a) as above, run with and without `--live` in each of {OVERHEAD_ROUNDS} rounds (same nginx, same URL); "
+             "with it, a page follows the run (the page fetched, then its events read as a browser's page reads "
+             "them; the browser's own drawing is not the generator's CPU). CPU is the headroom process's, its "
+             "live page's threads included.", "",
+             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in medians.items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 5)
+            continue
+        lo, hi = r["cpu_range"]
+        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB |")
+    if frames:
+        lines += ["", f"Frames each page was sent: {min(frames)}–{max(frames)} (a frame a second)."]
+    if ratio:
+        m = statistics.median(ratio)
+        lines += ["", f"With `--live` ÷ plain CPU per request, paired by round: **{m:.3f}** "
+                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**."]
+    return lines + [""]
+
+
 def raw_section(raw):
     medians, ratio = raw
     lines = [f"## Keeping every request's record (`--raw`) at {RATE:,} req/s", "",
@@ -932,7 +1024,8 @@ def replace_section(section):
         end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
         kept = old[:start] + old[end:]
         at = start
-    flag = "--push-overhead" if ARGS.push_overhead else "--raw-overhead"
+    flag = ("--push-overhead" if ARGS.push_overhead else
+            "--live-overhead" if ARGS.live_overhead else "--raw-overhead")
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     quick = " **Quick mode (3 s, one round): for checking the script, not for quoting.**" if QUICK else ""
     section = [section[0], "", f"*Re-measured alone by `bench/run.sh {flag}` on {stamp}, after the rest of this "
@@ -943,9 +1036,10 @@ def replace_section(section):
     print("\n".join(section))
 
 
-def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
-    if ARGS.raw_overhead or ARGS.push_overhead:
-        replace_section(raw_section(raw) if ARGS.raw_overhead else push_section(push))
+def write_results(rows, ratios, extras, wake_us, raw=None, push=None, live=None):
+    if ARGS.raw_overhead or ARGS.push_overhead or ARGS.live_overhead:
+        replace_section(raw_section(raw) if ARGS.raw_overhead else
+                        push_section(push) if ARGS.push_overhead else live_section(live))
         return
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
@@ -1066,6 +1160,8 @@ def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
         lines += raw_section(raw)
     if push:
         lines += push_section(push)
+    if live:
+        lines += live_section(live)
     if extras:
         lines += extras_section(*extras)
     text = "\n".join(lines).rstrip("\n") + "\n"
