@@ -70,9 +70,11 @@ impl<'a> Warmup<'a> {
     }
 }
 
-/// The measured part of a run, gathered line by line as the log is read.
-pub(super) struct Gather<'a> {
-    warmup: Warmup<'a>,
+/// The measured part of a run, gathered line by line as the log is read (or as a live run
+/// records it). It owns its stages, so a loader that lives as long as the run can hold it.
+#[derive(Clone)]
+pub(super) struct Gather {
+    stages: Vec<Stage>,
     /// The lines of whole seconds outside the warm-up merged, for runs counted by second.
     by_second: IntervalRecord,
     /// Each line's digest counted by stage, then by second (warm-up runs only).
@@ -81,10 +83,10 @@ pub(super) struct Gather<'a> {
     plain: Vec<IntervalDigest>,
 }
 
-impl<'a> Gather<'a> {
-    pub(super) fn new(stages: &'a [Stage]) -> Self {
+impl Gather {
+    pub(super) fn new(stages: &[Stage]) -> Self {
         Gather {
-            warmup: Warmup::of(stages),
+            stages: stages.to_vec(),
             by_second: IntervalRecord::new(0),
             digests: Vec::new(),
             plain: Vec::new(),
@@ -93,16 +95,17 @@ impl<'a> Gather<'a> {
 
     /// Takes one line of the log.
     pub(super) fn line(&mut self, line: &super::IntervalLine) {
-        if !self.warmup.any() {
+        let warmup = Warmup::of(&self.stages);
+        if !warmup.any() {
             self.plain.push(IntervalDigest::of(line, Part::None));
             return;
         }
-        let in_warmup = line.stage.is_some_and(|s| self.warmup.is(s));
+        let in_warmup = line.stage.is_some_and(|s| warmup.is(s));
         if !in_warmup {
             self.by_second.merge(&line.record);
         }
         self.digests.push((
-            IntervalDigest::of(line, Part::Stages(self.warmup)),
+            IntervalDigest::of(line, Part::Stages(warmup)),
             IntervalDigest::of(
                 line,
                 if in_warmup {
@@ -120,11 +123,11 @@ impl<'a> Gather<'a> {
         self,
         all: &IntervalRecord,
     ) -> (IntervalRecord, Vec<IntervalDigest>, Counting) {
-        if !self.warmup.any() {
+        let warmup = Warmup::of(&self.stages);
+        if !warmup.any() {
             return (all.clone(), self.plain, Counting::Whole);
         }
         if by_stage_known(all) {
-            let warmup = self.warmup;
             let total = record_of_stages(all, &self.by_second, |s| !warmup.is(s));
             let digests = self.digests.into_iter().map(|(d, _)| d).collect();
             (total, digests, Counting::ByStage)

@@ -15,6 +15,7 @@ mod check;
 pub use check::MAX_COUNT;
 pub mod export;
 mod fingerprint;
+mod loader;
 mod log;
 pub mod matrix;
 mod measured;
@@ -24,6 +25,7 @@ mod raw;
 mod redact;
 
 pub use fingerprint::plan_fingerprint;
+pub use loader::Loader;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
 pub use measured::{failed, record_of_stages, Counting};
 pub use meta::{
@@ -255,60 +257,18 @@ impl RunDir {
             return Err(StoreError::NotARun(self.root.clone()));
         }
         let meta: RunMeta = read_json(&meta_path)?;
-        // A merged run keeps each shard's generator counts, which its report adds up: checked
-        // as a line of the log is, so a damaged file is refused, never overflowed.
-        for shard in meta.merged.iter().flat_map(|m| &m.shards) {
-            if let Some(reason) = check::implausible(&shard.generator) {
-                return Err(StoreError::Corrupt {
-                    path: meta_path,
-                    reason: format!("shard {}: the generator's {reason}", shard.index),
-                });
-            }
-        }
-        let mut all = IntervalRecord::new(0);
-        let mut stages: Vec<IntervalRecord> = Vec::new();
-        let mut gather = measured::Gather::new(&meta.stages);
+        let mut loader =
+            Loader::new(meta).map_err(|reason| StoreError::Corrupt { path: meta_path, reason })?;
         let mut torn_tail = false;
-        let bounds = LineBounds {
-            requests: meta.requests.len(),
-            stages: meta.stages.len(),
-            flows: meta.flows.len(),
-        };
-        if let Some(mut reader) = IntervalReader::open(&self.log_path(), bounds)? {
+        if let Some(mut reader) = IntervalReader::open(&self.log_path(), loader.bounds())? {
             while let Some(line) = reader.next_line()? {
-                all.merge(&line.record);
-                // Each line is within bounds (the reader checks it), so adding one to a total
-                // within them cannot overflow; the total is checked before the next.
-                if let Some(reason) = check::implausible(&all) {
-                    return Err(StoreError::Corrupt {
-                        path: self.log_path(),
-                        reason: format!("line {}: the run's {reason}", reader.line_number()),
-                    });
-                }
-                gather.line(&line);
-                if let Some(stage) = line.stage {
-                    let i = usize::from(stage);
-                    // The index sizes a vector: a line naming a stage the run does not have
-                    // is damage, never an allocation.
-                    if i >= meta.stages.len() {
-                        return Err(StoreError::Corrupt {
-                            path: self.log_path(),
-                            reason: format!(
-                                "line {}: stage {i}, but the run has {} stage(s)",
-                                reader.line_number(),
-                                meta.stages.len()
-                            ),
-                        });
-                    }
-                    if i >= stages.len() {
-                        stages.resize_with(i + 1, || IntervalRecord::new(0));
-                    }
-                    stages[i].merge(&line.record);
-                }
+                loader.add(&line).map_err(|reason| StoreError::Corrupt {
+                    path: self.log_path(),
+                    reason: format!("line {}: {reason}", reader.line_number()),
+                })?;
             }
             torn_tail = reader.torn_tail;
         }
-        let (total, intervals, counting) = gather.finish(&all);
         let end_path = self.end_path();
         let end = if end_path.exists() {
             Some(read_json(&end_path)?)
@@ -321,17 +281,7 @@ impl RunDir {
         } else {
             Vec::new()
         };
-        Ok(StoredRun {
-            meta,
-            total,
-            counting,
-            all,
-            stages,
-            intervals,
-            end,
-            torn_tail,
-            outputs,
-        })
+        Ok(loader.finish(end, torn_tail, outputs))
     }
 }
 
