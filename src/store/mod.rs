@@ -257,8 +257,10 @@ impl RunDir {
             return Err(StoreError::NotARun(self.root.clone()));
         }
         let meta: RunMeta = read_json(&meta_path)?;
-        let mut loader =
-            Loader::new(meta).map_err(|reason| StoreError::Corrupt { path: meta_path, reason })?;
+        let mut loader = Loader::new(meta).map_err(|reason| StoreError::Corrupt {
+            path: meta_path,
+            reason,
+        })?;
         let mut torn_tail = false;
         if let Some(mut reader) = IntervalReader::open(&self.log_path(), loader.bounds())? {
             while let Some(line) = reader.next_line()? {
