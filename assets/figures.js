@@ -337,6 +337,9 @@
     document.documentElement.setAttribute("data-charts", String(charts.length));
   }
 
+  // The live page (src/live/page.rs) draws and redraws its charts with the same code.
+  window.headroomChart = chart;
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

@@ -15,6 +15,8 @@
 //! - [`summary`]: the serde model every report renders, built from recorded intervals only.
 //! - [`report`]: text and JSON renderers of a [`summary::Summary`].
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
+//! - [`live`]: the live page of a run while it goes (`--live`): its own thread, its own
+//!   small HTTP server, fed what the recorder already produces each second.
 //! - [`launch`]: a run as one shard of a test, and a common start for several generators.
 //! - [`matrix`]: runs a matrix's variants one after another, each a stored run.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
@@ -36,6 +38,7 @@ pub mod engine;
 pub mod fuzzing;
 pub mod kube;
 pub mod launch;
+pub mod live;
 pub mod matrix;
 pub mod monitor;
 pub mod plan;

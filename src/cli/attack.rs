@@ -100,6 +100,13 @@ pub struct Output {
     // may hold credentials.
     #[arg(long, value_name = "KIND=URL")]
     pub push: Vec<String>,
+    /// Serve a live page of the run while it goes (server-sent events, the report's own
+    /// figures and tables; it becomes the final report at the end): `--live` on loopback
+    /// at a free port, `--live=ADDR` elsewhere (e.g. --live=0.0.0.0:8089; off loopback
+    /// every request needs the token). The address, with the token that shows the stop
+    /// button, is printed first on standard error.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0")]
+    pub live: Option<std::net::SocketAddr>,
 }
 
 impl Output {
@@ -155,6 +162,7 @@ impl Output {
             pages: !plan.stages.is_empty(),
             raw: self.raw,
             judged,
+            live: self.live,
         };
         execute_launched(plan, &argv, &dir, shutdown, watching, &launch)
     }
@@ -281,6 +289,8 @@ pub struct Watching {
     pub raw: bool,
     /// Whether the run's objectives decide its exit status, or its merge's.
     pub judged: super::exit::Judged,
+    /// Serve the live page here (`--live`).
+    pub live: Option<std::net::SocketAddr>,
 }
 
 /// Runs a plan, prints the report and says where the run is stored.
@@ -316,12 +326,28 @@ pub fn execute_launched(
         pages,
         raw,
         judged,
+        live,
     } = watching;
     let mut progress = Progress::new(plan, quiet);
     // The run stops on Ctrl-C and when a sweep's limit says so; the latter stops only this run.
     let shutdown = shutdown.child_token();
     let handle = shutdown.clone();
-    let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, &mut progress);
+    let (live, mut feed) = match live {
+        Some(addr) => {
+            let (live, feed) = super::live::start(addr, plan, dir, &shutdown)?;
+            (Some(live), Some(feed))
+        }
+        None => (None, None),
+    };
+    let mut both;
+    let observer: &mut dyn headroom::run::Observer = match feed.as_mut() {
+        Some(f) => {
+            both = headroom::live::Tee(&mut progress, f);
+            &mut both
+        }
+        None => &mut progress,
+    };
+    let mut watch = headroom::capacity::StopWatch::new(plan, limits, handle, observer);
     let stored = match headroom::run::attack_launched(
         plan, command, dir, shutdown, &mut watch, server, launch,
     ) {
@@ -333,6 +359,9 @@ pub fn execute_launched(
         r => r.with_context(|| format!("attack on {} failed", plan.target.url))?,
     };
     drop(watch);
+    if let Some(feed) = feed {
+        feed.finish();
+    }
     progress.finish();
     let summary = Summary::of(&stored);
     super::report::emit(
@@ -344,6 +373,9 @@ pub fn execute_launched(
     });
     if pages {
         super::report::write_plots_and_page(&stored, &summary, dir.path())?;
+    }
+    if let Some(live) = &live {
+        live.finish(&stored, &summary, dir, pages)?;
     }
     eprintln!(
         "run stored in {} (re-render: headroom report {})",

@@ -75,6 +75,7 @@ pub fn run(args: DemoArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCo
             pages: true,
             raw: false,
             judged: super::exit::Judged::Here,
+            live: None,
         },
     );
     running.stop();

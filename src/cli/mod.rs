@@ -11,6 +11,7 @@ pub mod exit;
 mod export;
 mod import;
 mod kube;
+mod live;
 mod matrix;
 mod merge;
 mod progress;

@@ -99,6 +99,22 @@ pub fn write(doc: &Document) -> Result<String, PlotError> {
     Ok(page(&doc.title, &b))
 }
 
+/// The answer box alone: the live page swaps it in each second.
+pub fn answer_box(doc: &Document) -> String {
+    let mut b = String::new();
+    answer(&mut b, &doc.answer);
+    b
+}
+
+/// The document's sections alone, without its figures (the live page draws those itself).
+pub fn sections(doc: &Document) -> String {
+    let mut b = String::new();
+    for s in &doc.sections {
+        section(&mut b, s, 2);
+    }
+    b
+}
+
 /// The answer box: the verdict, the objectives, the headline numbers, the notes.
 fn answer(b: &mut String, a: &Answer) {
     let tone = a.verdict.as_ref().map(|v| v.tone).or_else(|| {

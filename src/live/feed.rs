@@ -1,0 +1,208 @@
+//! The live page's feed from a run in this process: an [`Observer`] that hands each second
+//! the recorder produced to a thread of its own (one channel send a second: nothing per
+//! request, nothing slow on the engine's side), where a [`Loader`] builds the run so far by
+//! the path `RunDir::load` reads it, and the state is published to the page.
+
+use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
+use crate::plan::AttackPlan;
+use crate::run::Observer;
+use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta};
+use std::sync::mpsc;
+
+/// Feeds a live page from the run it observes; [`Feed::finish`] once the run is over.
+pub struct Feed {
+    tx: Option<mpsc::Sender<IntervalLine>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Feed {
+    /// Feeds `live` with the run of `plan` stored in `dir` (its metadata is read from there
+    /// when the first second arrives: it is written before the first request). The page's
+    /// address, never its token, is written beside the run as `live.json` then.
+    pub fn start(
+        live: &super::LiveServer,
+        plan: &AttackPlan,
+        dir: &RunDir,
+    ) -> Result<Feed, LiveError> {
+        let (tx, rx) = mpsc::channel::<IntervalLine>();
+        let publisher = live.publisher();
+        let plan = Planned::of(plan);
+        let dir = dir.clone();
+        let address = live.public_url();
+        let thread = std::thread::Builder::new()
+            .name("headroom-live-feed".into())
+            .spawn(move || follow(&rx, &publisher, &plan, &dir, &address))
+            .map_err(LiveError::Thread)?;
+        Ok(Feed {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The run is over: its last state (marked ended) is published before this returns.
+    pub fn finish(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Observer for Feed {
+    fn interval(&mut self, line: &IntervalLine) {
+        if let Some(tx) = &self.tx {
+            // The feed thread gone (it stopped on a damaged line) costs the page, not the run.
+            let _ = tx.send(line.clone());
+        }
+    }
+}
+
+/// Two observers of one run: the progress line and the live page, say.
+pub struct Tee<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
+
+impl Observer for Tee<'_> {
+    fn interval(&mut self, line: &IntervalLine) {
+        self.0.interval(line);
+        self.1.interval(line);
+    }
+
+    fn notice(&mut self, notice: &crate::sample::Notice) {
+        self.0.notice(notice);
+        self.1.notice(notice);
+    }
+
+    fn stopped_early(&self) -> Option<String> {
+        self.0.stopped_early().or_else(|| self.1.stopped_early())
+    }
+}
+
+/// What the plan says of where a run ends, for the page's first line.
+struct Planned {
+    secs: Option<u64>,
+    requests: Option<u64>,
+    stages: Vec<String>,
+}
+
+impl Planned {
+    fn of(plan: &AttackPlan) -> Planned {
+        let staged: u64 = plan.stages.iter().map(|s| s.duration.as_secs()).sum();
+        let secs = match plan.stop.duration {
+            Some(d) => Some(d.as_secs()),
+            None if staged > 0 && plan.stages.iter().all(|s| s.requests.is_none()) => Some(staged),
+            None => None,
+        };
+        Planned {
+            secs,
+            requests: plan.stop.requests,
+            stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
+        }
+    }
+
+    fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
+        let elapsed = line.record.index + 1;
+        let past = self.secs.is_some_and(|s| elapsed > s)
+            || self.requests.is_some_and(|n| sent >= n);
+        Position {
+            elapsed_secs: elapsed,
+            planned_secs: self.secs,
+            planned_requests: self.requests,
+            step: line
+                .stage
+                .filter(|_| self.stages.len() > 1)
+                .map(|i| Step {
+                    index: usize::from(i),
+                    of: self.stages.len(),
+                    name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
+                }),
+            phase: match phase {
+                Phase::Sending if past => Phase::Draining,
+                p => p,
+            },
+        }
+    }
+}
+
+/// The feed thread: takes each second, publishes the run so far at the page's cadence.
+fn follow(
+    rx: &mpsc::Receiver<IntervalLine>,
+    publisher: &Publisher,
+    plan: &Planned,
+    dir: &RunDir,
+    address: &str,
+) {
+    let meta_path = dir.path().join("meta.json");
+    let mut loader: Option<Loader> = None;
+    let mut warnings = Vec::new();
+    let mut last: Option<IntervalLine> = None;
+    let mut broken = false;
+    while let Ok(line) = rx.recv() {
+        if broken {
+            continue;
+        }
+        if loader.is_none() {
+            match read_json::<RunMeta>(&meta_path).map(Loader::new) {
+                Ok(Ok(l)) => {
+                    loader = Some(l);
+                    let live = serde_json::json!({ "address": address });
+                    if let Err(e) = write_json(&dir.path().join("live.json"), &live) {
+                        warnings.push(format!("cannot note the page's address in the run directory: {e}"));
+                    }
+                }
+                Ok(Err(reason)) => {
+                    warnings.push(format!("the run's metadata is damaged ({reason}): the page stops here; the report is unaffected"));
+                    broken = true;
+                }
+                Err(e) => {
+                    warnings.push(format!("cannot read the run's metadata ({e}): the page stops here; the report is unaffected"));
+                    broken = true;
+                }
+            }
+        }
+        let Some(l) = loader.as_mut() else { continue };
+        if let Err(reason) = l.add(&line) {
+            warnings.push(format!("second {}: {reason}; the page stops here, the run goes on", line.record.index + 1));
+            broken = true;
+            continue;
+        }
+        let n = l.lines();
+        let due = n % super::frame::cadence(n) == 0;
+        last = Some(line);
+        // A state not published loses nothing: the loader has every line, the next has it.
+        if due {
+            publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Sending);
+        }
+    }
+    if let (Some(l), Some(_)) = (loader.as_ref(), last.as_ref()) {
+        publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Ended);
+    }
+}
+
+fn publish(
+    publisher: &Publisher,
+    loader: &Loader,
+    plan: &Planned,
+    last: Option<&IntervalLine>,
+    warnings: &[String],
+    phase: Phase,
+) {
+    let Some(line) = last else { return };
+    let run = loader.so_far(None);
+    let position = plan.position(line, run.all.sent, phase);
+    publisher.publish(LiveState {
+        run,
+        position,
+        shards: Vec::new(),
+        warnings: warnings.to_vec(),
+        latest: Some(line.record.clone()),
+    });
+}

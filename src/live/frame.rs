@@ -1,0 +1,389 @@
+//! One frame of the live page: built from the run so far by the report's own path — the
+//! summary ([`Summary::of`]), the run's document ([`build::run::build`]), its figures
+//! ([`plot::for_run`]) as the interactive charts' data, the HTML writer's answer box and
+//! tables — so the page and the final report cannot disagree. No PNG or SVG is drawn.
+//!
+//! Bounds: a frame is rebuilt at most once a second, less often as the run grows
+//! ([`cadence`]), and each line of a chart carries at most [`MAX_POINTS`] points (a longer
+//! history keeps each stretch's highest point, so a spike is never thinned away); the
+//! tables are the report's, whose length does not grow with the run's duration.
+
+use super::{LiveState, Phase, Position, Shared, ShardStatus};
+use crate::report::build;
+use crate::report::document::{Cell, Document, Table, Tone};
+use crate::report::plot::{self, Axis, Figure, Mark, Series};
+use crate::report::write::html;
+use crate::summary::Summary;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// Most points of one line of a live chart.
+pub const MAX_POINTS: usize = 1200;
+
+/// How many seconds apart states are published, after `seconds` of run: every second for
+/// half an hour, then less often, so the work of rebuilding (which grows with the run)
+/// stays bounded over the run (an 8-hour run is redrawn every 16 s).
+pub(super) fn cadence(seconds: u64) -> u64 {
+    (seconds / 1800).max(1)
+}
+
+/// What the page remembers between frames: when each objective last changed state.
+#[derive(Default)]
+pub(super) struct Memory {
+    since: BTreeMap<String, (bool, u64)>,
+}
+
+/// Renders states into frames until the page closes.
+pub(super) fn render_loop(shared: &Shared) {
+    let mut memory = Memory::default();
+    loop {
+        let (state, report, closing) = {
+            let mut p = super::lock(&shared.pending);
+            while p.state.is_none() && p.report.is_none() && !p.closing {
+                p = shared.wake.wait(p).unwrap_or_else(|e| e.into_inner());
+            }
+            (p.state.take(), p.report.take(), p.closing)
+        };
+        if let Some(state) = state {
+            shared.frames.send_replace(Arc::from(frame(&state, &mut memory)));
+        }
+        if let Some(path) = report {
+            shared.frames.send_replace(Arc::from(end_frame(&path)));
+        }
+        if closing {
+            return;
+        }
+    }
+}
+
+/// The last frame: the final report itself, so a page left open keeps it after the
+/// process ends (and `/report` serves it while the process lives).
+fn end_frame(path: &std::path::Path) -> String {
+    let report = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        html::page(
+            "headroom",
+            &format!(
+                "<p class=\"note\">The report could not be read back ({}); it is in the run directory.</p>",
+                html::escape(&e.to_string())
+            ),
+        )
+    });
+    let data = serde_json::json!({ "report": report });
+    format!("event: end\ndata: {data}\n\n")
+}
+
+/// One frame, as the server-sent event the page reads.
+pub(super) fn frame(state: &LiveState, memory: &mut Memory) -> String {
+    let data = frame_data(state, memory);
+    format!("event: frame\ndata: {data}\n\n")
+}
+
+/// The frame's data: the pieces of the page, each already HTML, and the charts' data.
+pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::Value {
+    let mut summary = Summary::of(&state.run);
+    if state.position.phase != Phase::Ended && summary.partial.is_some() {
+        // Not a crash: a run still going. The report's own note says so in its words.
+        summary.partial = Some(format!(
+            "the run is still going: {} whole second(s) so far",
+            state.run.intervals.len()
+        ));
+    }
+    let view = plot::RunView {
+        label: "all requests".into(),
+        run: &state.run,
+        summary: &summary,
+        scatter: None,
+    };
+    let mut figures = plot::for_run(&view);
+    figures.shown.insert(2.min(figures.shown.len()), cpu_figure(&summary));
+    let specs: Vec<serde_json::Value> = figures
+        .shown
+        .iter_mut()
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            thin(f);
+            plot::interactive::spec(f)
+        })
+        .collect();
+    let left_out: String = figures
+        .left_out
+        .iter()
+        .map(|l| format!("<p class=\"note\">{}</p>\n", html::escape(&l.sentence())))
+        .collect();
+    let doc = build::run::build(&summary, crate::report::Extras::default());
+    let second = state.position.elapsed_secs;
+    serde_json::json!({
+        "title": doc.title,
+        "what": doc.what_ran.join(" · "),
+        "position": position(&state.position, &state.run, state.latest.as_ref(), &doc),
+        "ended": state.position.phase == Phase::Ended,
+        "warnings": state.warnings.iter().map(|w| format!("<p class=\"note\">{}</p>\n", html::escape(w))).collect::<String>(),
+        "shards": shards(&state.shards),
+        "answer": html::answer_box(&doc),
+        "now": now(&doc, state, memory, second),
+        "figures": specs,
+        "left_out": left_out,
+        "sections": html::sections(&doc),
+    })
+}
+
+/// Where the run is: its phase, step, time, and what was asked, sent and completed.
+fn position(
+    p: &Position,
+    run: &crate::store::StoredRun,
+    latest: Option<&crate::record::IntervalRecord>,
+    doc: &Document,
+) -> String {
+    let mut parts = Vec::new();
+    parts.push(format!(
+        "<strong class=\"phase\">{}</strong>",
+        match p.phase {
+            Phase::Sending => "sending",
+            Phase::Draining => "draining (all sent; waiting for the last answers)",
+            Phase::Ended => "ended",
+        }
+    ));
+    if let Some(step) = &p.step {
+        parts.push(format!(
+            "step {} of {} ({})",
+            step.index + 1,
+            step.of,
+            html::escape(&step.name)
+        ));
+    }
+    parts.push(match p.planned_secs {
+        Some(total) => format!(
+            "{}s of {total}s, {}s left",
+            p.elapsed_secs,
+            total.saturating_sub(p.elapsed_secs)
+        ),
+        None => format!("{}s", p.elapsed_secs),
+    });
+    if let Some(asked) = doc.what_ran.first() {
+        parts.push(format!("asked: {}", html::escape(asked)));
+    }
+    let count = |n: u64| Cell::Count(n).to_text();
+    let mut sent = format!("sent {}", count(run.all.sent));
+    if let Some(n) = p.planned_requests {
+        let _ = write!(sent, " of {}", count(n));
+    }
+    parts.push(sent);
+    parts.push(format!("completed {}", count(run.all.completed())));
+    if let Some(r) = latest {
+        parts.push(format!(
+            "last second: sent {}, completed {}",
+            count(r.sent),
+            count(r.completed())
+        ));
+    }
+    format!("<p class=\"where\" id=\"where\">{}</p>", parts.join(" · "))
+}
+
+/// The shards of a watched test, one row each.
+fn shards(shards: &[ShardStatus]) -> String {
+    if shards.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new(&["shard", "state", "last second", "note"], 1);
+    for s in shards {
+        let tone = match s.state.as_str() {
+            "running" | "ended" => Some(Tone::Good),
+            "late" | "lagging" => Some(Tone::Unsure),
+            _ => Some(Tone::Bad),
+        };
+        t.rows.push(vec![
+            Cell::Count(u64::from(s.index)),
+            match tone {
+                Some(t) => Cell::Status(t, s.state.clone()),
+                None => Cell::text(s.state.clone()),
+            },
+            s.last_second.map_or(Cell::text("–"), Cell::Count),
+            Cell::text(s.note.clone()),
+        ]);
+    }
+    format!("<h2>Shards</h2>\n{}", html::table(&t))
+}
+
+/// The objectives now (holding, or breached since which second) and each request's last
+/// second beside its whole run so far.
+fn now(doc: &Document, state: &LiveState, memory: &mut Memory, second: u64) -> String {
+    let mut out = String::new();
+    if !doc.answer.objectives.is_empty() {
+        let mut t = Table::new(&["objective", "measured so far", "now", "since"], 1);
+        for o in &doc.answer.objectives {
+            let entry = memory
+                .since
+                .entry(o.text.clone())
+                .or_insert((o.met, second));
+            if entry.0 != o.met {
+                *entry = (o.met, second);
+            }
+            let (tone, word) = if o.met {
+                (Tone::Good, "✔ holding")
+            } else {
+                (Tone::Bad, "✘ breached")
+            };
+            t.rows.push(vec![
+                Cell::text(o.text.clone()),
+                o.measured.clone(),
+                Cell::Status(tone, word.into()),
+                Cell::text(format!("second {}", entry.1)),
+            ]);
+        }
+        out.push_str("<h3>Objectives now</h3>\n");
+        out.push_str(&html::table(&t));
+    }
+    let Some(latest) = &state.latest else {
+        return out;
+    };
+    let secs = state.run.intervals.len().max(1) as f64;
+    let mut t = Table::new(
+        &[
+            "request",
+            "now: count",
+            "now: failures",
+            "now: p50",
+            "now: p95",
+            "now: p99",
+            "so far: count",
+            "so far: failures",
+            "so far: rate",
+            "so far: p50",
+            "so far: p95",
+            "so far: p99",
+        ],
+        1,
+    );
+    let q = |h: &crate::record::Histogram, p: f64| {
+        if h.is_empty() {
+            Cell::text("–")
+        } else {
+            Cell::Duration(h.quantile(p).as_micros() as f64)
+        }
+    };
+    for (i, meta) in state.run.meta.requests.iter().enumerate() {
+        let empty = crate::record::RequestStats::default();
+        let a = latest.requests.get(i).unwrap_or(&empty);
+        let b = state.run.total.requests.get(i).unwrap_or(&empty);
+        t.rows.push(vec![
+            Cell::text(meta.name.clone()),
+            Cell::Count(a.count),
+            Cell::Count(a.failures),
+            q(&a.latency, 0.5),
+            q(&a.latency, 0.95),
+            q(&a.latency, 0.99),
+            Cell::Count(b.count),
+            Cell::Count(b.failures),
+            Cell::Rate(b.count as f64 / secs),
+            q(&b.latency, 0.5),
+            q(&b.latency, 0.95),
+            q(&b.latency, 0.99),
+        ]);
+    }
+    out.push_str("<h3>Requests: the last second and the run so far</h3>\n");
+    out.push_str(&html::table(&t));
+    out
+}
+
+/// The generator's and the watched server's CPU each second, drawn by the report's chart code.
+fn cpu_figure(s: &Summary) -> Figure {
+    let generator: Vec<(f64, f64)> = s
+        .timeline
+        .iter()
+        .map(|d| (d.index as f64 + 1.0, d.health.cpu.total.as_secs_f64() * 100.0))
+        .collect();
+    let server: Vec<(f64, f64)> = s
+        .timeline
+        .iter()
+        .filter_map(|d| Some((d.index as f64 + 1.0, d.server.as_ref()?.cpu_percent)))
+        .collect();
+    let line = |name: &str, points| Series {
+        name: name.into(),
+        points,
+        mark: Mark::Line,
+        secondary: false,
+        labels: Vec::new(),
+    };
+    let mut series = vec![line("generator", generator)];
+    if !server.is_empty() {
+        series.push(line("server", server));
+    }
+    Figure {
+        name: "cpu-over-time".into(),
+        title: "CPU over time (100% = one core)".into(),
+        x: Axis::seconds("seconds since start"),
+        y: Axis::linear("CPU (%)"),
+        y2: None,
+        series,
+        distinct: false,
+    }
+}
+
+/// Thins each long line of `f` to [`MAX_POINTS`], keeping each stretch's highest point.
+/// Lines with labels (a sweep's steps) are short and kept whole.
+fn thin(f: &mut Figure) {
+    for s in &mut f.series {
+        if s.points.len() <= MAX_POINTS || !s.labels.is_empty() {
+            continue;
+        }
+        let stretch = s.points.len().div_ceil(MAX_POINTS);
+        s.points = s
+            .points
+            .chunks(stretch)
+            .filter_map(|c| c.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)))
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_thinned_keeping_their_peaks() {
+        let mut points: Vec<(f64, f64)> = (0..28_800).map(|i| (i as f64, 1.0)).collect();
+        points[12_345].1 = 99.0;
+        let mut f = Figure {
+            name: "x".into(),
+            title: "x".into(),
+            x: Axis::seconds("s"),
+            y: Axis::linear("y"),
+            y2: None,
+            series: vec![Series {
+                name: "a".into(),
+                points,
+                mark: Mark::Line,
+                secondary: false,
+                labels: Vec::new(),
+            }],
+            distinct: false,
+        };
+        thin(&mut f);
+        let p = &f.series[0].points;
+        assert!(p.len() <= MAX_POINTS, "{}", p.len());
+        assert!(p.contains(&(12_345.0, 99.0)));
+        assert!(p.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn the_cadence_slows_as_the_run_grows_so_total_work_stays_bounded() {
+        assert_eq!(cadence(1), 1);
+        assert_eq!(cadence(1799), 1);
+        assert_eq!(cadence(3600), 2);
+        assert_eq!(cadence(8 * 3600), 16);
+        // Frames over an 8-hour run: a rebuild costs about the seconds so far, so the sum of
+        // their sizes stays within a bound linear in the run (not quadratic).
+        let mut work = 0u64;
+        let mut frames = 0u64;
+        for n in 1..=8 * 3600u64 {
+            if n % cadence(n) == 0 {
+                work += n;
+                frames += 1;
+            }
+        }
+        // Every second for the first hour, then at most one a second-of-run per 1800.
+        assert!(frames < 8_000, "{frames}");
+        assert!(work <= 2 * 1800 * 8 * 3600, "{work}");
+    }
+}
