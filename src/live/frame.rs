@@ -189,11 +189,11 @@ fn shards(shards: &[ShardStatus]) -> String {
     for s in shards {
         let tone = match s.state.as_str() {
             "running" | "ended" => Some(Tone::Good),
-            "late" | "lagging" => Some(Tone::Unsure),
+            "waiting" | "late" | "lagging" => Some(Tone::Unsure),
             _ => Some(Tone::Bad),
         };
         t.rows.push(vec![
-            Cell::Count(u64::from(s.index)),
+            s.index.map_or(Cell::text("?"), |i| Cell::Count(u64::from(i))),
             match tone {
                 Some(t) => Cell::Status(t, s.state.clone()),
                 None => Cell::text(s.state.clone()),

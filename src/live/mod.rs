@@ -112,8 +112,8 @@ pub enum Phase {
 /// One shard of a watched test (`watch`), beside the merged view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardStatus {
-    /// The shard's index.
-    pub index: u32,
+    /// The shard's index; `None` before its run's metadata is there to say.
+    pub index: Option<u32>,
     /// Its state: running, late, lagging, stopped or ended.
     pub state: String,
     /// The last whole second it recorded.

@@ -23,6 +23,7 @@ mod tests;
 use super::shards::{self, Shard, ShardSet};
 use super::timeline::{Placed, Placing, Seconds};
 use super::MergeError;
+use crate::record::IntervalRecord;
 use crate::store::{IntervalLine, Loader, RunMeta, StoreError, StoredRun};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -230,6 +231,8 @@ struct Single {
     loader: Loader,
     /// The index of the last line taken.
     last: Option<u64>,
+    /// Its record.
+    latest: Option<IntervalRecord>,
 }
 
 /// The shards present, their lines waiting to be merged, and the merged run so far.
@@ -248,6 +251,8 @@ struct Merging {
     broken: Option<String>,
     /// A shard wrote into seconds already shown: rebuild.
     stale: Option<PathBuf>,
+    /// The last merged second's record.
+    latest: Option<IntervalRecord>,
 }
 
 impl Follow {
@@ -300,6 +305,7 @@ impl Follow {
                     tail,
                     loader,
                     last: None,
+                    latest: None,
                 }));
                 return Ok(());
             }
@@ -480,6 +486,15 @@ impl Follow {
         }
     }
 
+    /// The record of the last second shown.
+    pub fn latest(&self) -> Option<&IntervalRecord> {
+        match &self.view {
+            View::Nothing => None,
+            View::Single(s) => s.latest.as_ref(),
+            View::Shards(m) => m.latest.as_ref(),
+        }
+    }
+
     /// Whether every run followed has ended and all they wrote is shown.
     pub fn ended(&self) -> bool {
         match &self.view {
@@ -607,7 +622,12 @@ fn state_of(tail: &Tail, now: Instant, stall: Duration, behind: Option<u64>) -> 
 
 impl Single {
     fn poll(&mut self, now: Instant) {
-        let Single { tail, loader, last } = self;
+        let Single {
+            tail,
+            loader,
+            last,
+            latest,
+        } = self;
         let path = tail.dir().join("intervals.jsonl");
         tail.read(now, &mut |line, number| {
             loader.add(&line).map_err(|reason| {
@@ -618,6 +638,7 @@ impl Single {
                 .to_string()
             })?;
             *last = Some(line.record.index);
+            *latest = Some(line.record);
             Ok(())
         });
     }
@@ -651,6 +672,7 @@ impl Merging {
             shown: None,
             broken: None,
             stale: None,
+            latest: None,
         })
     }
 
@@ -697,11 +719,15 @@ impl Merging {
                 .and_then(|line| {
                     self.loader
                         .add(&line)
+                        .map(|()| line.record)
                         .map_err(|reason| format!("second {at} of the merged view: {reason}"))
                 });
-            if let Err(why) = merged {
-                self.broken = Some(why);
-                return;
+            match merged {
+                Ok(record) => self.latest = Some(record),
+                Err(why) => {
+                    self.broken = Some(why);
+                    return;
+                }
             }
             self.shown = Some(at);
             for q in &mut self.queues {
