@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// How often the directories are read: each shard writes a line a second.
-const POLL: Duration = Duration::from_secs(1);
+/// How often the directories are read: each shard writes a line a second, and a line is
+/// shown within this of being written (a read costs a few system calls when nothing came).
+const POLL: Duration = Duration::from_millis(250);
+/// How often the page is sent the state when nothing changed (its clock, shards' states).
+const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 /// How often a plain line says where the watch is, unless `--quiet`.
 const SAY_EVERY: Duration = Duration::from_secs(10);
 
@@ -64,13 +67,27 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
     })?;
     eprintln!("headroom: live page at {}", page_address(&server, args.live));
     let mut said_at = Instant::now();
+    let mut published: Option<(Instant, Option<u64>)> = None;
     loop {
         let now = Instant::now();
-        for notice in follow.poll(now) {
+        let said = follow.poll(now);
+        for notice in &said {
             eprintln!("headroom watch: {notice}");
         }
-        if let Some(state) = state(&follow, now) {
-            server.publish(state);
+        let due = match published {
+            None => true,
+            Some((at, shown)) => {
+                shown != follow.shown()
+                    || !said.is_empty()
+                    || follow.ended()
+                    || now.duration_since(at) >= PUBLISH_EVERY
+            }
+        };
+        if due {
+            if let Some(state) = state(&follow, now) {
+                server.publish(state);
+                published = Some((now, follow.shown()));
+            }
         }
         if follow.ended() {
             break;
@@ -85,6 +102,9 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
         }
     }
     let report = final_report(&follow, &args, &command)?;
+    // The page is sent the last state (every second merged) before it becomes the report:
+    // the report replaces it at once, and a page would otherwise never show those numbers.
+    std::thread::sleep(PUBLISH_EVERY);
     server.finished(report.page.clone());
     eprintln!(
         "headroom watch: every run ended; {}",
