@@ -16,6 +16,7 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,9 +42,14 @@ def parse_args(argv):
                     help="only the --push section: row (a) at 5,000 req/s without --push, with --push prometheus=… "
                          "to a real Prometheus and with --push influxdb=… to a real InfluxDB on loopback, interleaved "
                          "round by round (no peers, no other rows); replaces that section of RESULTS.md")
+    alone.add_argument("--live-overhead", action="store_true",
+                    help="only the --live section: row (a) at 5,000 req/s without --live and with --live and a "
+                         "client reading the page's /events all along (as a browser does), interleaved round by "
+                         "round (no peers, no other rows); replaces that section of RESULTS.md")
     args = ap.parse_args(argv)
-    if args.only and (args.raw_overhead or args.push_overhead):
-        ap.error("--only runs peers' rows; --raw-overhead and --push-overhead run one section alone")
+    if args.only and (args.raw_overhead or args.push_overhead or args.live_overhead):
+        ap.error("--only runs peers' rows; --raw-overhead, --push-overhead and --live-overhead run one "
+                 "section alone")
     return args
 
 
@@ -645,14 +651,14 @@ def main():
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is not an executable: build it (cargo build --release) or name the "
                              "binary with --headroom / HEADROOM_BIN (--baseline / HEADROOM_BASELINE)")
-    alone = ARGS.raw_overhead or ARGS.push_overhead
+    alone = ARGS.raw_overhead or ARGS.push_overhead or ARGS.live_overhead
     scenarios = [s for s in SCENARIOS if (not ARGS.only or s[0] in ARGS.only) and not alone]
     os.makedirs(f"{OUT}/runs", exist_ok=True)
     certs = tempfile.mkdtemp(prefix="headroom-bench-")
     make_certs(certs)
     nginx = start_nginx(certs)
     NGINX["pid"] = nginx.pid
-    rows, ratios, extras, raw, push = [], [], None, None, None
+    rows, ratios, extras, raw, push, live = [], [], None, None, None, None
     wake_us = [wake_cost()]
     try:
         for key, title, url in scenarios:
@@ -675,10 +681,12 @@ def main():
             rows.append((key, title, {name: median_run(rs) for name, rs in runs.items()}))
             # Ratios are paired by round, then the median taken.
             ratios += paired_ratios(key, title, runs)
-        if not ARGS.only and not ARGS.push_overhead:
+        if not ARGS.only and (not alone or ARGS.raw_overhead):
             raw = raw_overhead(certs)
-        if not ARGS.only and not ARGS.raw_overhead:
+        if not ARGS.only and (not alone or ARGS.push_overhead):
             push = push_overhead(certs)
+        if not ARGS.only and (not alone or ARGS.live_overhead):
+            live = live_overhead(certs)
         if not ARGS.only and not alone:
             # The templated scenario against (a), both headroom, interleaved: what templates
             # and a feeder cost.
@@ -703,7 +711,7 @@ def main():
     finally:
         nginx.send_signal(signal.SIGTERM)
         nginx.wait()
-    write_results(rows, ratios, extras, wake_us, raw, push)
+    write_results(rows, ratios, extras, wake_us, raw, push, live)
 
 
 PROMETHEUS_PORT = 19090 + _OFFSET
@@ -815,6 +823,99 @@ def push_section(push):
             m = statistics.median(ratio)
             lines.append(f"- {name} ÷ plain CPU per request, paired by round: **{m:.3f}** "
                          f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**.")
+    return lines + [""]
+
+
+LIVE_PORT = 18090 + _OFFSET
+LIVE_PLAIN = "plain attack (a)"
+LIVE_WATCHED = "with --live, /events read"
+
+
+class EventsReader(threading.Thread):
+    """A page following the run: connects to the live page's /events as soon as it listens and
+    reads every frame until the run ends and closes it, as a browser's EventSource does (on
+    this script's side, not the generator's core: the browser is not the generator's cost)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port, self.frames, self.bytes, self.error = port, 0, 0, None
+
+    def run(self):
+        import socket
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=60)
+                break
+            except OSError as e:
+                if time.monotonic() > deadline:
+                    self.error = str(e)
+                    return
+                time.sleep(0.05)
+        with s:
+            s.sendall(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1:{self.port}\r\n\r\n".encode())
+            while True:
+                try:
+                    data = s.recv(1 << 16)
+                except OSError as e:
+                    self.error = str(e)
+                    return
+                if not data:
+                    return
+                self.bytes += len(data)
+                self.frames += data.count(b"\nevent: ") + data.startswith(b"event: ")
+
+
+def live_overhead(certs):
+    """Row (a) without --live and with --live and a page reading /events all along,
+    interleaved round by round: what serving the live page costs the generator (its render
+    thread builds each second's frame from the run so far). Returns the median runs and the
+    paired ratios."""
+    url = SCENARIOS[0][2]
+    runs = {LIVE_PLAIN: [], LIVE_WATCHED: []}
+    for _ in range(OVERHEAD_ROUNDS):
+        for name, tool, extra in ((LIVE_PLAIN, "headroom", ()),
+                                  (LIVE_WATCHED, "headroom-live", (f"--live=127.0.0.1:{LIVE_PORT}",))):
+            reader = EventsReader(LIVE_PORT) if extra else None
+            if reader:
+                reader.start()
+            r = run_headroom("a", url, certs, name=tool, extra=extra)
+            r["server"] = NGINX["last_share"]
+            if reader:
+                reader.join(timeout=30)
+                r["frames"], r["frame_bytes"] = reader.frames, reader.bytes
+                if reader.error or not reader.frames:
+                    r["page_error"] = reader.error or "no frame read"
+            runs[name].append(r)
+            time.sleep(1)
+    ratio = [per_request(w) / per_request(p) for w, p in zip(runs[LIVE_WATCHED], runs[LIVE_PLAIN])]
+    return {name: median_run(rs) for name, rs in runs.items()}, ratio
+
+
+def live_section(live):
+    medians, ratio = live
+    lines = [f"## The live page (`--live`) at {RATE:,} req/s", "",
+             f"Row (a) as above, run without `--live` and with `--live` in each of {OVERHEAD_ROUNDS} rounds (same nginx,",
+             "same URL); with it, a client reads the page's `/events` from the first frame to the last, as a browser",
+             "left open does (the generator renders each second's frame from the run so far and sends it).", "",
+             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | frames read (bytes) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r in medians.items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 6)
+            continue
+        lo, hi = r["cpu_range"]
+        read = "–"
+        if "frames" in r:
+            read = f"{r['frames']:,} ({r['frame_bytes'] / 2**10:,.0f} KiB)"
+            if r.get("page_error"):
+                read += f"; page: {r['page_error']}"
+        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB | {read} |")
+    if ratio:
+        m = statistics.median(ratio)
+        lines += ["", f"With `--live` and a page reading ÷ plain CPU per request, paired by round: **{m:.3f}** "
+                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**."]
     return lines + [""]
 
 
@@ -932,7 +1033,8 @@ def replace_section(section):
         end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
         kept = old[:start] + old[end:]
         at = start
-    flag = "--push-overhead" if ARGS.push_overhead else "--raw-overhead"
+    flag = ("--push-overhead" if ARGS.push_overhead else
+            "--live-overhead" if ARGS.live_overhead else "--raw-overhead")
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     quick = " **Quick mode (3 s, one round): for checking the script, not for quoting.**" if QUICK else ""
     section = [section[0], "", f"*Re-measured alone by `bench/run.sh {flag}` on {stamp}, after the rest of this "
@@ -943,9 +1045,10 @@ def replace_section(section):
     print("\n".join(section))
 
 
-def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
-    if ARGS.raw_overhead or ARGS.push_overhead:
-        replace_section(raw_section(raw) if ARGS.raw_overhead else push_section(push))
+def write_results(rows, ratios, extras, wake_us, raw=None, push=None, live=None):
+    if ARGS.raw_overhead or ARGS.push_overhead or ARGS.live_overhead:
+        replace_section(raw_section(raw) if ARGS.raw_overhead else
+                        push_section(push) if ARGS.push_overhead else live_section(live))
         return
     lines = ["# Benchmark results", "",
              "Generated by `bench/run.sh` (do not edit by hand). Each generator ran alone against the same",
@@ -1066,6 +1169,8 @@ def write_results(rows, ratios, extras, wake_us, raw=None, push=None):
         lines += raw_section(raw)
     if push:
         lines += push_section(push)
+    if live:
+        lines += live_section(live)
     if extras:
         lines += extras_section(*extras)
     text = "\n".join(lines).rstrip("\n") + "\n"

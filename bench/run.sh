@@ -14,6 +14,9 @@
 #                     and with --push influxdb=… to a real InfluxDB on loopback, interleaved:
 #                     CPU µs/req of each and the ratios (no peers); replaces that section of
 #                     RESULTS.md, the rest of the last full run's file kept
+#   --live-overhead   only row (a) without --live and with --live and a client reading the
+#                     page's /events all along, interleaved: CPU µs/req of each and the ratio
+#                     (no peers); replaces that section of RESULTS.md
 # BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail
@@ -33,7 +36,7 @@ fi
 
 raw_only=
 for arg in "$@"; do
-  case "$arg" in --raw-overhead|--push-overhead) raw_only=yes ;; esac
+  case "$arg" in --raw-overhead|--push-overhead|--live-overhead) raw_only=yes ;; esac
 done
 
 # oha from crates.io (--locked: its newest dependencies may need a newer rustc than ours).
