@@ -30,7 +30,9 @@ pub fn start(
     // The token is the starter's alone: printed for them, never stored.
     eprintln!("headroom: live page at {}", server.url());
     if !addr.ip().is_loopback() {
-        eprintln!("headroom: the page is not on loopback: every request to it needs the token above");
+        eprintln!(
+            "headroom: the page is not on loopback: every request to it needs the token above"
+        );
     }
     let feed = Feed::start(&server, plan, dir)?;
     Ok((Live { server }, feed))

@@ -110,20 +110,17 @@ impl Planned {
 
     fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
         let elapsed = line.record.index + 1;
-        let past = self.secs.is_some_and(|s| elapsed > s)
-            || self.requests.is_some_and(|n| sent >= n);
+        let past =
+            self.secs.is_some_and(|s| elapsed > s) || self.requests.is_some_and(|n| sent >= n);
         Position {
             elapsed_secs: elapsed,
             planned_secs: self.secs,
             planned_requests: self.requests,
-            step: line
-                .stage
-                .filter(|_| self.stages.len() > 1)
-                .map(|i| Step {
-                    index: usize::from(i),
-                    of: self.stages.len(),
-                    name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
-                }),
+            step: line.stage.filter(|_| self.stages.len() > 1).map(|i| Step {
+                index: usize::from(i),
+                of: self.stages.len(),
+                name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
+            }),
             phase: match phase {
                 Phase::Sending if past => Phase::Draining,
                 p => p,
@@ -155,7 +152,9 @@ fn follow(
                     loader = Some(l);
                     let live = serde_json::json!({ "address": address });
                     if let Err(e) = write_json(&dir.path().join("live.json"), &live) {
-                        warnings.push(format!("cannot note the page's address in the run directory: {e}"));
+                        warnings.push(format!(
+                            "cannot note the page's address in the run directory: {e}"
+                        ));
                     }
                 }
                 Ok(Err(reason)) => {
@@ -170,7 +169,10 @@ fn follow(
         }
         let Some(l) = loader.as_mut() else { continue };
         if let Err(reason) = l.add(&line) {
-            warnings.push(format!("second {}: {reason}; the page stops here, the run goes on", line.record.index + 1));
+            warnings.push(format!(
+                "second {}: {reason}; the page stops here, the run goes on",
+                line.record.index + 1
+            ));
             broken = true;
             continue;
         }
@@ -182,8 +184,25 @@ fn follow(
             publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Sending);
         }
     }
-    if let (Some(l), Some(_)) = (loader.as_ref(), last.as_ref()) {
-        publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Ended);
+    // The run is over and its end written: the last state is the stored run whole, as
+    // `RunDir::load` reads it, so the last frame is the report's numbers exactly.
+    if let (Some(l), Some(line)) = (loader.as_ref(), last.as_ref()) {
+        let end = read_json(&dir.path().join("end.json")).ok();
+        let outputs_path = dir.path().join("outputs.json");
+        let outputs = if outputs_path.exists() {
+            read_json(&outputs_path).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let run = l.clone().finish(end, false, outputs);
+        let position = plan.position(line, run.all.sent, Phase::Ended);
+        publisher.publish(LiveState {
+            run,
+            position,
+            shards: Vec::new(),
+            warnings: warnings.clone(),
+            latest: Some(line.record.clone()),
+        });
     }
 }
 

@@ -8,7 +8,7 @@
 //! history keeps each stretch's highest point, so a spike is never thinned away); the
 //! tables are the report's, whose length does not grow with the run's duration.
 
-use super::{LiveState, Phase, Position, Shared, ShardStatus};
+use super::{LiveState, Phase, Position, ShardStatus, Shared};
 use crate::report::build;
 use crate::report::document::{Cell, Document, Table, Tone};
 use crate::report::plot::{self, Axis, Figure, Mark, Series};
@@ -37,6 +37,9 @@ pub(super) struct Memory {
 /// Renders states into frames until the page closes.
 pub(super) fn render_loop(shared: &Shared) {
     let mut memory = Memory::default();
+    // The last frame's typed answer, carried again by the end event: a page (or a test)
+    // that missed the last frame still gets the numbers the report was written from.
+    let mut last_answer = serde_json::Value::Null;
     loop {
         let (state, report, closing) = {
             let mut p = super::lock(&shared.pending);
@@ -46,10 +49,16 @@ pub(super) fn render_loop(shared: &Shared) {
             (p.state.take(), p.report.take(), p.closing)
         };
         if let Some(state) = state {
-            shared.frames.send_replace(Arc::from(frame(&state, &mut memory)));
+            let data = frame_data(&state, &mut memory);
+            last_answer = data["answer_data"].clone();
+            shared
+                .frames
+                .send_replace(Arc::from(format!("event: frame\ndata: {data}\n\n")));
         }
         if let Some(path) = report {
-            shared.frames.send_replace(Arc::from(end_frame(&path)));
+            shared
+                .frames
+                .send_replace(Arc::from(end_frame(&path, &last_answer)));
         }
         if closing {
             return;
@@ -59,7 +68,7 @@ pub(super) fn render_loop(shared: &Shared) {
 
 /// The last frame: the final report itself, so a page left open keeps it after the
 /// process ends (and `/report` serves it while the process lives).
-fn end_frame(path: &std::path::Path) -> String {
+fn end_frame(path: &std::path::Path, last_answer: &serde_json::Value) -> String {
     let report = std::fs::read_to_string(path).unwrap_or_else(|e| {
         html::page(
             "headroom",
@@ -69,14 +78,8 @@ fn end_frame(path: &std::path::Path) -> String {
             ),
         )
     });
-    let data = serde_json::json!({ "report": report });
+    let data = serde_json::json!({ "report": report, "answer_data": last_answer });
     format!("event: end\ndata: {data}\n\n")
-}
-
-/// One frame, as the server-sent event the page reads.
-pub(super) fn frame(state: &LiveState, memory: &mut Memory) -> String {
-    let data = frame_data(state, memory);
-    format!("event: frame\ndata: {data}\n\n")
 }
 
 /// The frame's data: the pieces of the page, each already HTML, and the charts' data.
@@ -96,7 +99,9 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
         scatter: None,
     };
     let mut figures = plot::for_run(&view);
-    figures.shown.insert(2.min(figures.shown.len()), cpu_figure(&summary));
+    figures
+        .shown
+        .insert(2.min(figures.shown.len()), cpu_figure(&summary));
     let specs: Vec<serde_json::Value> = figures
         .shown
         .iter_mut()
@@ -121,6 +126,9 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
         "warnings": state.warnings.iter().map(|w| format!("<p class=\"note\">{}</p>\n", html::escape(w))).collect::<String>(),
         "shards": shards(&state.shards),
         "answer": html::answer_box(&doc),
+        // The answer typed, as `report --format json` writes it: what a frame shows can be
+        // checked against the stored run's report, number for number.
+        "answer_data": crate::report::write::json::answer(&doc.answer),
         "now": now(&doc, state, memory, second),
         "figures": specs,
         "left_out": left_out,
@@ -291,7 +299,12 @@ fn cpu_figure(s: &Summary) -> Figure {
     let generator: Vec<(f64, f64)> = s
         .timeline
         .iter()
-        .map(|d| (d.index as f64 + 1.0, d.health.cpu.total.as_secs_f64() * 100.0))
+        .map(|d| {
+            (
+                d.index as f64 + 1.0,
+                d.health.cpu.total.as_secs_f64() * 100.0,
+            )
+        })
         .collect();
     let server: Vec<(f64, f64)> = s
         .timeline

@@ -56,7 +56,7 @@ impl Default for LiveSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The address could not be bound.
-    #[error("cannot serve the live page on {addr}: {reason}; give another address (--live 127.0.0.1:0 picks a free port)")]
+    #[error("cannot serve the live page on {addr}: {reason}; give another address (--live=127.0.0.1:0 picks a free port)")]
     Bind {
         /// The address asked.
         addr: SocketAddr,
@@ -337,3 +337,6 @@ impl Publisher {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+mod tests;

@@ -43,7 +43,9 @@ impl Server {
             .enable_all()
             .build()
         else {
-            eprintln!("headroom: the live page could not start its runtime; the run goes on without it");
+            eprintln!(
+                "headroom: the live page could not start its runtime; the run goes on without it"
+            );
             return;
         };
         let me = Arc::new(self);
@@ -87,10 +89,14 @@ impl Server {
     async fn answer(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
         let access = self.rules.access(
             req.uri().query(),
-            req.headers()
-                .get("x-headroom-token")
-                .map(|v| v.as_bytes()),
+            req.headers().get("x-headroom-token").map(|v| v.as_bytes()),
         );
+        if req.uri().path() == "/favicon.ico" {
+            // Browsers ask for it; the page has none, and a 404 would log an error there.
+            let mut r = Response::new(Body::Whole(None));
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            return r;
+        }
         let known = matches!(req.uri().path(), "/" | "/events" | "/report" | "/stop");
         if !known {
             return words(StatusCode::NOT_FOUND, "no such page: the live page is at /");
@@ -113,7 +119,10 @@ impl Server {
                 if let Some(run) = &self.stops {
                     run.cancel();
                 }
-                words(StatusCode::ACCEPTED, "stopping: the run drains, then stores and reports what it sent")
+                words(
+                    StatusCode::ACCEPTED,
+                    "stopping: the run drains, then stores and reports what it sent",
+                )
             }
             (&Method::POST, "/stop") => words(
                 StatusCode::FORBIDDEN,
@@ -146,8 +155,7 @@ impl Server {
                     let last = frame.starts_with("event: end");
                     // One frame waits for the page at most: a page that takes none for
                     // STALL is dropped, and one behind skips to the newest.
-                    match tokio::time::timeout(STALL, tx.send(Bytes::from(frame.to_string())))
-                        .await
+                    match tokio::time::timeout(STALL, tx.send(Bytes::from(frame.to_string()))).await
                     {
                         Ok(Ok(())) => {}
                         _ => break,
@@ -168,7 +176,10 @@ impl Server {
             ended: false,
         });
         let h = response.headers_mut();
-        h.insert(http::header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+        h.insert(
+            http::header::CONTENT_TYPE,
+            "text/event-stream".parse().unwrap(),
+        );
         h.insert(http::header::CACHE_CONTROL, "no-store".parse().unwrap());
         response
     }

@@ -24,6 +24,7 @@ mod import;
 mod import_bounds;
 mod influx;
 mod kube;
+mod live;
 mod matrix;
 mod merge;
 mod nginx;

@@ -2,6 +2,7 @@
 //! start, and running attacks in-process.
 
 pub mod binary;
+pub mod cdp;
 pub mod certs;
 pub mod chromium;
 pub mod counts;

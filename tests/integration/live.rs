@@ -1,0 +1,322 @@
+//! `--live`: the page of a run while it goes, against the built-in target, through the binary
+//! as a user starts it. In Chromium (driven over the DevTools protocol, so the page can be
+//! read while it changes): values that change during the run, no errors, a 1280-pixel fit,
+//! and the page becoming the report; over its events: the last frame's answer equal to the
+//! stored run's report. The stop button: refused without the token, a Ctrl-C with it.
+
+use crate::support::cdp::Browser;
+use crate::support::{headroom, start_target, succeeded as ok};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A run of the binary with `--live`, its page's address read from its first line.
+struct LiveRun {
+    child: Child,
+    url: String,
+    addr: SocketAddr,
+    token: String,
+    rest: std::thread::JoinHandle<String>,
+}
+
+fn start(args: &[&str]) -> LiveRun {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("headroom: live page at ")
+        .unwrap_or_else(|| panic!("the first line is not the page's address: {first:?}"))
+        .to_string();
+    let (base, token) = url.split_once("/?token=").unwrap();
+    let addr: SocketAddr = base.strip_prefix("http://").unwrap().parse().unwrap();
+    assert!(addr.ip().is_loopback(), "{url}");
+    let rest = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = lines.read_to_string(&mut text);
+        text
+    });
+    LiveRun {
+        child,
+        url: url.clone(),
+        addr,
+        token: token.to_string(),
+        rest,
+    }
+}
+
+impl LiveRun {
+    /// Waits (at most `limit`) for the run to end; its exit code and the rest of stderr.
+    fn wait(mut self, limit: Duration) -> (Option<i32>, String) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), self.rest.join().unwrap());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("the run did not end within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// One request to the page; its status and body.
+fn ask(addr: SocketAddr, head: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "{head}\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    (
+        text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0),
+        text,
+    )
+}
+
+/// Follows the page's events until the end event; returns the frames' data and the end's.
+fn follow(
+    addr: SocketAddr,
+) -> std::thread::JoinHandle<(Vec<serde_json::Value>, serde_json::Value)> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    std::thread::spawn(move || {
+        let mut frames = Vec::new();
+        let mut event = String::new();
+        for line in BufReader::new(s).lines() {
+            let Ok(line) = line else { break };
+            if let Some(name) = line.strip_prefix("event: ") {
+                event = name.to_string();
+            } else if let Some(data) = line.strip_prefix("data: ") {
+                let v: serde_json::Value = serde_json::from_str(data).unwrap();
+                if event == "end" {
+                    return (frames, v);
+                }
+                frames.push(v);
+            }
+        }
+        panic!(
+            "the events ended without the end event after {} frames",
+            frames.len()
+        );
+    })
+}
+
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
+fn the_live_page_changes_during_the_run_fits_and_becomes_the_report() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("http://{}/", target.addr());
+    let live = start(&[
+        "attack",
+        &url,
+        "--rate",
+        "100",
+        "-d",
+        "10s",
+        "--live",
+        "--out",
+        run.to_str().unwrap(),
+        "-q",
+    ]);
+    let events = follow(live.addr);
+    let (addr, token) = (live.addr, live.token.clone());
+    let mut browser = Browser::open(&live.url);
+    let probe = r##"JSON.stringify({
+        frames: Number(document.documentElement.getAttribute("data-frames") || 0),
+        where: (document.getElementById("where") || {}).textContent || "",
+        title: document.title,
+        sw: document.documentElement.scrollWidth,
+        cw: document.documentElement.clientWidth,
+        charts: document.querySelectorAll("#charts .uplot").length,
+        stop: !!document.getElementById("stop"),
+        answer: !!document.querySelector(".answer .verdict"),
+        live: !!document.getElementById("charts")
+    })"##;
+    let mut seen: Vec<serde_json::Value> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let shot = std::env::var_os("HEADROOM_SCREENSHOTS").is_some();
+    let report_page = loop {
+        assert!(
+            Instant::now() < deadline,
+            "the page never became the report: {seen:?}"
+        );
+        let Some(text) = browser.try_eval(probe) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
+        if v["live"] == false && v["answer"] == true {
+            break v;
+        }
+        if v["live"] == false {
+            // Not yet the page (about:blank, loading).
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        // The README's screenshot, from a page well into its run.
+        if shot && v["frames"].as_u64().unwrap() == 6 {
+            let png = browser.screenshot();
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/img/live.png");
+            std::fs::write(&path, png).unwrap();
+        }
+        seen.push(v);
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let (code, stderr) = live.wait(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{stderr}");
+    let live_frames: Vec<&serde_json::Value> = seen
+        .iter()
+        .filter(|v| v["frames"].as_u64() > Some(0))
+        .collect();
+    // Values change during the run: the position line differs from frame to frame.
+    let mut positions: Vec<&str> = live_frames
+        .iter()
+        .map(|v| v["where"].as_str().unwrap())
+        .collect();
+    positions.dedup();
+    assert!(
+        positions.len() >= 4,
+        "the page barely changed: {positions:?}"
+    );
+    assert!(
+        live_frames
+            .iter()
+            .all(|v| v["stop"] == true && v["answer"] == true),
+        "{live_frames:?}"
+    );
+    assert!(
+        live_frames.iter().any(|v| v["charts"].as_u64() >= Some(3)),
+        "{live_frames:?}"
+    );
+    for v in &live_frames {
+        assert!(
+            v["sw"].as_u64() <= v["cw"].as_u64(),
+            "wider than 1280 px: {v}"
+        );
+    }
+    // At the end the page is the report itself, as written in the run directory.
+    assert!(report_page["answer"] == true, "{report_page}");
+    let errors = browser.errors();
+    assert!(errors.is_empty(), "the page logged errors: {errors:?}");
+    // The last frame's numbers are the stored run's report's, exactly.
+    let json: serde_json::Value = serde_json::from_str(&ok(headroom(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    let (frames, end) = events.join().unwrap();
+    assert!(frames.len() >= 5, "{} frames", frames.len());
+    let last = frames.last().unwrap();
+    assert_eq!(last["ended"], true, "the last frame is of the ended run");
+    assert_eq!(last["answer_data"], json["answer"]);
+    assert_eq!(end["answer_data"], json["answer"]);
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert_eq!(end["report"].as_str().unwrap(), page);
+    // The address is kept with the run; the token is not, anywhere in it.
+    let kept = crate::support::json_file(&run.join("live.json"));
+    assert_eq!(kept["address"], format!("http://{}/", addr));
+    for file in [
+        "meta.json",
+        "end.json",
+        "live.json",
+        "report.html",
+        "intervals.jsonl",
+    ] {
+        let text = std::fs::read_to_string(run.join(file)).unwrap();
+        assert!(!text.contains(&token), "{file} holds the token");
+    }
+}
+
+#[test]
+fn the_stop_button_is_refused_without_the_token_and_ends_the_run_as_ctrl_c_with_it() {
+    let target = start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("http://{}/", target.addr());
+    let live = start(&[
+        "attack",
+        &url,
+        "--rate",
+        "50",
+        "-d",
+        "120s",
+        "--live",
+        "--out",
+        run.to_str().unwrap(),
+        "-q",
+    ]);
+    // A page following the run sees it end too.
+    let events = follow(live.addr);
+    // Some seconds recorded first, so the report has something to be whole about.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(run.join("intervals.jsonl")).map_or(0, |t| t.lines().count()) < 2
+    {
+        assert!(Instant::now() < deadline, "the run recorded nothing");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, body) = ask(live.addr, "POST /stop HTTP/1.1");
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("needs its token"), "{body}");
+    let (status, _) = ask(live.addr, "POST /stop?token=not-the-token HTTP/1.1");
+    assert_eq!(status, 403);
+    // The page read without the token has no button.
+    let (_, page) = ask(live.addr, "GET / HTTP/1.1");
+    assert!(!page.contains("id=\"stop\""));
+    assert!(
+        !run.join("end.json").exists(),
+        "refused stops stopped the run"
+    );
+    let (status, body) = ask(
+        live.addr,
+        &format!("POST /stop HTTP/1.1\r\nx-headroom-token: {}", live.token),
+    );
+    assert_eq!(status, 202, "{body}");
+    let started = Instant::now();
+    let (code, stderr) = live.wait(Duration::from_secs(60));
+    // As Ctrl-C: the run drains, stores and reports, and exits 130.
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(
+        stderr.contains("the live page's stop button was pressed"),
+        "{stderr}"
+    );
+    let end = crate::support::json_file(&run.join("end.json"));
+    assert_eq!(end["status"], "interrupted", "{end}");
+    assert!(run.join("report.html").exists());
+    let json: serde_json::Value = serde_json::from_str(&ok(headroom(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(
+        json["partial"],
+        "the run was interrupted before its stop condition"
+    );
+    let (frames, end) = events.join().unwrap();
+    assert!(!frames.is_empty());
+    assert_eq!(end["answer_data"], json["answer"]);
+}
