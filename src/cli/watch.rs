@@ -65,7 +65,10 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
         stops: None,
         ..LiveSettings::default()
     })?;
-    eprintln!("headroom: live page at {}", page_address(&server, args.live));
+    eprintln!(
+        "headroom: live page at {}",
+        page_address(&server, args.live)
+    );
     let mut said_at = Instant::now();
     let mut published: Option<(Instant, Option<u64>)> = None;
     loop {
@@ -252,11 +255,16 @@ impl Drop for Scratch {
 /// Writes the report the page becomes, never into the watched directories: the merged
 /// run made by `merge` itself (into `--out`, or a scratch directory), its report.html
 /// beside it; for one run, its report in a scratch directory.
-fn final_report(follow: &Follow, args: &WatchArgs, command: &[String]) -> anyhow::Result<FinalReport> {
+fn final_report(
+    follow: &Follow,
+    args: &WatchArgs,
+    command: &[String],
+) -> anyhow::Result<FinalReport> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let scratch = std::env::temp_dir().join(format!("headroom-watch-{}-{nanos}", std::process::id()));
+    let scratch =
+        std::env::temp_dir().join(format!("headroom-watch-{}-{nanos}", std::process::id()));
     let (dir, kept) = match (&args.out, follow.is_merged()) {
         (Some(out), true) => (out.clone(), Some(out.clone())),
         _ => (scratch.join("run"), None),
@@ -272,11 +280,13 @@ fn final_report(follow: &Follow, args: &WatchArgs, command: &[String]) -> anyhow
         (stored, dir.clone())
     } else {
         let stored = follow.run().context("the run was not read")?;
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         (stored, watched_dir(args))
     };
     let summary = Summary::of(&stored);
-    let page = super::report::render_run(&stored, &summary, &run_dir, headroom::report::Format::Html)?;
+    let page =
+        super::report::render_run(&stored, &summary, &run_dir, headroom::report::Format::Html)?;
     let path = dir.join("report.html");
     std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(FinalReport {
@@ -287,5 +297,7 @@ fn final_report(follow: &Follow, args: &WatchArgs, command: &[String]) -> anyhow
 }
 
 fn watched_dir(args: &WatchArgs) -> PathBuf {
-    args.runs.first().map_or_else(|| Path::new(".").to_path_buf(), Clone::clone)
+    args.runs
+        .first()
+        .map_or_else(|| Path::new(".").to_path_buf(), Clone::clone)
 }

@@ -201,7 +201,8 @@ fn shards(shards: &[ShardStatus]) -> String {
             _ => Some(Tone::Bad),
         };
         t.rows.push(vec![
-            s.index.map_or(Cell::text("?"), |i| Cell::Count(u64::from(i))),
+            s.index
+                .map_or(Cell::text("?"), |i| Cell::Count(u64::from(i))),
             match tone {
                 Some(t) => Cell::Status(t, s.state.clone()),
                 None => Cell::text(s.state.clone()),

@@ -117,6 +117,9 @@ pub struct IntervalReader {
     /// Following a log still being written (see [`IntervalReader::follow`]): the bytes of
     /// its last line read so far, not yet ended by a newline.
     following: Option<Vec<u8>>,
+    /// Bytes read from the log so far (following only): where a copy of it that replaced
+    /// the file is read on from.
+    consumed: u64,
 }
 
 impl IntervalReader {
@@ -134,6 +137,7 @@ impl IntervalReader {
             number: 0,
             torn_tail: false,
             following: None,
+            consumed: 0,
         };
         reader.next = reader.read_raw()?;
         Ok(Some(reader))
@@ -159,7 +163,38 @@ impl IntervalReader {
             number: 0,
             torn_tail: false,
             following: Some(Vec::new()),
+            consumed: 0,
         }))
+    }
+
+    /// Bytes of a followed log read so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// For a followed log: when the file at its path is no longer the one being read (a
+    /// copy brought in again, e.g. by `kubectl cp`, is a new file of the same lines and
+    /// more), reads on in the new file from the same byte. A copy rewritten in place needs
+    /// nothing: its bytes past those read are read when they are there.
+    pub fn reopen_if_replaced(&mut self) -> Result<(), StoreError> {
+        use std::io::Seek;
+        use std::os::unix::fs::MetadataExt;
+        let Ok(now) = std::fs::metadata(&self.path) else {
+            return Ok(());
+        };
+        let open = self
+            .source
+            .get_ref()
+            .metadata()
+            .map_err(io_err(&self.path))?;
+        if (now.dev(), now.ino()) == (open.dev(), open.ino()) {
+            return Ok(());
+        }
+        let mut file = std::fs::File::open(&self.path).map_err(io_err(&self.path))?;
+        file.seek(std::io::SeekFrom::Start(self.consumed))
+            .map_err(io_err(&self.path))?;
+        self.source = std::io::BufReader::new(file);
+        Ok(())
     }
 
     /// For a followed log whose run has ended (its `end.json` is written, and every line
@@ -177,7 +212,10 @@ impl IntervalReader {
         loop {
             let room = (MAX_LINE as u64 + 1).saturating_sub(bytes.len() as u64);
             let read = match (&mut self.source).take(room).read_until(b'\n', &mut bytes) {
-                Ok(n) => n,
+                Ok(n) => {
+                    self.consumed += n as u64;
+                    n
+                }
                 Err(e) => {
                     self.following = Some(bytes);
                     return Err(io_err(&self.path)(e));

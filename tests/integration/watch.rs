@@ -168,8 +168,19 @@ fn written(dir: &Path, origin: SystemTime) -> (Option<u64>, bool) {
 
 fn spawn_shard(url: &str, shard: &str, start_at: &str, out: &Path) -> Child {
     headroom(&[
-        "attack", url, "--rate", "200", "--duration", "8s", "--shard", shard, "--start-at",
-        start_at, "-q", "--out", arg(out),
+        "attack",
+        url,
+        "--rate",
+        "200",
+        "--duration",
+        "8s",
+        "--shard",
+        shard,
+        "--start-at",
+        start_at,
+        "-q",
+        "--out",
+        arg(out),
     ])
     .spawn()
     .expect("the binary runs")
@@ -247,12 +258,21 @@ fn the_watched_shards_show_merges_seconds_as_they_are_written() {
     let said = rest.join().unwrap();
     assert!(status.success(), "{said}");
     assert!(said.contains("every run ended"), "{said}");
-    assert!(!said.contains("stopped?") && !said.contains("damaged"), "{said}");
+    assert!(
+        !said.contains("stopped?") && !said.contains("damaged"),
+        "{said}"
+    );
 
     let merged = dir.path().join("merged");
-    let o = headroom(&["merge", arg(&shards[0]), arg(&shards[1]), "--out", arg(&merged)])
-        .output()
-        .unwrap();
+    let o = headroom(&[
+        "merge",
+        arg(&shards[0]),
+        arg(&shards[1]),
+        "--out",
+        arg(&merged),
+    ])
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let run = RunDir::at(&merged).load().unwrap();
     let counts: Vec<Second> = run

@@ -73,14 +73,18 @@ impl Tail {
             return;
         }
         // Looked for before the lines are read: the writer writes it after its last line,
-        // so once it is there, the lines read next are all there will be.
+        // so once it is there, the lines read next are all there will be. A copy of the
+        // directory may bring it before the log's last lines (tar writes end.json first):
+        // the run has ended once a read after it found nothing more.
         let end_path = self.dir.join("end.json");
         let ending = end_path.exists();
+        let before = self.reader.as_ref().map(IntervalReader::consumed);
         if let Err(e) = self.read_lines(now, take) {
             self.state = TailState::Damaged(e);
             return;
         }
-        if ending {
+        let grew = self.reader.as_ref().map(IntervalReader::consumed) != before;
+        if ending && !grew {
             match crate::store::read_json::<RunEnd>(&end_path) {
                 Ok(end) => {
                     if let Some(reader) = self.reader.as_mut() {
@@ -106,6 +110,7 @@ impl Tail {
         let Some(reader) = self.reader.as_mut() else {
             return Ok(());
         };
+        reader.reopen_if_replaced().map_err(|e| e.to_string())?;
         while let Some(line) = reader.next_line().map_err(|e| e.to_string())? {
             let number = reader.line_number();
             take(line, number)?;

@@ -143,6 +143,9 @@ fn the_view_grows_by_final_seconds_only_and_ends_as_the_merge() {
     for g in &shards {
         g.end();
     }
+    // The last lines and end.json read in one pass: ended once a read finds nothing more
+    // (a copy of the directory may bring end.json before the log's last lines).
+    follow.poll(now);
     follow.poll(now);
     assert!(follow.ended());
     let last = follow.run().unwrap();
@@ -245,6 +248,7 @@ fn a_shard_that_stops_writing_is_said_stopped_once_and_no_longer_holds_the_view(
     for g in &shards {
         g.end();
     }
+    follow.poll(later + Duration::from_secs(3));
     follow.poll(later + Duration::from_secs(3));
     assert!(follow.ended());
     let merged = merge_into(dir.path(), &dirs(&shards), false)
@@ -359,6 +363,7 @@ fn shards_of_different_tests_are_refused_in_the_merges_words() {
     };
     let mut follow = Follow::start(one, partial, &[], Instant::now()).unwrap();
     follow.poll(Instant::now());
+    follow.poll(Instant::now());
     assert!(follow.ended());
     assert!(follow.notices()[0]
         .to_string()
@@ -410,7 +415,78 @@ fn one_run_that_is_not_a_shard_is_followed_as_it_is() {
     while g.line() {}
     g.end();
     follow.poll(now);
+    follow.poll(now);
     assert!(follow.ended());
     let stored = crate::store::RunDir::at(&g.dst).load().unwrap();
     assert_eq!(digests(&follow.run().unwrap()), digests(&stored));
+}
+
+#[test]
+fn an_end_brought_before_the_last_lines_waits_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 3);
+    let now = Instant::now();
+    for g in &mut shards {
+        g.begin();
+        g.line();
+    }
+    let mut follow = start(&shards, now);
+    // end.json first, as `kubectl cp` (tar) brings a directory: not the end yet.
+    for g in &shards {
+        g.end();
+    }
+    follow.poll(now);
+    assert!(!follow.ended());
+    for g in &mut shards {
+        while g.line() {}
+    }
+    follow.poll(now);
+    follow.poll(now);
+    assert!(follow.ended());
+    let merged = merge_into(dir.path(), &dirs(&shards), false)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(digests(&follow.run().unwrap()), digests(&merged));
+}
+
+#[test]
+fn a_log_copied_in_again_is_read_on_from_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 4);
+    let now = Instant::now();
+    for g in &mut shards {
+        g.begin();
+        g.line();
+        g.line();
+    }
+    let mut follow = start(&shards, now);
+    follow.poll(now);
+    assert_eq!(follow.shown(), Some(1));
+    // Each directory brought in again whole, one more line in each: a new file (a rename
+    // over the old, as a copy tool makes it) for shard 0, the same file rewritten from its
+    // start for shard 1 (as one that truncates does).
+    let log = |g: &Growing, n: usize| g.lines[..n].concat();
+    let fresh = shards[0].dst.join("intervals.jsonl.copy");
+    std::fs::write(&fresh, log(&shards[0], 3)).unwrap();
+    std::fs::rename(&fresh, shards[0].dst.join("intervals.jsonl")).unwrap();
+    std::fs::write(shards[1].dst.join("intervals.jsonl"), log(&shards[1], 3)).unwrap();
+    for g in &mut shards {
+        g.copied = 3;
+    }
+    follow.poll(now);
+    assert_eq!(follow.shown(), Some(2), "{:?}", follow.notices());
+    for g in &mut shards {
+        while g.line() {}
+        g.end();
+    }
+    follow.poll(now);
+    follow.poll(now);
+    assert!(follow.ended());
+    let merged = merge_into(dir.path(), &dirs(&shards), false)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(digests(&follow.run().unwrap()), digests(&merged));
+    assert!(follow.notices().is_empty(), "{:?}", follow.notices());
 }
