@@ -159,10 +159,10 @@ fn written(dir: &Path, origin: SystemTime) -> (Option<u64>, bool) {
     let shift = (offset.as_millis() as u64 + 500) / 1000;
     let last = text
         .split_inclusive('\n')
+        .rev()
         .filter(|l| l.ends_with('\n'))
-        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-        .map(|l| l["record"]["index"].as_u64().unwrap() + shift)
-        .last();
+        .find_map(|l| serde_json::from_str::<Json>(l).ok())
+        .map(|l| l["record"]["index"].as_u64().unwrap() + shift);
     (last, ended)
 }
 
