@@ -206,9 +206,13 @@ fn status(v: &ShardView) -> ShardStatus {
         index: v.index,
         state: v.state.to_string(),
         last_second: v.last_second,
-        note: match &v.problem {
-            Some(problem) => format!("{name}: {problem}"),
-            None => name,
+        note: match (&v.problem, v.late_secs) {
+            (Some(problem), _) => format!("{name}: {problem}"),
+            // As the report's Shards table counts lateness: from 0.1 s on.
+            (None, Some(late)) if late >= 0.1 => {
+                format!("{name}: began {late:.1}s after the common start")
+            }
+            (None, _) => name,
         },
     }
 }

@@ -101,6 +101,8 @@ pub struct ShardView {
     pub last_second: Option<u64>,
     /// What is wrong with it, in the words of the error that says so.
     pub problem: Option<String>,
+    /// Seconds it began after the common start (`--start-at`), as it recorded.
+    pub late_secs: Option<f64>,
 }
 
 /// Something the follower says once: on stderr as it happens, on the page while it watches.
@@ -559,6 +561,7 @@ impl Follow {
                     state: ShardState::Waiting,
                     last_second: None,
                     problem: None,
+                    late_secs: None,
                 })
                 .collect(),
             View::Single(s) => vec![ShardView {
@@ -567,6 +570,7 @@ impl Follow {
                 state: state_of(&s.tail, now, self.settings.stall, None),
                 last_second: s.last,
                 problem: problem_of(&s.tail),
+                late_secs: None,
             }],
             View::Shards(m) => {
                 let views = m.views(now, self.settings.stall);
@@ -590,6 +594,7 @@ impl Follow {
                                     },
                                     last_second: None,
                                     problem: refused.then(|| "not a shard of this test".into()),
+                                    late_secs: None,
                                 }
                             })
                     })
@@ -792,6 +797,7 @@ impl Merging {
                     state,
                     last_second: last,
                     problem: problem_of(tail),
+                    late_secs: shard.id.late_secs,
                 }
             })
             .collect()
