@@ -77,13 +77,21 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
         for notice in &said {
             eprintln!("headroom watch: {notice}");
         }
+        // As `--live` does: each new second (less often as the run grows, see `cadence`, so
+        // the page's rebuilding stays bounded), anything said, the end, and once a second
+        // for the shards' states.
         let due = match published {
             None => true,
             Some((at, shown)) => {
-                shown != follow.shown()
+                let seconds = follow.shown().map_or(0, |s| s + 1);
+                let step = headroom::live::cadence(seconds);
+                let advanced = follow.shown() != shown
+                    && seconds.saturating_sub(shown.map_or(0, |s| s + 1)) >= step;
+                let quiet_for = PUBLISH_EVERY * u32::try_from(step).unwrap_or(u32::MAX);
+                advanced
                     || !said.is_empty()
                     || follow.ended()
-                    || now.duration_since(at) >= PUBLISH_EVERY
+                    || now.duration_since(at) >= quiet_for
             }
         };
         if due {

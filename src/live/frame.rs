@@ -24,7 +24,7 @@ pub const MAX_POINTS: usize = 1200;
 /// How many seconds apart states are published, after `seconds` of run: every second for
 /// half an hour, then less often, so the work of rebuilding (which grows with the run)
 /// stays bounded over the run (an 8-hour run is redrawn every 16 s).
-pub(super) fn cadence(seconds: u64) -> u64 {
+pub fn cadence(seconds: u64) -> u64 {
     (seconds / 1800).max(1)
 }
 

@@ -18,7 +18,7 @@ mod page;
 mod server;
 
 pub use feed::{Feed, Tee};
-pub use frame::MAX_POINTS;
+pub use frame::{cadence, MAX_POINTS};
 
 use crate::engine::CancellationToken;
 use crate::record::IntervalRecord;
