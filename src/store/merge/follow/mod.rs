@@ -334,11 +334,14 @@ impl Follow {
                     count: set.count,
                 });
             }
-            if strict {
-                self.say(Notice::Missing {
-                    missing: set.missing.clone(),
-                    count: set.count,
-                });
+            // Refused above when known at the start; found later (the directories came
+            // after the watch began), it can only be said.
+            let notice = Notice::Missing {
+                missing: set.missing.clone(),
+                count: set.count,
+            };
+            if !self.said.contains(&notice) {
+                self.say(notice);
             }
         }
         self.view = View::Shards(Box::new(Merging::new(set, &self.command, now)?));

@@ -385,12 +385,14 @@ fn a_shard_of_another_test_appearing_later_is_left_out_and_said_so() {
     std::fs::create_dir_all(&shards[1].dst).unwrap();
     std::fs::copy(made.join("meta.json"), shards[1].dst.join("meta.json")).unwrap();
     let said = follow.poll(now);
-    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said.len(), 2, "{said:?}");
     let text = said[0].to_string();
     assert!(
         text.starts_with("left out: ") && text.contains("shards of different tests"),
         "{text}"
     );
+    // Without it, the test's shard 1 is missing: the view is of shard 0 alone, and says so.
+    assert!(matches!(said[1], Notice::Missing { .. }), "{said:?}");
     assert_eq!(follow.shards(now)[1].state, ShardState::Damaged);
     assert!(follow.poll(now).is_empty(), "said once");
 }
@@ -489,4 +491,23 @@ fn a_log_copied_in_again_is_read_on_from_where_it_was() {
         .unwrap();
     assert_eq!(digests(&follow.run().unwrap()), digests(&merged));
     assert!(follow.notices().is_empty(), "{:?}", follow.notices());
+}
+
+#[test]
+fn shards_missing_from_directories_that_appear_later_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 3);
+    let now = Instant::now();
+    // Only shard 0's directory is given, and it is not there yet: nothing to refuse.
+    let one = vec![shards[0].dst.clone()];
+    let mut follow = Follow::start(&one, settings(), &[], now).unwrap();
+    shards[0].begin();
+    shards[0].line();
+    let said = follow.poll(now);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0]
+        .to_string()
+        .starts_with("shard 1 of 2 not given: the view is of the shards given"));
+    assert_eq!(follow.shown(), Some(0));
+    assert!(follow.poll(now).is_empty(), "said once");
 }
