@@ -17,6 +17,7 @@
 //! - [`run`]: wires engine → record → store for one run, with the monitor beside.
 //! - [`live`]: the live page of a run while it goes (`--live`): its own thread, its own
 //!   small HTTP server, fed what the recorder already produces each second.
+//! - [`abort`]: the safety stop (`--abort-when`), judging each recorded second.
 //! - [`launch`]: a run as one shard of a test, and a common start for several generators.
 //! - [`matrix`]: runs a matrix's variants one after another, each a stored run.
 //! - [`monitor`]: the generator's own health (CPU, descriptors).
@@ -31,6 +32,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod abort;
 pub mod capacity;
 pub mod engine;
 #[cfg(feature = "fuzzing")]

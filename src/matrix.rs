@@ -206,6 +206,7 @@ pub fn run(
         // request leaves it whole).
         record.variants[i].state = match stored.end.as_ref().map(|e| e.status) {
             Some(crate::store::EndStatus::Completed) => VariantState::Completed,
+            Some(crate::store::EndStatus::Aborted) => VariantState::Aborted,
             _ => VariantState::Interrupted,
         };
         record.save(dir)?;

@@ -53,6 +53,10 @@ pub trait Observer {
     /// Something the preflight noticed, before the run starts.
     fn notice(&mut self, _notice: &crate::sample::Notice) {}
 
+    /// The safety stop (`--abort-when`) is stopping the run: told once, at the second
+    /// it decided, before the requests in flight drain.
+    fn aborting(&mut self, _aborted: &crate::store::Aborted) {}
+
     /// Why the observer stopped the run itself, if it did.
     fn stopped_early(&self) -> Option<String> {
         None
@@ -186,6 +190,9 @@ pub fn attack_launched(
     let mut peak_fds = 0;
     let mut write_error: Option<StoreError> = None;
     let mut written = 0;
+    // The safety stop ends this run only, through a token of its own.
+    let shutdown = shutdown.child_token();
+    let mut observer = crate::abort::AbortWatch::new(plan, shutdown.clone(), observer);
     // Load that cannot be recorded is load for nothing: a failed write stops the run.
     let stop = shutdown.clone();
     let bounds = crate::plan::StageBounds::of(&plan.stages);
@@ -240,13 +247,16 @@ pub fn attack_launched(
         dir.finish_outputs(outputs)?;
     }
     let reason = observer.stopped_early();
+    let aborted = observer.aborted().cloned();
     // One instant for both forms, so `ended_unix` is `ended_at` to the millisecond.
     let ended_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     dir.finish(&RunEnd {
-        status: match (report.interrupted, &reason) {
-            (true, Some(_)) => EndStatus::Stopped,
-            (true, None) => EndStatus::Interrupted,
-            (false, _) => EndStatus::Completed,
+        status: match (report.interrupted, &reason, &aborted) {
+            // Stopped by its safety stop, whatever came after (a Ctrl-C in the drain).
+            (_, _, Some(_)) => EndStatus::Aborted,
+            (true, Some(_), None) => EndStatus::Stopped,
+            (true, None, None) => EndStatus::Interrupted,
+            (false, _, None) => EndStatus::Completed,
         },
         ended_unix: crate::store::unix_secs_of(&ended_at),
         ended_at,
@@ -260,6 +270,7 @@ pub fn attack_launched(
         peak_open_fds: peak_fds,
         peak_rss_bytes: peak_rss_bytes(),
         reason,
+        aborted,
     })?;
     Ok(dir.load()?)
 }

@@ -239,6 +239,10 @@ impl Observer for StopWatch<'_> {
         self.inner.notice(notice);
     }
 
+    fn aborting(&mut self, aborted: &crate::store::Aborted) {
+        self.inner.aborting(aborted);
+    }
+
     fn stopped_early(&self) -> Option<String> {
         self.stopped.clone()
     }

@@ -47,9 +47,32 @@ pub struct AttackArgs {
     #[arg(long = "slo", value_name = "OBJECTIVE")]
     pub slo: Vec<String>,
     #[command(flatten)]
+    pub abort: AbortArgs,
+    #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
     pub sharding: super::shard::ShardArgs,
+}
+
+/// The safety stop (`attack` and `run` alike).
+#[derive(Debug, clap::Args)]
+pub struct AbortArgs {
+    /// Stop the run early the first time a condition holds for its whole window of
+    /// consecutive seconds, keeping everything sent: 'errors > 5% for 30s, p99 > 2s for 1m'
+    /// (the metrics of --slo; without `for`, the first second it holds). The report says
+    /// which condition and when; the exit status is 5 (docs/ci.md).
+    #[arg(long, value_name = "CONDITIONS")]
+    pub abort_when: Option<String>,
+}
+
+impl AbortArgs {
+    /// The conditions given, read; `None` when the flag is absent.
+    pub fn conditions(&self) -> anyhow::Result<Option<Vec<headroom::plan::AbortWhen>>> {
+        Ok(match &self.abort_when {
+            Some(text) => Some(headroom::plan::parse_abort_when(text).context("--abort-when")?),
+            None => None,
+        })
+    }
 }
 
 /// Where a run is stored and how its report is printed (`attack` and `run` alike).
@@ -228,6 +251,7 @@ impl AttackArgs {
                 .map(|s| s.parse())
                 .collect::<Result<Vec<Slo>, _>>()?,
             max_rate: self.max_rate.map(Rate),
+            abort: self.abort.conditions()?.unwrap_or_default(),
             ..match self.url.as_str() {
                 "-" => self.request.plan_of_targets(&read_stdin()?, load, stop)?,
                 url => self.request.plan(url, load, stop)?,

@@ -72,6 +72,9 @@ fn lines(
     for s in &plan.slo {
         out.push(format!("  SLO     {s}"));
     }
+    for a in &plan.abort {
+        out.push(format!("  abort   when {a}"));
+    }
     out.push(format!("  first send of {:?}:", plan.requests[first].name));
     for line in &preview.head {
         out.push(format!("    {line}"));

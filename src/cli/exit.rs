@@ -16,6 +16,10 @@ pub const USAGE: u8 = 2;
 pub const SLO_NOT_MET: u8 = 3;
 /// `compare --baseline … --fail-on …`: the candidate broke a rule.
 pub const REGRESSION: u8 = 4;
+/// The run's safety stop ended it: an `--abort-when` condition (a scenario's `abort_when`)
+/// held for its window; the run and its report are kept. Not a signal's status: nobody
+/// stopped it, the target did.
+pub const ABORTED: u8 = 5;
 /// A signal stopped the run: the status is this plus the signal (130 for Ctrl-C, 143 for
 /// SIGTERM, 129 for SIGHUP), as a shell reports it; the run and its report are kept.
 pub const SIGNAL_BASE: u8 = 128;
@@ -27,6 +31,7 @@ pub const TABLE: &str = "Exit status:
   2        the command line cannot be parsed (an unknown flag, a missing argument)
   3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded
   4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
+  5        a run was aborted: an --abort-when condition held for its window (run and report kept)
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
 
 /// Who judges a completed run's objectives for its exit status.
@@ -39,9 +44,23 @@ pub enum Judged {
     ByMerge,
 }
 
-/// The status of a run that completed: [`SLO_NOT_MET`] when not one request succeeded or an
+/// The status of a run that ended by itself: [`ABORTED`] when its safety stop ended it,
+/// [`SLO_NOT_MET`] when not one request succeeded or an
 /// objective was missed and the run is judged here, said on stderr; [`SUCCESS`] otherwise.
 pub fn of_run(summary: &headroom::summary::Summary, judged: Judged) -> u8 {
+    if let Some(a) = &summary.aborted {
+        let how = headroom::report::build::words::aborted(a);
+        return match judged {
+            Judged::Here => {
+                eprintln!("the run was {how} (exit status {ABORTED})");
+                ABORTED
+            }
+            Judged::ByMerge => {
+                eprintln!("this shard's part was {how} (exit status {SUCCESS}: --judged-by-merge, the merged run says it)");
+                SUCCESS
+            }
+        };
+    }
     let missed = if summary.nothing_succeeded() {
         Some("not one request succeeded")
     } else if !summary.slo_met() {
@@ -73,7 +92,7 @@ mod tests {
 
     #[test]
     fn the_help_table_lists_every_code() {
-        for c in [SUCCESS, ERROR, USAGE, SLO_NOT_MET, REGRESSION] {
+        for c in [SUCCESS, ERROR, USAGE, SLO_NOT_MET, REGRESSION, ABORTED] {
             assert!(
                 TABLE
                     .lines()

@@ -42,8 +42,13 @@ pub fn run(
         let mut plan = doc
             .lower(&overrides, super::available_cores())
             .with_context(|| format!("variant {}", record.variants[i].run))?;
+        if let Some(abort) = args.abort.conditions()? {
+            plan.abort = abort;
+        }
         if let Some(cap) = args.max_rate {
             plan.max_rate = Some(headroom::plan::Rate(cap));
+        }
+        if args.max_rate.is_some() || args.abort.abort_when.is_some() {
             plan.validate()
                 .with_context(|| format!("variant {}", record.variants[i].run))?;
         }
@@ -99,10 +104,10 @@ pub fn run(
                     s.requests.total,
                     s.requests.rate,
                     headroom::units::fmt_us(s.latency.p99_us),
-                    if entry.state == VariantState::Interrupted {
-                        " (stopped partway)"
-                    } else {
-                        ""
+                    match entry.state {
+                        VariantState::Interrupted => " (stopped partway)",
+                        VariantState::Aborted => " (aborted: an --abort-when condition held)",
+                        _ => "",
                     }
                 );
             }
@@ -130,9 +135,19 @@ pub fn run(
     let stopped = record
         .variants
         .iter()
-        .any(|v| v.state != VariantState::Completed);
+        .any(|v| !matches!(v.state, VariantState::Completed | VariantState::Aborted));
+    let aborted = record
+        .variants
+        .iter()
+        .any(|v| v.state == VariantState::Aborted);
     Ok(if stopped {
         super::stopped_code()
+    } else if aborted {
+        eprintln!(
+            "at least one variant was aborted by --abort-when (exit status {})",
+            super::exit::ABORTED
+        );
+        super::exit::code(super::exit::ABORTED)
     } else if missed {
         eprintln!("an objective was not met, or nothing succeeded, in at least one variant (exit status 3)");
         super::exit::code(super::exit::SLO_NOT_MET)
@@ -170,6 +185,10 @@ impl Observer for Line {
 
     fn notice(&mut self, notice: &headroom::sample::Notice) {
         self.0.notice(notice);
+    }
+
+    fn aborting(&mut self, aborted: &headroom::store::Aborted) {
+        self.0.aborting(aborted);
     }
 
     fn stopped_early(&self) -> Option<String> {

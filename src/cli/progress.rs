@@ -1,4 +1,6 @@
-//! The live progress line on stderr, shown only when stderr is a terminal.
+//! The live progress on stderr: a line rewritten every second when stderr is a terminal;
+//! otherwise (CI logs, pods, `nohup`) one plain line every ten seconds and the last at the
+//! end, so a log shows the run as it goes without a line a second.
 
 use headroom::plan::AttackPlan;
 use headroom::run::Observer;
@@ -7,11 +9,18 @@ use headroom::summary::live::SoFar;
 use headroom::units::fmt_us;
 use std::io::{IsTerminal, Write};
 
-/// Prints one line per interval: where the run is (second, step, time left), sent and
-/// completed rate, p50/p99, errors this second and in all, the generator's CPU, and the
-/// diagnosis so far in the report's own words.
+/// Seconds between two plain lines when stderr is not a terminal.
+const PLAIN_EVERY: u64 = 10;
+
+/// Prints one line per interval: where the run is (second, step, time left, or draining
+/// after the last send), sent and completed rate, p50/p99, errors this second and in all,
+/// the generator's CPU, and the diagnosis so far in the report's own words.
 pub struct Progress {
-    enabled: bool,
+    mode: Mode,
+    /// The last plain line not printed yet, printed at the end.
+    pending: Option<String>,
+    /// The safety stop ended the sending: the seconds left are the drain's.
+    stopping: bool,
     /// When the run ends by itself: after a time, or after a count of requests.
     end: End,
     /// Stage names, shown beside the second they run in (a sweep's current step).
@@ -23,6 +32,17 @@ pub struct Progress {
     so_far: Option<SoFar>,
 }
 
+/// How the progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Not at all (`--quiet`).
+    Off,
+    /// One line rewritten in place every second (stderr is a terminal).
+    Terminal,
+    /// A plain line every [`PLAIN_EVERY`] seconds, and the last at the end.
+    Plain,
+}
+
 /// What ends a run, for the time left.
 #[derive(Debug, Clone, Copy)]
 enum End {
@@ -32,20 +52,38 @@ enum End {
 }
 
 impl Progress {
-    /// Progress for `plan`; silent when `quiet` or when stderr is not a terminal.
+    /// Progress for `plan`; silent when `quiet`, plain lines when stderr is not a terminal.
     pub fn new(plan: &AttackPlan, quiet: bool) -> Self {
-        let staged: u64 = plan.stages.iter().map(|s| s.duration.as_secs()).sum();
+        let mode = match (quiet, std::io::stderr().is_terminal()) {
+            (true, _) => Mode::Off,
+            (false, true) => Mode::Terminal,
+            (false, false) => Mode::Plain,
+        };
+        Progress::shown_as(plan, mode)
+    }
+
+    fn shown_as(plan: &AttackPlan, mode: Mode) -> Self {
+        // Whole seconds, rounded up: the second a fractional duration ends in still sends.
+        let staged: u64 = plan
+            .stages
+            .iter()
+            .map(|s| s.duration)
+            .sum::<std::time::Duration>()
+            .as_secs_f64()
+            .ceil() as u64;
         let end = match (plan.stop.duration, plan.stop.requests) {
-            (Some(d), _) => End::Seconds(d.as_secs()),
+            (Some(d), _) => End::Seconds(d.as_secs_f64().ceil() as u64),
             (None, _) if staged > 0 && plan.stages.iter().all(|s| s.requests.is_none()) => {
                 End::Seconds(staged)
             }
             (None, Some(n)) => End::Requests(n),
             (None, None) => End::Unknown,
         };
-        let enabled = !quiet && std::io::stderr().is_terminal();
+        let enabled = mode != Mode::Off;
         Progress {
-            enabled,
+            mode,
+            pending: None,
+            stopping: false,
             end,
             stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
             errors: 0,
@@ -55,11 +93,41 @@ impl Progress {
         }
     }
 
-    /// Ends the line so the report starts on a fresh one.
+    /// Ends the line so the report starts on a fresh one; prints the last plain line.
     pub fn finish(&mut self) {
-        if self.shown {
-            eprintln!();
+        if let Some(line) = self.pending.take() {
+            eprintln!("{line}");
         }
+        if self.shown && self.mode == Mode::Terminal {
+            eprintln!();
+            self.shown = false;
+        }
+    }
+
+    /// Whether second `index` (from 0) comes after the last send: a timed run past its
+    /// time, a counted run past its count (`sent_before`: sent in the seconds before it).
+    fn draining(&self, index: u64, sent_before: u64) -> bool {
+        match self.end {
+            End::Seconds(total) => index >= total,
+            End::Requests(total) => sent_before >= total,
+            End::Unknown => false,
+        }
+    }
+
+    /// Where the run is and what it sends ("[  12s/60s, 48s left]", "  sent 100/s"), or
+    /// that it drains: nothing is sent any more, the last answers are awaited.
+    fn head(&self, index: u64, sent_now: u64, sent_before: u64) -> (String, String) {
+        let elapsed = index + 1;
+        if self.stopping {
+            return (format!("[{elapsed:>4}s, stopping]"), String::new());
+        }
+        if self.draining(index, sent_before) {
+            return (format!("[{elapsed:>4}s, draining]"), String::new());
+        }
+        (
+            format!("[{}]", self.position(elapsed, sent_now)),
+            format!("  sent {sent_now:>7}/s"),
+        )
     }
 
     /// Where the run is after second `elapsed` (from 1): "12s/60s, 48s left", and for a
@@ -113,8 +181,9 @@ impl Observer for Progress {
         // them: transport errors, unexpected statuses, failed expectations.
         let errors_now: u64 = r.requests.iter().map(|q| q.failures).sum();
         self.errors += errors_now;
+        let sent_before = self.sent;
         self.sent += r.sent;
-        if !self.enabled {
+        if self.mode == Mode::Off {
             return;
         }
         // The verdict so far, once a stage has seconds enough for one.
@@ -128,13 +197,10 @@ impl Observer for Progress {
             (!undecided).then(|| headroom::report::build::verdict::cell(&d))
         });
         let latency = r.latency_ok();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2K[{}]{}  sent {:>7}/s  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%{}",
-            self.position(r.index + 1, r.sent),
+        let (position, sent) = self.head(r.index, r.sent, sent_before);
+        let text = format!(
+            "{position}{}{sent}  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%{}",
             self.step(line.stage),
-            r.sent,
             r.completed(),
             fmt_us(latency.quantile(0.5).as_micros() as u64),
             fmt_us(latency.quantile(0.99).as_micros() as u64),
@@ -143,8 +209,33 @@ impl Observer for Progress {
             line.health.cpu.total.as_secs_f64() * 100.0,
             verdict.map_or(String::new(), |v| format!("  so far: {v}")),
         );
-        let _ = err.flush();
-        self.shown = true;
+        match self.mode {
+            Mode::Terminal => {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[2K{text}");
+                let _ = err.flush();
+                self.shown = true;
+            }
+            Mode::Plain if (r.index + 1) % PLAIN_EVERY == 0 => {
+                eprintln!("{text}");
+                self.pending = None;
+            }
+            Mode::Plain => self.pending = Some(text),
+            Mode::Off => {}
+        }
+    }
+
+    fn aborting(&mut self, aborted: &headroom::store::Aborted) {
+        self.stopping = true;
+        // Said whatever the progress setting, as a notice is: it explains why the run ends.
+        if self.shown && self.mode == Mode::Terminal {
+            eprintln!();
+            self.shown = false;
+        }
+        eprintln!(
+            "headroom: stopping: {}; waiting for the requests in flight",
+            headroom::report::build::words::aborted(aborted)
+        );
     }
 }
 
@@ -154,7 +245,9 @@ mod tests {
 
     fn progress(end: End, stages: &[&str]) -> Progress {
         Progress {
-            enabled: true,
+            mode: Mode::Terminal,
+            pending: None,
+            stopping: false,
             end,
             stages: stages.iter().map(|s| s.to_string()).collect(),
             errors: 0,
@@ -175,5 +268,74 @@ mod tests {
         assert_eq!(p.position(8, 500), "   8s, 12s left");
         assert_eq!(p.position(8, 0), "   8s");
         assert_eq!(fmt_left(7_440), "2h04m");
+    }
+
+    #[test]
+    fn the_seconds_after_the_last_send_are_shown_as_draining() {
+        let p = progress(End::Seconds(4), &[]);
+        assert_eq!(
+            p.head(3, 100, 300),
+            (
+                "[   4s/4s, 0s left]".to_string(),
+                "  sent     100/s".to_string()
+            )
+        );
+        // Not "[   5s/4s, 0s left] sent 0/s".
+        assert_eq!(
+            p.head(4, 0, 400),
+            ("[   5s, draining]".to_string(), String::new())
+        );
+        let p = progress(End::Requests(1_000), &[]);
+        assert!(!p.draining(3, 999));
+        assert_eq!(p.head(4, 0, 1_000).0, "[   5s, draining]");
+        assert!(!progress(End::Unknown, &[]).draining(1_000, 1 << 40));
+        // After the safety stop, the seconds left are its drain, whatever the time left.
+        let mut p = progress(End::Seconds(60), &[]);
+        p.stopping = true;
+        assert_eq!(
+            p.head(3, 1, 300),
+            ("[   4s, stopping]".to_string(), String::new())
+        );
+    }
+
+    #[test]
+    fn without_a_terminal_a_plain_line_every_ten_seconds_and_the_last_at_the_end() {
+        use headroom::plan::{Load, NamedRequest, Rate, RequestSpec, Stop, Target};
+        let target = Target::parse("http://127.0.0.1:9/").unwrap();
+        let request = NamedRequest::single(
+            RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+            &target,
+        );
+        let plan = AttackPlan::new(
+            target,
+            vec![request],
+            Load::Open { rate: Rate(10.0) },
+            Stop {
+                duration: Some(std::time::Duration::from_millis(12_500)),
+                requests: None,
+            },
+        );
+        let mut p = Progress::shown_as(&plan, Mode::Plain);
+        assert!(matches!(p.end, End::Seconds(13)));
+        let mut printed = Vec::new();
+        for index in 0..14 {
+            let line = IntervalLine {
+                record: headroom::record::IntervalRecord::new(index),
+                health: Default::default(),
+                stage: None,
+                server: None,
+                shards: Vec::new(),
+            };
+            p.interval(&line);
+            printed.push(p.pending.is_none());
+        }
+        // Printed at the tenth second, held after; the last (the drain's) waits for the end.
+        assert_eq!(printed.iter().filter(|&&x| x).count(), 1);
+        assert!(printed[9]);
+        let last = p.pending.clone().unwrap();
+        assert!(last.starts_with("[  14s, draining]  done"), "{last}");
+        assert!(!last.contains('\r') && !last.contains('\x1b'), "{last}");
+        p.finish();
+        assert!(p.pending.is_none());
     }
 }

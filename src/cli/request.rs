@@ -227,6 +227,9 @@ impl Subject {
                 plan.load = load;
                 plan.stop = stop;
                 plan.stages.clear();
+                // A sweep stops at its own limits (--stop-when) and a search judges each
+                // probe whole: the scenario's safety stop is `run`'s.
+                plan.abort.clear();
                 self.request.arrivals.apply(&mut plan)?;
                 Ok(plan)
             }

@@ -43,6 +43,8 @@ pub struct RunArgs {
     #[arg(long = "matrix", value_name = "PATH=V1,V2,…", value_parser = super::unechoed::Unechoed::<Axis>::default())]
     pub matrix: Vec<Axis>,
     #[command(flatten)]
+    pub abort: super::attack::AbortArgs,
+    #[command(flatten)]
     pub output: super::attack::Output,
     #[command(flatten)]
     pub sharding: super::shard::ShardArgs,
@@ -82,6 +84,12 @@ fn execute(args: RunArgs, shutdown: CancellationToken) -> anyhow::Result<ExitCod
     let mut plan = doc.lower_for(&overrides, super::available_cores(), generators)?;
     if let Some(cap) = args.max_rate {
         plan.max_rate = Some(headroom::plan::Rate(cap));
+    }
+    // The flag wins over the scenario's `abort_when`.
+    if let Some(abort) = args.abort.conditions()? {
+        plan.abort = abort;
+    }
+    if args.max_rate.is_some() || args.abort.abort_when.is_some() {
         plan.validate_for(generators)?;
     }
     if args.check {

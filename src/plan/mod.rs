@@ -3,6 +3,7 @@
 //! Every way of starting load (`headroom attack`'s flags, a scenario file for `headroom run`)
 //! lowers to an [`AttackPlan`]; the engine only ever sees a plan, never flags or YAML.
 
+pub mod abort;
 mod arrivals;
 mod body_file;
 mod data;
@@ -23,6 +24,7 @@ mod tls;
 pub mod vegeta_targets;
 pub(crate) mod weights;
 
+pub use abort::{parse_abort_when, AbortWhen, AbortWhenError};
 pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick, Unreadable};
@@ -132,6 +134,8 @@ pub struct AttackPlan {
     /// The closed model's cap on requests started per second (`--max-rate`): users wait
     /// for a slot rather than flood a fast server.
     pub max_rate: Option<Rate>,
+    /// Conditions that stop the run early once one holds for its window (`--abort-when`).
+    pub abort: Vec<AbortWhen>,
 }
 
 /// A plan that cannot be run, with what to change.
@@ -186,6 +190,7 @@ impl AttackPlan {
             variables: Vec::new(),
             login: None,
             max_rate: None,
+            abort: Vec::new(),
         }
     }
 
@@ -321,6 +326,16 @@ impl AttackPlan {
             )));
         }
         self.validate_stages(generators)?;
+        for a in &self.abort {
+            if let Some(name) = &a.limit.request {
+                if !self.requests.iter().any(|r| &r.name == name) {
+                    return Err(PlanError::Range(format!(
+                        "abort condition {:?} is about request {name:?}, which the run does not send; name one of its requests or drop the name",
+                        a.text
+                    )));
+                }
+            }
+        }
         for t in &self.instances {
             if t.scheme != self.target.scheme || t.path_and_query != self.target.path_and_query {
                 return Err(PlanError::Range(format!(

@@ -144,6 +144,14 @@ impl Shard {
             )));
         }
         plan.connection.max_connections = self.share(cap) as u32;
+        // Each shard stops itself on its own seconds: a throughput bound of the whole test
+        // is its equal share's (the other metrics are rates and latencies: the same for a
+        // part as for the whole).
+        for a in &mut plan.abort {
+            if a.limit.metric == super::Metric::Rps {
+                a.limit.bound /= f64::from(n);
+            }
+        }
         Ok(Split {
             plan,
             whole: Whole {
@@ -239,6 +247,23 @@ mod tests {
 
     fn shards(n: u64) -> impl Iterator<Item = Shard> {
         (0..n).map(move |i| Shard::new(i, n).unwrap())
+    }
+
+    #[test]
+    fn a_shard_stops_itself_on_its_share_of_a_throughput_bound() {
+        let mut whole = plan(
+            Load::Open { rate: Rate(400.0) },
+            Stop {
+                duration: Some(Duration::from_secs(10)),
+                requests: None,
+            },
+            Vec::new(),
+        );
+        whole.abort = crate::plan::parse_abort_when("rps < 100 for 5s, errors > 5%").unwrap();
+        let part = Shard::new(1, 4).unwrap().split(&whole).unwrap().plan;
+        assert_eq!(part.abort[0].limit.bound, 25.0);
+        assert_eq!(part.abort[0].window, Duration::from_secs(5));
+        assert_eq!(part.abort[1].limit.bound, 0.05);
     }
 
     #[test]

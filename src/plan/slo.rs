@@ -89,18 +89,31 @@ impl FromStr for Slo {
             text: text.to_string(),
             reason,
         };
+        let slo = Slo::read(text).map_err(|r| err(format!("{r}; {SHAPE}")))?;
+        if !super::gate::can_fail(slo.op, slo.bound, slo.metric.most()) {
+            let why = match slo.op {
+                Op::Lt | Op::Le => "the error rate is never above 100 %, so this objective can never fail (it would gate nothing); give a bound below 100 %, e.g. \"error_rate < 1%\"",
+                Op::Gt | Op::Ge => "nothing measured is below 0, so this objective can never fail (it would gate nothing); give a bound above 0, e.g. \"rps >= 1000\"",
+            };
+            return Err(err(why.into()));
+        }
+        Ok(slo)
+    }
+}
+
+impl Slo {
+    /// Reads `[request:] metric op value` without judging whether it can ever fail (the
+    /// objectives and the abort conditions judge that each in their own words); the error
+    /// is what is wrong, without the shape to write.
+    pub(crate) fn read(text: &str) -> Result<Slo, String> {
         let (request, rest) = match text.rsplit_once(':') {
             Some((name, rest)) if !name.trim().is_empty() => (Some(name.trim().to_string()), rest),
-            Some(_) => {
-                return Err(err(format!(
-                    "the request name before ':' is empty; {SHAPE}"
-                )))
-            }
+            Some(_) => return Err("the request name before ':' is empty".into()),
             None => (None, text),
         };
         let at = rest
             .find(['<', '>'])
-            .ok_or_else(|| err(format!("no comparison; {SHAPE}")))?;
+            .ok_or_else(|| "no comparison".to_string())?;
         let (metric, cmp) = rest.split_at(at);
         let (op, value) = if let Some(v) = cmp.strip_prefix("<=") {
             (Op::Le, v)
@@ -111,7 +124,7 @@ impl FromStr for Slo {
         } else {
             (Op::Gt, &cmp[1..])
         };
-        let metric = parse_metric(metric.trim()).map_err(|r| err(format!("{r}; {SHAPE}")))?;
+        let metric = parse_metric(metric.trim())?;
         let value = value.trim();
         let bound = match metric {
             Metric::Quantile(_) | Metric::Mean | Metric::Max => parse_latency_us(value),
@@ -121,14 +134,7 @@ impl FromStr for Slo {
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0),
         }
-        .ok_or_else(|| err(format!("cannot read the bound {value:?}; {SHAPE}")))?;
-        if !super::gate::can_fail(op, bound, metric.most()) {
-            let why = match op {
-                Op::Lt | Op::Le => "the error rate is never above 100 %, so this objective can never fail (it would gate nothing); give a bound below 100 %, e.g. \"error_rate < 1%\"",
-                Op::Gt | Op::Ge => "nothing measured is below 0, so this objective can never fail (it would gate nothing); give a bound above 0, e.g. \"rps >= 1000\"",
-            };
-            return Err(err(why.into()));
-        }
+        .ok_or_else(|| format!("cannot read the bound {value:?}"))?;
         Ok(Slo {
             text: text.trim().to_string(),
             request,

@@ -30,6 +30,9 @@ pub struct RunMeta {
     /// The objectives the run is judged against, as written.
     #[serde(default)]
     pub slo: Vec<String>,
+    /// The safety stop's conditions (`--abort-when`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abort_when: Vec<String>,
     /// The stages of the load, when it had stages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<Stage>,
@@ -218,6 +221,7 @@ impl RunMeta {
                 })
                 .collect(),
             slo: plan.slo.iter().map(|s| s.text.clone()).collect(),
+            abort_when: plan.abort.iter().map(|a| a.text.clone()).collect(),
             stages: plan.stages.clone(),
             load: plan.load,
             max_rate: plan.max_rate,
@@ -288,6 +292,9 @@ pub enum EndStatus {
     Interrupted,
     /// It stopped itself early: a sweep step passed a limit (`RunEnd::reason` says which).
     Stopped,
+    /// Its safety stop ended it: an `--abort-when` condition held for its window
+    /// (`RunEnd::aborted` says which, and when).
+    Aborted,
 }
 
 /// How a run ended; written once, after the last interval.
@@ -314,6 +321,29 @@ pub struct RunEnd {
     /// Why it stopped early by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The condition that aborted it, when one did (absent from runs stored before it was
+    /// kept, and from every run not aborted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
+}
+
+/// The safety stop that ended a run: which condition held, over which seconds. Seconds are
+/// counted from the run's start: second 7 is the interval from 7 s to 8 s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Aborted {
+    /// The condition as written ("errors > 5% for 30s").
+    pub condition: String,
+    /// Its window, whole seconds (0: the first second it held).
+    pub window_secs: u64,
+    /// The first second of the streak that stopped the run.
+    pub from_second: u64,
+    /// The seconds of that streak the condition held in (seconds with nothing to judge,
+    /// such as a second without one answer, pause a streak without counting).
+    pub held_secs: u64,
+    /// When the run was told to stop: the end of the streak's last second.
+    pub at_second: u64,
+    /// What the condition measured in that last second, in its unit ("62.50%", "2.4s").
+    pub last: String,
 }
 
 impl RunEnd {

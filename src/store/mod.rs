@@ -29,8 +29,8 @@ pub use loader::Loader;
 pub use log::{IntervalLine, IntervalReader, IntervalWriter, LineBounds, ShardHealth, MAX_LINE};
 pub use measured::{failed, record_of_stages, Counting};
 pub use meta::{
-    unix_secs_of, EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta, RunEnd,
-    RunMeta, ShardMeta,
+    unix_secs_of, Aborted, EndStatus, FlowMeta, MergedRun, MergedSet, MergedShard, RequestMeta,
+    RunEnd, RunMeta, ShardMeta,
 };
 // The record of the live outputs is the summary's model: reports read it without the store.
 pub use crate::summary::{DropReason, OutputKind, OutputRecord};

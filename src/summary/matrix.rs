@@ -17,6 +17,8 @@ pub enum VariantState {
     Completed,
     /// Stopped by a signal: its run is partial.
     Interrupted,
+    /// Stopped by its safety stop (`--abort-when`): its run says which condition held.
+    Aborted,
 }
 
 /// A matrix, summarised.

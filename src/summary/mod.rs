@@ -50,6 +50,8 @@ pub use server::{ServerHealth, TreeSummary};
 pub use shards::{ShardRow, Shards};
 pub use slo::{measure, Measured, SloCi, SloVerdict};
 pub use stats::Stats;
+// The safety stop as stored is the summary's model too: reports name it without the store.
+pub use crate::store::Aborted;
 
 use crate::plan::Load;
 use crate::record::StatusClass;
@@ -93,6 +95,13 @@ pub struct Summary {
     /// Why the run stopped itself before its last stage (a sweep passing its limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
+    /// The safety stop's conditions the run was watched with (`--abort-when`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abort_when: Vec<String>,
+    /// The safety stop that ended the run (`--abort-when`): which condition held, from
+    /// which second, and when it stopped the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
     /// Counts and rates.
     pub requests: Requests,
     /// How long the run took.
@@ -321,10 +330,10 @@ impl Summary {
             connection_cap: generator::connection_cap(run),
             attack_secs,
             stopped: run.meta.stop.requests.is_some()
-                || run
-                    .end
-                    .as_ref()
-                    .is_none_or(|e| e.reason.is_some() || e.status == EndStatus::Interrupted),
+                || run.end.as_ref().is_none_or(|e| {
+                    e.reason.is_some()
+                        || matches!(e.status, EndStatus::Interrupted | EndStatus::Aborted)
+                }),
             run_secs: total_secs,
             by_interval: &run.stages,
             digests: &run.intervals,
@@ -404,6 +413,8 @@ impl Summary {
             shard: run.meta.shard.clone(),
             partial,
             stopped_early: run.end.as_ref().and_then(|e| e.reason.clone()),
+            abort_when: run.meta.abort_when.clone(),
+            aborted: run.end.as_ref().and_then(|e| e.aborted.clone()),
             outputs: run.outputs.clone(),
             requests: Requests {
                 total: completed,

@@ -153,6 +153,7 @@ fn stored_run(dir: &Path, slower: u64) -> RunDir {
         peak_open_fds: 40,
         peak_rss_bytes: Some(8 * 1024 * 1024),
         reason: None,
+        aborted: None,
     })
     .unwrap();
     run

@@ -330,6 +330,7 @@ fn random_run(dice: &mut Dice, dir: &Path) -> RunDir {
         peak_open_fds: 1,
         peak_rss_bytes: None,
         reason: None,
+        aborted: None,
     })
     .unwrap();
     run

@@ -4,6 +4,7 @@
 //! server or tool (nginx, etcd, Chromium, ...) run with the `lab` feature, which `tests/run`
 //! turns on after installing them; without it each is listed as ignored with what it needs.
 
+mod abort;
 mod arrivals;
 mod bad_input;
 mod breakdowns;

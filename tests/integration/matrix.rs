@@ -292,6 +292,7 @@ fn fixture(dir: &Path) {
             peak_open_fds: 12,
             peak_rss_bytes: None,
             reason: None,
+            aborted: None,
         })
         .unwrap();
         variants.push(VariantEntry {
@@ -504,6 +505,7 @@ fn a_variants_warm_up_ramp_is_left_out_of_its_row() {
         peak_open_fds: 12,
         peak_rss_bytes: None,
         reason: None,
+        aborted: None,
     })
     .unwrap();
     MatrixRecord {

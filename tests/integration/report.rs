@@ -98,6 +98,7 @@ fn stored_run_held_to(dir: &Path, complete: bool, objectives: &[&str]) -> RunDir
             peak_open_fds: 12,
             peak_rss_bytes: Some(6 * 1024 * 1024),
             reason: None,
+            aborted: None,
         })
         .unwrap();
     }

@@ -272,6 +272,7 @@ pub fn assemble(
                 seed: None,
             },
             slo: Vec::new(),
+            abort_when: None,
             data: BTreeMap::new(),
             login: None,
             flows: Vec::new(),

@@ -23,6 +23,12 @@ pub struct ScenarioFile {
     /// The run exits with status 3 when one is not met.
     #[serde(default)]
     pub slo: Vec<String>,
+    /// A safety stop: conditions, comma-separated, that end the run early the first time
+    /// one holds for its whole window of consecutive seconds, e.g. "errors > 5% for 30s,
+    /// p99 > 2s for 1m" (the metrics of `slo`; no `for`: the first second it holds). The
+    /// run keeps what it sent and exits with status 5. `--abort-when` replaces it; `sweep`
+    /// and `capacity` stop by their own limits and leave it out.
+    pub abort_when: Option<String>,
     /// Data sets that request templates draw from, by name.
     #[serde(default)]
     pub data: BTreeMap<String, DataSection>,

@@ -368,6 +368,11 @@ impl Lowering<'_> {
             }
             slo.push(parsed);
         }
+        let abort = match &s.abort_when {
+            Some(text) => super::parse_abort_when(text)
+                .map_err(|e| self.error_near(text, 0, format!("abort_when: {e}")))?,
+            None => Vec::new(),
+        };
         let defaults = ConnectionOptions::default();
         let plan = AttackPlan {
             target,
@@ -395,6 +400,7 @@ impl Lowering<'_> {
             max_rate: self.max_rate(&s.load, matches!(load, Load::Open { .. }))?,
             threads: s.threads.unwrap_or(threads),
             slo,
+            abort,
             stages,
             instances,
             flows: Vec::new(),

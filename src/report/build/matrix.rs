@@ -109,11 +109,15 @@ fn notes(t: &MatrixTable) -> Vec<String> {
         .rows
         .iter()
         .filter(|r| r.state != VariantState::Completed)
-        .map(|r| {
-            format!(
+        .map(|r| match r.state {
+            VariantState::Aborted => format!(
+                "{} was aborted by its safety stop (--abort-when): its report says which condition held.",
+                r.run
+            ),
+            _ => format!(
                 "{} was stopped partway: its numbers cover part of its run.",
                 r.run
-            )
+            ),
         })
         .collect();
     if t.not_run > 0 {

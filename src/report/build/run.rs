@@ -160,6 +160,12 @@ fn notes(s: &Summary) -> Vec<String> {
     if let Some(why) = &s.stopped_early {
         out.push(format!("The run stopped early: {why}"));
     }
+    if let Some(a) = &s.aborted {
+        out.push(format!(
+            "ABORTED: {}; the requests sent before are all kept and reported",
+            words::aborted(a)
+        ));
+    }
     if let Some(shard) = words::shard_words(s) {
         out.push(format!("Shard: {shard}"));
     }
@@ -249,6 +255,16 @@ fn checks(s: &Summary) -> Vec<Check> {
             .generator_limited()
             .then(|| evidence("generator limited")),
     ));
+    if !s.abort_when.is_empty() || s.aborted.is_some() {
+        out.push(trust(
+            "no abort condition held",
+            s.aborted.as_ref().map(|a| CheckFailure {
+                message: words::aborted(a),
+                kind: "aborted".into(),
+                detail: words::aborted(a),
+            }),
+        ));
+    }
     out.push(trust(
         "the run completed",
         s.partial.as_ref().map(|why| CheckFailure {

@@ -96,3 +96,17 @@ pub fn stage_level(s: &Summary, from: f64, to: f64) -> String {
         Load::Closed { .. } => format!("{}→{}", level(from), plural(level(to), "user")),
     }
 }
+
+/// How a safety stop ended a run: "aborted at second 12: \"errors > 5% for 5s\" held for
+/// 5 s (from second 7; 62.50% in its last second)".
+pub fn aborted(a: &crate::summary::Aborted) -> String {
+    let last = if a.last.is_empty() {
+        String::new()
+    } else {
+        format!("; {} in its last second", a.last)
+    };
+    format!(
+        "aborted at second {}: \"{}\" held for {} s (from second {}{last})",
+        a.at_second, a.condition, a.held_secs, a.from_second
+    )
+}

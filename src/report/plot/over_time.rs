@@ -368,6 +368,7 @@ mod tests {
             peak_open_fds: 1,
             peak_rss_bytes: None,
             reason: None,
+            aborted: None,
         })
         .unwrap();
         let stored = run.load().unwrap();

@@ -8,7 +8,12 @@ use serde_json::{json, Map, Value};
 pub fn write(doc: &Document) -> String {
     let mut data = doc.data.clone();
     if let Value::Object(map) = &mut data {
-        map.insert("answer".into(), answer(&doc.answer));
+        let mut answer = answer(&doc.answer);
+        // The safety stop, typed as the summary keeps it, where a machine looks first.
+        if let (Some(aborted), Value::Object(a)) = (map.get("aborted").cloned(), &mut answer) {
+            a.insert("aborted".into(), aborted);
+        }
+        map.insert("answer".into(), answer);
     }
     serde_json::to_string_pretty(&data).unwrap_or_else(|_| "{}".into())
 }

@@ -258,13 +258,17 @@ fn severity(status: EndStatus) -> u8 {
     match status {
         EndStatus::Completed => 0,
         EndStatus::Stopped => 1,
+        // A shard's safety stop ends the whole test's claim to have run as planned, and
+        // says why: it outranks a stop by signal, whose shards are only cut short.
         EndStatus::Interrupted => 2,
+        EndStatus::Aborted => 3,
     }
 }
 
 /// The merged run's end, when every shard wrote one (otherwise the merged run is partial,
 /// as a run killed before its end is):
-/// - `status`: the worst of the shards' (interrupted, then stopped, then completed);
+/// - `status`: the worst of the shards' (aborted, then interrupted, then stopped, then
+///   completed);
 /// - `ended_at`: the last shard's end;
 /// - `attack_secs`: from the common start to the last request any shard sent (a shard's
 ///   attack counted from its own start, plus its offset), so the rate is the whole test's
@@ -272,7 +276,9 @@ fn severity(status: EndStatus) -> u8 {
 /// - `cpu`: the generators' CPU added up (each machine's own is in its shard's record);
 /// - `peak_open_fds`, `peak_rss_bytes`: the largest of any one generator, not a sum: each
 ///   bounds what one machine needed;
-/// - `reason`: the first shard's that stopped itself early.
+/// - `reason`: the first shard's that stopped itself early;
+/// - `aborted`: the earliest safety stop of any shard, on the merged clock (its seconds
+///   shifted by the shard's place on the common timeline).
 fn merged_end(set: &ShardSet) -> Option<RunEnd> {
     let ends: Vec<(&Shard, &RunEnd)> = set
         .shards
@@ -308,6 +314,16 @@ fn merged_end(set: &ShardSet) -> Option<RunEnd> {
         peak_open_fds: ends.iter().map(|(_, e)| e.peak_open_fds).max()?,
         peak_rss_bytes: ends.iter().filter_map(|(_, e)| e.peak_rss_bytes).max(),
         reason: ends.iter().find_map(|(_, e)| e.reason.clone()),
+        aborted: ends
+            .iter()
+            .filter_map(|(s, e)| {
+                e.aborted.as_ref().map(|a| super::Aborted {
+                    from_second: a.from_second + s.shift_secs,
+                    at_second: a.at_second + s.shift_secs,
+                    ..a.clone()
+                })
+            })
+            .min_by_key(|a| a.at_second),
     })
 }
 

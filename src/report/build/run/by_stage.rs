@@ -42,7 +42,7 @@ pub fn table(s: &Summary) -> Table {
             st.name.clone()
         };
         let mut row = vec![Cell::Text(name), Cell::Text(stage_level(s, st.from, st.to))];
-        if i >= reached && s.stopped_early.is_some() {
+        if i >= reached && (s.stopped_early.is_some() || s.aborted.is_some()) {
             row.push("not run".into());
             row.resize(width, Cell::text(""));
             rows.push(row);

@@ -93,6 +93,7 @@ fn summary(objectives: &[&str], complete: bool) -> Summary {
             peak_open_fds: 12,
             peak_rss_bytes: None,
             reason: None,
+            aborted: None,
         })
         .unwrap();
     }
@@ -231,4 +232,67 @@ fn options_and_figures_only_when_given_and_the_run_id_as_a_property() {
     );
     // The JSON writer's data is the summary itself.
     assert_eq!(full.data["requests"]["total"], 200);
+}
+
+#[test]
+fn an_aborted_run_says_which_condition_held_and_when_and_fails_its_check() {
+    let mut s = summary(&[], true);
+    // Watched, not aborted: a passing check.
+    s.abort_when = vec!["errors > 50% for 2s".into()];
+    let doc = build(&s, Extras::default());
+    let check = doc
+        .checks
+        .iter()
+        .find(|c| c.name == "no abort condition held")
+        .expect("a run watched by --abort-when has the check");
+    assert!(check.failure.is_none());
+    assert!(doc.answer.notes.iter().all(|n| !n.contains("ABORTED")));
+    s.aborted = Some(crate::store::Aborted {
+        condition: "errors > 50% for 2s".into(),
+        window_secs: 2,
+        from_second: 7,
+        held_secs: 2,
+        at_second: 9,
+        last: "100.00%".into(),
+    });
+    let doc = build(&s, Extras::default());
+    let said = "aborted at second 9: \"errors > 50% for 2s\" held for 2 s (from second 7; 100.00% in its last second)";
+    assert!(
+        doc.answer
+            .notes
+            .iter()
+            .any(|n| n.starts_with(&format!("ABORTED: {said}"))),
+        "{:?}",
+        doc.answer.notes
+    );
+    let failure = doc
+        .checks
+        .iter()
+        .find(|c| c.name == "no abort condition held")
+        .and_then(|c| c.failure.as_ref())
+        .expect("an aborted run fails it");
+    assert_eq!(
+        (failure.kind.as_str(), failure.message.as_str()),
+        ("aborted", said)
+    );
+    // Every format says it in its answer; JSON has it typed, in the answer too.
+    for format in [crate::report::Format::Text, crate::report::Format::Markdown] {
+        let out = crate::report::write(&doc, format).unwrap();
+        assert!(out.contains("aborted at second 9"), "{format:?}: {out}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&crate::report::write(&doc, crate::report::Format::Json).unwrap())
+            .unwrap();
+    assert_eq!(json["aborted"]["at_second"], 9);
+    assert_eq!(json["answer"]["aborted"]["from_second"], 7);
+    assert_eq!(
+        json["answer"]["aborted"]["condition"],
+        "errors > 50% for 2s"
+    );
+    // A run without conditions has no such check.
+    let doc = build(&summary(&[], true), Extras::default());
+    assert!(doc
+        .checks
+        .iter()
+        .all(|c| c.name != "no abort condition held"));
 }

@@ -185,6 +185,7 @@ pub(super) fn write(root: &Path, s: &Spec) -> PathBuf {
         peak_open_fds: 10 + u64::from(s.index),
         peak_rss_bytes: Some(1 << 20),
         reason: None,
+        aborted: None,
     })
     .unwrap();
     path
@@ -478,3 +479,43 @@ fn stages_keep_their_place_and_their_times_move_to_the_common_clock() {
 
 mod partial;
 mod refusals;
+
+#[test]
+fn a_shard_aborted_by_its_safety_stop_aborts_the_merged_run_on_the_common_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [
+        write(
+            dir.path(),
+            &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 10); 3]),
+        ),
+        // 2.4 s later: its second 0 is the test's second 2.
+        write(
+            dir.path(),
+            &spec(1, "2026-11-25T10:00:02.400Z", vec![latencies(2, 10)]),
+        ),
+    ];
+    let end = dirs[1].join("end.json");
+    let mut e: RunEnd = serde_json::from_str(&std::fs::read_to_string(&end).unwrap()).unwrap();
+    e.status = EndStatus::Aborted;
+    e.aborted = Some(crate::store::Aborted {
+        condition: "errors > 5%".into(),
+        window_secs: 0,
+        from_second: 0,
+        held_secs: 1,
+        at_second: 1,
+        last: "20.00%".into(),
+    });
+    std::fs::write(&end, serde_json::to_string(&e).unwrap()).unwrap();
+    let run = merge_into(dir.path(), &dirs, false)
+        .unwrap()
+        .load()
+        .unwrap();
+    let end = run.end.clone().unwrap();
+    assert_eq!(end.status, EndStatus::Aborted);
+    let a = end.aborted.unwrap();
+    assert_eq!((a.from_second, a.at_second), (2, 3));
+    let s = Summary::of(&run);
+    assert_eq!(s.aborted, Some(a));
+    // Not a partial run: every shard ended, and what they sent is all there.
+    assert_eq!(s.partial, None);
+}
