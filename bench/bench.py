@@ -15,9 +15,12 @@ import statistics
 import subprocess
 import sys
 import shutil
+import socket
 import tempfile
 import threading
 import time
+import urllib.parse
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "bench", "out")
@@ -43,13 +46,12 @@ def parse_args(argv):
                          "to a real Prometheus and with --push influxdb=… to a real InfluxDB on loopback, interleaved "
                          "round by round (no peers, no other rows); replaces that section of RESULTS.md")
     alone.add_argument("--live-overhead", action="store_true",
-                    help="only the --live section: row (a) at 5,000 req/s without --live and with --live and a "
-                         "client reading the page's /events all along (as a browser does), interleaved round by "
-                         "round (no peers, no other rows); replaces that section of RESULTS.md")
+                    help="only the --live section: row (a) at 5,000 req/s with and without --live, a page following "
+                         "the run's events in the second, interleaved round by round (no peers, no other rows); "
+                         "replaces that section of RESULTS.md")
     args = ap.parse_args(argv)
     if args.only and (args.raw_overhead or args.push_overhead or args.live_overhead):
-        ap.error("--only runs peers' rows; --raw-overhead, --push-overhead and --live-overhead run one "
-                 "section alone")
+        ap.error("--only runs peers' rows; --raw-overhead, --push-overhead and --live-overhead run one section alone")
     return args
 
 
@@ -198,7 +200,7 @@ def handshakes_since(offset):
     return dict(full=full, resumed=resumed, served=served, protocols=protocols)
 
 
-def timed(cmd, stdout_path, env=None):
+def timed(cmd, stdout_path, env=None, stderr_follower=None):
     """Runs cmd on the generator core under GNU time; returns (cpu_seconds, peak_rss_kib).
     CPU is the kernel's rusage of the waited GNU time process, which takes in the generator's
     (wait4: microseconds, where GNU time prints 10 ms, 2 % of a 10 s run at 5,000 req/s); peak
@@ -215,8 +217,15 @@ def timed(cmd, stdout_path, env=None):
     server0, wall0 = process_cpu(NGINX["pid"]), time.monotonic()
     with open(stdout_path, "w") as out:
         proc = subprocess.Popen(["/usr/bin/time", "-f", "%M %w", "-o", tf.name, "taskset", "-c", GEN_CORE, *cmd],
-                                stdout=out, stderr=subprocess.DEVNULL, env=env)
+                                stdout=out, stderr=subprocess.PIPE if stderr_follower else subprocess.DEVNULL,
+                                env=env)
+        follower = None
+        if stderr_follower:
+            follower = threading.Thread(target=stderr_follower, args=(proc.stderr,), daemon=True)
+            follower.start()
         _, _, usage = os.wait4(proc.pid, 0)
+        if follower:
+            follower.join(timeout=10)
         proc.returncode = 0  # reaped by wait4; keeps Popen from waiting again
     NGINX["last_share"] = (process_cpu(NGINX["pid"]) - server0) / (time.monotonic() - wall0)
     GEN["conns"] = accepted() - accepts0 - 1  # less the first probe's own connection
@@ -263,13 +272,13 @@ def headroom_load(scenario):
     return ["--http1", "--rate", str(RATE)]
 
 
-def run_headroom(scenario, url, certs, secs=SECS, binary=None, name="headroom", extra=()):
+def run_headroom(scenario, url, certs, secs=SECS, binary=None, name="headroom", extra=(), stderr_follower=None):
     out = f"{OUT}/{name}-{scenario}.json"
     run_dir = f"{OUT}/runs/{name}-{scenario}"
     subprocess.run(["rm", "-rf", run_dir])
     cmd = [binary or HEADROOM, "attack", url, "-d", f"{secs}s", "-q", "--format", "json", "--out", run_dir]
     cmd += headroom_load(scenario) + list(extra) + tls_flags(scenario, url, certs)
-    cpu, rss = timed(cmd, out)
+    cpu, rss = timed(cmd, out, stderr_follower=stderr_follower)
     d = json.load(open(out))
     return dict(done=d["requests"]["total"], ok=d["status_codes"].get("200", 0), rate=d["generator"]["rate_held"],
                 tput=d["requests"]["throughput"], p50=d["latency"]["p50_us"], p99=d["latency"]["p99_us"],
@@ -681,11 +690,11 @@ def main():
             rows.append((key, title, {name: median_run(rs) for name, rs in runs.items()}))
             # Ratios are paired by round, then the median taken.
             ratios += paired_ratios(key, title, runs)
-        if not ARGS.only and (not alone or ARGS.raw_overhead):
+        if not ARGS.only and not ARGS.push_overhead and not ARGS.live_overhead:
             raw = raw_overhead(certs)
-        if not ARGS.only and (not alone or ARGS.push_overhead):
+        if not ARGS.only and not ARGS.raw_overhead and not ARGS.live_overhead:
             push = push_overhead(certs)
-        if not ARGS.only and (not alone or ARGS.live_overhead):
+        if not ARGS.only and not ARGS.raw_overhead and not ARGS.push_overhead:
             live = live_overhead(certs)
         if not ARGS.only and not alone:
             # The templated scenario against (a), both headroom, interleaved: what templates
@@ -826,99 +835,6 @@ def push_section(push):
     return lines + [""]
 
 
-LIVE_PORT = 18090 + _OFFSET
-LIVE_PLAIN = "plain attack (a)"
-LIVE_WATCHED = "with --live, /events read"
-
-
-class EventsReader(threading.Thread):
-    """A page following the run: connects to the live page's /events as soon as it listens and
-    reads every frame until the run ends and closes it, as a browser's EventSource does (on
-    this script's side, not the generator's core: the browser is not the generator's cost)."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.port, self.frames, self.bytes, self.error = port, 0, 0, None
-
-    def run(self):
-        import socket
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                s = socket.create_connection(("127.0.0.1", self.port), timeout=60)
-                break
-            except OSError as e:
-                if time.monotonic() > deadline:
-                    self.error = str(e)
-                    return
-                time.sleep(0.05)
-        with s:
-            s.sendall(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1:{self.port}\r\n\r\n".encode())
-            while True:
-                try:
-                    data = s.recv(1 << 16)
-                except OSError as e:
-                    self.error = str(e)
-                    return
-                if not data:
-                    return
-                self.bytes += len(data)
-                self.frames += data.count(b"\nevent: ") + data.startswith(b"event: ")
-
-
-def live_overhead(certs):
-    """Row (a) without --live and with --live and a page reading /events all along,
-    interleaved round by round: what serving the live page costs the generator (its render
-    thread builds each second's frame from the run so far). Returns the median runs and the
-    paired ratios."""
-    url = SCENARIOS[0][2]
-    runs = {LIVE_PLAIN: [], LIVE_WATCHED: []}
-    for _ in range(OVERHEAD_ROUNDS):
-        for name, tool, extra in ((LIVE_PLAIN, "headroom", ()),
-                                  (LIVE_WATCHED, "headroom-live", (f"--live=127.0.0.1:{LIVE_PORT}",))):
-            reader = EventsReader(LIVE_PORT) if extra else None
-            if reader:
-                reader.start()
-            r = run_headroom("a", url, certs, name=tool, extra=extra)
-            r["server"] = NGINX["last_share"]
-            if reader:
-                reader.join(timeout=30)
-                r["frames"], r["frame_bytes"] = reader.frames, reader.bytes
-                if reader.error or not reader.frames:
-                    r["page_error"] = reader.error or "no frame read"
-            runs[name].append(r)
-            time.sleep(1)
-    ratio = [per_request(w) / per_request(p) for w, p in zip(runs[LIVE_WATCHED], runs[LIVE_PLAIN])]
-    return {name: median_run(rs) for name, rs in runs.items()}, ratio
-
-
-def live_section(live):
-    medians, ratio = live
-    lines = [f"## The live page (`--live`) at {RATE:,} req/s", "",
-             f"Row (a) as above, run without `--live` and with `--live` in each of {OVERHEAD_ROUNDS} rounds (same nginx,",
-             "same URL); with it, a client reads the page's `/events` from the first frame to the last, as a browser",
-             "left open does (the generator renders each second's frame from the run so far and sends it).", "",
-             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS | frames read (bytes) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, r in medians.items():
-        if "error" in r:
-            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 6)
-            continue
-        lo, hi = r["cpu_range"]
-        read = "–"
-        if "frames" in r:
-            read = f"{r['frames']:,} ({r['frame_bytes'] / 2**10:,.0f} KiB)"
-            if r.get("page_error"):
-                read += f"; page: {r['page_error']}"
-        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
-                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB | {read} |")
-    if ratio:
-        m = statistics.median(ratio)
-        lines += ["", f"With `--live` and a page reading ÷ plain CPU per request, paired by round: **{m:.3f}** "
-                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**."]
-    return lines + [""]
-
-
 def raw_overhead(certs):
     """Row (a) with and without --raw, interleaved round by round against the same nginx:
     what keeping every request's record costs. Returns the median runs and the paired ratios."""
@@ -936,6 +852,81 @@ def raw_overhead(certs):
             time.sleep(1)
     ratio = [per_request(w) / per_request(p) for w, p in zip(runs["with --raw"], runs["plain attack (a)"])]
     return {name: median_run(rs) for name, rs in runs.items()}, ratio
+
+
+def follow_live_page(found):
+    """Reads headroom's stderr; at the live page's address (its first line), opens the page and
+    follows its events as a browser's page does, counting the frames, until the run ends it."""
+    def viewer(url):
+        u = urllib.parse.urlsplit(url)
+        urllib.request.urlopen(url, timeout=10).read()
+        s = socket.create_connection((u.hostname, u.port), timeout=30)
+        s.sendall(f"GET /events?{u.query} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        frames, tail = 0, b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            frames += (tail + b).count(b"event: frame")
+            tail = b[-16:]
+            found["frames"] = frames
+        s.close()
+
+    def follow(stream):
+        for line in iter(stream.readline, b""):
+            text = line.decode(errors="replace").strip()
+            if text.startswith("headroom: live page at ") and "url" not in found:
+                found["url"] = text.split(" at ", 1)[1]
+                threading.Thread(target=viewer, args=(found["url"],), daemon=True).start()
+    return follow
+
+
+def live_overhead(certs):
+    """Row (a) with and without --live, interleaved round by round against the same nginx, a
+    page following the run's events in the second: what serving the live page costs the
+    generator. Returns the median runs, the paired ratios and the frames each page was sent."""
+    url = SCENARIOS[0][2]
+    runs = {"plain attack (a)": [], "with --live, a page following": []}
+    frames = []
+    for _ in range(OVERHEAD_ROUNDS):
+        for name, tool, extra in (("plain attack (a)", "headroom", ()),
+                                  ("with --live, a page following", "headroom-live", ("--live",))):
+            found = {}
+            r = run_headroom("a", url, certs, name=tool, extra=extra,
+                             stderr_follower=follow_live_page(found) if extra else None)
+            r["server"] = NGINX["last_share"]
+            if extra:
+                frames.append(found.get("frames", 0))
+            runs[name].append(r)
+            time.sleep(1)
+    ratio = [per_request(w) / per_request(p)
+             for w, p in zip(runs["with --live, a page following"], runs["plain attack (a)"])]
+    return {name: median_run(rs) for name, rs in runs.items()}, ratio, frames
+
+
+def live_section(live):
+    medians, ratio, frames = live
+    lines = [f"## The live page (`--live`) at {RATE:,} req/s", "",
+             f"Row (a) as above, run with and without `--live` in each of {OVERHEAD_ROUNDS} rounds (same nginx, same URL); "
+             "with it, a page follows the run (the page fetched, then its events read as a browser's page reads "
+             "them; the browser's own drawing is not the generator's CPU). CPU is the headroom process's, its "
+             "live page's threads included.", "",
+             "| run | completed | rate held (req/s) | p50 | p99 | CPU µs/req | peak RSS |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in medians.items():
+        if "error" in r:
+            lines.append(f"| {name} | failed: {r['error']} |" + " |" * 5)
+            continue
+        lo, hi = r["cpu_range"]
+        lines.append(f"| {name} | {r['done']:,} | {r['rate']:,.1f} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                     f"{per_request(r):.2f} ({lo:.2f}–{hi:.2f}) | {r['rss'] / 1024:.1f} MiB |")
+    if frames:
+        lines += ["", f"Frames each page was sent: {min(frames)}–{max(frames)} (a frame a second)."]
+    if ratio:
+        m = statistics.median(ratio)
+        lines += ["", f"With `--live` ÷ plain CPU per request, paired by round: **{m:.3f}** "
+                      f"({min(ratio):.3f}–{max(ratio):.3f}); goal ≤ 1.05 → **{'met' if m <= 1.05 else 'NOT met'}**."]
+    return lines + [""]
 
 
 def raw_section(raw):

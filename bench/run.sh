@@ -14,9 +14,9 @@
 #                     and with --push influxdb=… to a real InfluxDB on loopback, interleaved:
 #                     CPU µs/req of each and the ratios (no peers); replaces that section of
 #                     RESULTS.md, the rest of the last full run's file kept
-#   --live-overhead   only row (a) without --live and with --live and a client reading the
-#                     page's /events all along, interleaved: CPU µs/req of each and the ratio
-#                     (no peers); replaces that section of RESULTS.md
+#   --live-overhead   only row (a) with and without --live (a page following its events),
+#                     interleaved: CPU µs/req of each and the ratio (goal ≤ 1.05; no peers);
+#                     replaces that section of RESULTS.md
 # BENCH_PORT_OFFSET=N moves nginx's ports (18080, 18443-18446) by N, when something else holds them.
 # Paths are taken from the repository root. Peers are installed once into bench/out/peers.
 set -euo pipefail

@@ -368,6 +368,58 @@ mod tests {
     }
 
     #[test]
+    fn the_run_so_far_fed_line_by_line_is_the_run_read_back() {
+        // The live page's loader and `load` are one path: fed the same lines, the same run,
+        // down to its summary.
+        let records: Vec<IntervalRecord> = (0..4)
+            .map(|i| {
+                let mut r = IntervalRecord::new(i);
+                r.sent = 10 + i;
+                r.status.insert(200, 10);
+                r.status.insert(500, i);
+                let mut q = RequestStats {
+                    count: 10 + i,
+                    failures: i,
+                    ..Default::default()
+                };
+                q.status = r.status.clone();
+                r.requests.push(q);
+                r
+            })
+            .collect();
+        let (_dir, run) = stored(&records);
+        let read = run.load().unwrap();
+        let mut live = Loader::new(read.meta.clone()).unwrap();
+        for r in &records {
+            live.add(&IntervalLine {
+                record: r.clone(),
+                health: Health::default(),
+                stage: None,
+                server: None,
+                shards: Vec::new(),
+            })
+            .unwrap();
+        }
+        let so_far = live.so_far(None);
+        let json = |r: &StoredRun| serde_json::to_value(crate::summary::Summary::of(r)).unwrap();
+        assert_eq!(json(&so_far), json(&read));
+        assert_eq!(so_far.intervals, read.intervals);
+        assert_eq!(so_far.all.sent, 46);
+        // A line naming a stage the run does not have is refused, as `load` refuses it.
+        let bad = IntervalLine {
+            record: IntervalRecord::new(4),
+            health: Health::default(),
+            stage: Some(3),
+            server: None,
+            shards: Vec::new(),
+        };
+        assert_eq!(
+            live.add(&bad).unwrap_err(),
+            "stage 3, but the run has 0 stage(s)"
+        );
+    }
+
+    #[test]
     fn a_line_with_more_failures_than_completions_is_refused() {
         // Found through the stored_run fuzz target (a line edited by hand): the summary's
         // count - failures overflowed (a panic in a debug build, billions of successes in a
