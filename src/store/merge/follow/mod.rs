@@ -348,9 +348,8 @@ impl Follow {
         Ok(())
     }
 
-    fn say(&mut self, notice: Notice) -> Vec<Notice> {
-        self.said.push(notice.clone());
-        vec![notice]
+    fn say(&mut self, notice: Notice) {
+        self.said.push(notice);
     }
 
     /// Reads what the runs wrote since the last poll and merges what is final; returns
@@ -421,7 +420,7 @@ impl Follow {
             View::Shards(m) => m.broken.clone(),
             _ => None,
         };
-        for (i, v) in views.iter().enumerate() {
+        for v in &views {
             let Some(slot) = self.dirs.iter().position(|d| *d == v.dir) else {
                 continue;
             };
@@ -436,7 +435,7 @@ impl Follow {
             let notice = match v.state {
                 ShardState::Stopped => Notice::Stopped {
                     dir: v.dir.clone(),
-                    secs: self.silent_secs(i, now),
+                    secs: self.silent_secs(&v.dir, now),
                     merged,
                 },
                 ShardState::Damaged => Notice::Damaged {
@@ -459,10 +458,11 @@ impl Follow {
         }
     }
 
-    fn silent_secs(&self, i: usize, now: Instant) -> u64 {
+    /// Whole seconds since the run in `dir` last wrote a line.
+    fn silent_secs(&self, dir: &Path, now: Instant) -> u64 {
         let tail = match &self.view {
             View::Single(s) => Some(&s.tail),
-            View::Shards(m) => m.tails.get(i),
+            View::Shards(m) => m.tails.iter().find(|t| t.dir() == dir),
             View::Nothing => None,
         };
         tail.map_or(0, |t| now.saturating_duration_since(t.grew).as_secs())

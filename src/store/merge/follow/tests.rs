@@ -511,3 +511,34 @@ fn shards_missing_from_directories_that_appear_later_are_said_once() {
     assert_eq!(follow.shown(), Some(0));
     assert!(follow.poll(now).is_empty(), "said once");
 }
+
+#[test]
+fn shards_given_out_of_order_are_each_said_of_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 5);
+    let t0 = Instant::now();
+    for g in &mut shards {
+        g.begin();
+        g.line();
+    }
+    // Shard 1 first on the command line; the merge orders shards by index.
+    let given = vec![shards[1].dst.clone(), shards[0].dst.clone()];
+    let mut follow = Follow::start(&given, settings(), &[], t0).unwrap();
+    follow.poll(t0);
+    let mut said = Vec::new();
+    for s in 1..=11 {
+        shards[0].line();
+        said.extend(follow.poll(t0 + Duration::from_secs(s)));
+    }
+    let views = follow.shards(t0 + Duration::from_secs(11));
+    assert_eq!(views[0].dir, shards[1].dst, "in the order given");
+    assert_eq!(views[0].index, Some(1));
+    assert_eq!(views[0].state, ShardState::Stopped);
+    assert_eq!(views[1].state, ShardState::Running);
+    assert_eq!(said.len(), 1, "{said:?}");
+    let text = said[0].to_string();
+    assert!(
+        text.contains("shard-1 has written no line for 10s"),
+        "its own silence, not the other's: {text}"
+    );
+}
