@@ -197,6 +197,7 @@ fn the_watched_shards_show_merges_seconds_as_they_are_written() {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(watch.stderr.take().unwrap());
+    let mut watch = Reaped(vec![watch]);
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
     let addr = first
@@ -254,7 +255,7 @@ fn the_watched_shards_show_merges_seconds_as_they_are_written() {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "shard {i}: {}", stderr(&o));
     }
-    let status = watch.wait().unwrap();
+    let status = watch.0[0].wait().unwrap();
     let said = rest.join().unwrap();
     assert!(status.success(), "{said}");
     assert!(said.contains("every run ended"), "{said}");
@@ -325,4 +326,129 @@ fn the_watched_shards_show_merges_seconds_as_they_are_written() {
     assert!(lags.len() >= 3, "frames while the shards wrote: {lags:?}");
     assert!(lags.iter().all(|&l| l <= 2), "lag in seconds: {lags:?}");
     eprintln!("watch lag per frame (run seconds): {lags:?}");
+}
+
+/// The processes a test started, killed and reaped however it ends (a failed assertion
+/// must not leave a minute-long run behind).
+struct Reaped(Vec<Child>);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn a_shard_killed_mid_run_is_said_stopped_once_and_shown_so_on_the_page() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let url = format!("http://{}/", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    let mut children = Reaped(
+        ["0/2", "1/2"]
+            .iter()
+            .zip(&shards)
+            .map(|(s, out)| {
+                headroom(&[
+                    "attack",
+                    &url,
+                    "--rate",
+                    "100",
+                    "--duration",
+                    "60s",
+                    "--shard",
+                    s,
+                    "--start-at",
+                    &start.to_string(),
+                    "-q",
+                    "--out",
+                    arg(out),
+                ])
+                .spawn()
+                .unwrap()
+            })
+            .collect(),
+    );
+    let mut watch = headroom(&[
+        "watch",
+        arg(&shards[0]),
+        arg(&shards[1]),
+        "--stalled-after",
+        "2s",
+        "--quiet",
+    ])
+    .spawn()
+    .unwrap();
+    let mut err = BufReader::new(watch.stderr.take().unwrap());
+    let mut watch = Reaped(vec![watch]);
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("headroom: live page at http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap()
+        .to_string();
+    let rest = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in err.lines() {
+            text.push_str(&line.unwrap());
+            text.push('\n');
+        }
+        text
+    });
+    // Shard 1 killed (as a pod is) once both have written a few seconds: no end.json.
+    let mut events = Events::open(&addr);
+    while written(&shards[1], UNIX_EPOCH + Duration::from_secs(start))
+        .0
+        .is_none_or(|last| last < 3)
+    {
+        events.next().expect("frames while the shards run");
+    }
+    children.0[1].kill().unwrap();
+    children.0[1].wait().unwrap();
+    // The page names it stopped, and the merged view goes on without it.
+    let mut stopped = false;
+    for _ in 0..30 {
+        let (_, frame) = events.next().expect("frames");
+        if frame["shards"].as_str().unwrap().contains("stopped") {
+            stopped = true;
+            break;
+        }
+    }
+    assert!(stopped, "the Shards table says stopped");
+    // Several more frames: said once on stderr, not each second.
+    for _ in 0..4 {
+        events.next().expect("frames");
+    }
+    children.0[0].kill().unwrap();
+    children.0[0].wait().unwrap();
+    // Ctrl-C ends the watch (never the shards): 130, as a signal's stop.
+    let sent = Command::new("kill")
+        .args(["-INT", &watch.0[0].id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = watch.0[0].wait().unwrap();
+    let said = rest.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    let lines: Vec<&str> = said.lines().filter(|l| l.contains("(stopped?)")).collect();
+    assert_eq!(lines.len(), 1, "one line for shard 1's stop: {said}");
+    assert!(
+        lines[0].starts_with("headroom watch: ")
+            && lines[0].contains("s1 has written no line for 2s and no end.json (stopped?); the later seconds are merged without it, as merge would"),
+        "{said}"
+    );
+    assert!(
+        said.contains("headroom: watch stopped (the runs go on)"),
+        "{said}"
+    );
 }
