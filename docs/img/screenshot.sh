@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders the README's screenshot, docs/img/report.png: a real sweep against the built-in
+# Renders the README's screenshots. docs/img/report.png: a real sweep against the built-in
 # target, its HTML report opened in headless Chromium at 1280 × 800 (the first screen a reader
 # sees). Run it again whenever the HTML report changes: `docs/img/screenshot.sh`.
 # Needs chromium (Debian's package; tests/run installs it) and builds headroom if needed.
@@ -30,3 +30,9 @@ chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars 
   --user-data-dir="$work/profile" --virtual-time-budget=10000 --window-size=1280,800 \
   --screenshot="$PWD/docs/img/report.png" "file://$work/sweep/report.html" 2>/dev/null
 echo "wrote docs/img/report.png"
+
+# The live page's screenshot, docs/img/live.png: taken by the test that follows a live attack in
+# Chromium (tests/integration/live.rs), six seconds into its run.
+HEADROOM_SCREENSHOTS=1 cargo test --quiet --features lab --test integration -- \
+  live::the_live_page_changes_during_the_run_fits_and_becomes_the_report >/dev/null
+echo "wrote docs/img/live.png"

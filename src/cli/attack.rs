@@ -123,8 +123,8 @@ pub struct Output {
     // may hold credentials.
     #[arg(long, value_name = "KIND=URL")]
     pub push: Vec<String>,
-    /// Serve a live page of the run while it goes (server-sent events, the report's own
-    /// figures and tables; it becomes the final report at the end): `--live` on loopback
+    /// Serve a live page of the run (or search) while it goes (server-sent events, the
+    /// report's own figures and tables; it becomes the final report at the end): `--live` on loopback
     /// at a free port, `--live=ADDR` elsewhere (e.g. --live=0.0.0.0:8089; off loopback
     /// every request needs the token). The address, with the token that shows the stop
     /// button, is printed first on standard error.

@@ -86,6 +86,22 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     let argv: Vec<String> = std::env::args().collect();
     let quiet = args.output.quiet;
     let mut progress = super::progress::Progress::new(&plan, true);
+    let live = match args.output.live {
+        Some(addr) => Some(super::live::start_search(addr, dir.path(), &shutdown)?),
+        None => None,
+    };
+    let (live, mut feed) = match live {
+        Some((live, feed)) => (Some(live), Some(feed)),
+        None => (None, None),
+    };
+    let mut both;
+    let observer: &mut dyn headroom::run::Observer = match feed.as_mut() {
+        Some(f) => {
+            both = headroom::live::Tee(&mut progress, f);
+            &mut both
+        }
+        None => &mut progress,
+    };
     let record = study::run(
         &plan,
         StudySettings {
@@ -107,7 +123,7 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
         },
         dir.path(),
         &shutdown,
-        &mut progress,
+        observer,
         &mut |probe| {
             if !quiet {
                 eprintln!("{}", build::probe_line(probe));
@@ -123,7 +139,13 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     super::step_summary::append(|| {
         headroom::report::write::step_summary::write(&build::build(&record))
     });
+    if let Some(feed) = feed {
+        feed.finish();
+    }
     super::report::write_capacity_plots_and_page(&record, dir.path())?;
+    if let Some(live) = &live {
+        live.show_report(dir.path());
+    }
     eprintln!(
         "search stored in {} (re-render: headroom report {})",
         dir.path().display(),

@@ -1,9 +1,9 @@
-//! `--live` at the CLI's edge: starts the page before the run (its address first on
-//! standard error), and at the end writes `report.html` for the page to become.
+//! `--live` at the CLI's edge: starts the page before the run or search (its address first
+//! on standard error), and at the end writes `report.html` for the page to become.
 
 use anyhow::Context;
 use headroom::engine::CancellationToken;
-use headroom::live::{Feed, LiveServer, LiveSettings};
+use headroom::live::{Feed, LiveServer, LiveSettings, SearchFeed};
 use headroom::plan::AttackPlan;
 use headroom::store::{RunDir, StoredRun};
 use headroom::summary::Summary;
@@ -38,7 +38,47 @@ pub fn start(
     Ok((Live { server }, feed))
 }
 
+/// Starts the page of the capacity search stored in `dir` at `addr`.
+pub fn start_search(
+    addr: SocketAddr,
+    dir: &std::path::Path,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<(Live, SearchFeed)> {
+    let server = serve(addr, shutdown)?;
+    let feed = SearchFeed::start(&server, dir)?;
+    Ok((Live { server }, feed))
+}
+
+/// The page's server, its address said first.
+fn serve(addr: SocketAddr, shutdown: &CancellationToken) -> anyhow::Result<LiveServer> {
+    let server = LiveServer::start(LiveSettings {
+        addr,
+        stops: Some(shutdown.clone()),
+        ..LiveSettings::default()
+    })?;
+    // The token is the starter's alone: printed for them, never stored.
+    eprintln!("headroom: live page at {}", server.url());
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "headroom: the page is not on loopback: every request to it needs the token above"
+        );
+    }
+    Ok(server)
+}
+
 impl Live {
+    /// The report in `dir` (`report.html`) is written: the page becomes it.
+    pub fn show_report(&self, dir: &std::path::Path) {
+        self.server.finished(dir.join("report.html"));
+        self.note_stop();
+    }
+
+    fn note_stop(&self) {
+        if self.server.stop_requested().is_cancelled() {
+            super::STOP_SIGNAL.store(2, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// The run is over and reported: writes its HTML report (unless `written` already, as a
     /// sweep's is) and turns the page into it. A stop from the page ends the process as
     /// Ctrl-C does.
@@ -61,9 +101,7 @@ impl Live {
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
         self.server.finished(path);
-        if self.server.stop_requested().is_cancelled() {
-            super::STOP_SIGNAL.store(2, std::sync::atomic::Ordering::Relaxed);
-        }
+        self.note_stop();
         Ok(())
     }
 }

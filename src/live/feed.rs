@@ -87,7 +87,7 @@ impl Observer for Tee<'_> {
 }
 
 /// What the plan says of where a run ends, for the page's first line.
-struct Planned {
+pub(super) struct Planned {
     secs: Option<u64>,
     requests: Option<u64>,
     stages: Vec<String>,
@@ -95,20 +95,25 @@ struct Planned {
 
 impl Planned {
     fn of(plan: &AttackPlan) -> Planned {
-        let staged: u64 = plan.stages.iter().map(|s| s.duration.as_secs()).sum();
-        let secs = match plan.stop.duration {
+        Planned::of_parts(&plan.stop, &plan.stages)
+    }
+
+    /// From what a run stops on and its stages (a plan's, or a stored run's metadata).
+    pub(super) fn of_parts(stop: &crate::plan::Stop, stages: &[crate::plan::Stage]) -> Planned {
+        let staged: u64 = stages.iter().map(|s| s.duration.as_secs()).sum();
+        let secs = match stop.duration {
             Some(d) => Some(d.as_secs()),
-            None if staged > 0 && plan.stages.iter().all(|s| s.requests.is_none()) => Some(staged),
+            None if staged > 0 && stages.iter().all(|s| s.requests.is_none()) => Some(staged),
             None => None,
         };
         Planned {
             secs,
-            requests: plan.stop.requests,
-            stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
+            requests: stop.requests,
+            stages: stages.iter().map(|s| s.name.clone()).collect(),
         }
     }
 
-    fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
+    pub(super) fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
         let elapsed = line.record.index + 1;
         let past =
             self.secs.is_some_and(|s| elapsed > s) || self.requests.is_some_and(|n| sent >= n);

@@ -8,7 +8,7 @@
 //! history keeps each stretch's highest point, so a spike is never thinned away); the
 //! tables are the report's, whose length does not grow with the run's duration.
 
-use super::{LiveState, Phase, Position, ShardStatus, Shared};
+use super::{LiveState, Phase, Position, SearchState, ShardStatus, Shared, Showing};
 use crate::report::build;
 use crate::report::document::{Cell, Document, Table, Tone};
 use crate::report::plot::{self, Axis, Figure, Mark, Series};
@@ -49,7 +49,10 @@ pub(super) fn render_loop(shared: &Shared) {
             (p.state.take(), p.report.take(), p.closing)
         };
         if let Some(state) = state {
-            let data = frame_data(&state, &mut memory);
+            let data = match &state {
+                Showing::Run(run) => frame_data(run, &mut memory),
+                Showing::Search(search) => search_data(search, &mut memory),
+            };
             last_answer = data["answer_data"].clone();
             shared
                 .frames
@@ -133,6 +136,83 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
         "figures": specs,
         "left_out": left_out,
         "sections": html::sections(&doc),
+    })
+}
+
+/// The frame of a capacity search: its own document of the probes so far (the answer, the
+/// probes table, its figures), and the probe in progress as a run's page shows it.
+pub(super) fn search_data(state: &SearchState, memory: &mut Memory) -> serde_json::Value {
+    let mut doc = state.record.as_ref().map(build::capacity::build);
+    if let (Some(d), Some(r)) = (doc.as_mut(), state.record.as_ref()) {
+        if r.outcome.is_none() && state.probe.is_some() {
+            // Not a search that was stopped: one still going. Said so in the answer's place.
+            if let Some(v) = d.answer.verdict.as_mut() {
+                v.sentence = format!(
+                    "The search is still going ({} probe(s) so far): no capacity yet; the bracket so far is in the probe table.",
+                    r.probes.len()
+                );
+            }
+        }
+    }
+    let mut figures: Vec<Figure> = state
+        .record
+        .as_ref()
+        .map(plot::for_capacity)
+        .unwrap_or_default();
+    let mut specs: Vec<serde_json::Value> = figures
+        .iter_mut()
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            thin(f);
+            plot::interactive::spec(f)
+        })
+        .collect();
+    let (mut position, mut now) = (String::new(), String::new());
+    if let Some(probe) = &state.probe {
+        let p = frame_data(probe, memory);
+        position = format!(
+            "<p class=\"where\" id=\"where\">probe <strong>{}</strong>: {}</p>",
+            html::escape(&state.probe_name),
+            p["position"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_start_matches("<p class=\"where\" id=\"where\">")
+                .trim_end_matches("</p>")
+        );
+        now = format!(
+            "<h2>The probe in progress: {}</h2>\n{}{}",
+            html::escape(&state.probe_name),
+            p["answer"].as_str().unwrap_or_default(),
+            p["now"].as_str().unwrap_or_default()
+        );
+        // The probe's charts beside the search's, named apart.
+        for mut f in p["figures"].as_array().cloned().unwrap_or_default() {
+            let name = format!("probe-{}", f["name"].as_str().unwrap_or_default());
+            let title = format!(
+                "Probe in progress: {}",
+                f["title"].as_str().unwrap_or_default()
+            );
+            f["name"] = name.into();
+            f["title"] = title.into();
+            specs.push(f);
+        }
+    }
+    if position.is_empty() {
+        position = "<p class=\"where\" id=\"where\">Between probes…</p>".into();
+    }
+    serde_json::json!({
+        "title": doc.as_ref().map_or_else(|| "capacity search".to_string(), |d| d.title.clone()),
+        "what": doc.as_ref().map_or_else(String::new, |d| d.what_ran.join(" · ")),
+        "position": position,
+        "ended": false,
+        "warnings": state.probe.iter().flat_map(|p| &p.warnings).map(|w| format!("<p class=\"note\">{}</p>\n", html::escape(w))).collect::<String>(),
+        "shards": "",
+        "answer": doc.as_ref().map_or_else(String::new, html::answer_box),
+        "answer_data": doc.as_ref().map_or(serde_json::Value::Null, |d| crate::report::write::json::answer(&d.answer)),
+        "now": now,
+        "figures": specs,
+        "left_out": "",
+        "sections": doc.as_ref().map_or_else(String::new, html::sections),
     })
 }
 

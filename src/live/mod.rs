@@ -15,10 +15,12 @@ mod access;
 mod feed;
 mod frame;
 mod page;
+mod search;
 mod server;
 
 pub use feed::{Feed, Tee};
 pub use frame::{cadence, MAX_POINTS};
+pub use search::SearchFeed;
 
 use crate::engine::CancellationToken;
 use crate::record::IntervalRecord;
@@ -137,6 +139,18 @@ pub struct LiveState {
     pub latest: Option<IntervalRecord>,
 }
 
+/// What the page of a capacity search shows at one moment.
+#[derive(Debug)]
+pub struct SearchState {
+    /// The search's record so far (its probes), as `CapacityRecord::load` reads it; `None`
+    /// before it is first written.
+    pub record: Option<crate::capacity::study::CapacityRecord>,
+    /// The probe in progress, its run so far.
+    pub probe: Option<LiveState>,
+    /// The probe's run directory name (`03-bisect-450rps`).
+    pub probe_name: String,
+}
+
 /// The live page of one run: bound and serving from [`LiveServer::start`] until dropped.
 pub struct LiveServer {
     addr: SocketAddr,
@@ -170,9 +184,16 @@ struct Shared {
     served_last: std::sync::atomic::AtomicUsize,
 }
 
+/// What the page shows: a run, or a capacity search (boxed: it is moved whole, once a
+/// second).
+enum Showing {
+    Run(Box<LiveState>),
+    Search(Box<SearchState>),
+}
+
 #[derive(Default)]
 struct Pending {
-    state: Option<LiveState>,
+    state: Option<Showing>,
     report: Option<PathBuf>,
     closing: bool,
 }
@@ -327,8 +348,17 @@ impl std::fmt::Debug for Publisher {
 impl Publisher {
     /// Replaces the state the page shows.
     pub fn publish(&self, state: LiveState) {
+        self.show(Showing::Run(Box::new(state)));
+    }
+
+    /// Replaces the capacity search the page shows.
+    pub fn publish_search(&self, state: SearchState) {
+        self.show(Showing::Search(Box::new(state)));
+    }
+
+    fn show(&self, showing: Showing) {
         let mut p = lock(&self.0.pending);
-        p.state = Some(state);
+        p.state = Some(showing);
         self.0.wake.notify_all();
     }
 }

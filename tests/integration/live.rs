@@ -320,3 +320,100 @@ fn the_stop_button_is_refused_without_the_token_and_ends_the_run_as_ctrl_c_with_
     assert!(!frames.is_empty());
     assert_eq!(end["answer_data"], json["answer"]);
 }
+
+#[test]
+fn a_capacity_searchs_page_shows_its_probes_so_far_and_the_probe_in_progress() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = headroom::target::spawn(headroom::target::TargetConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        latency: Duration::ZERO,
+        threads: 1,
+        capacity: Some(500.0),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let search = dir.path().join("search");
+    let url = format!("http://{}/", target.addr());
+    let live = start(&[
+        "capacity",
+        &url,
+        "--slo",
+        "p99 < 100ms",
+        "--window",
+        "5s",
+        "--warmup",
+        "1s",
+        "--confirm",
+        "0",
+        "--precision",
+        "50%",
+        "--live",
+        "--out",
+        search.to_str().unwrap(),
+    ]);
+    let events = follow(live.addr);
+    let (code, stderr) = live.wait(Duration::from_secs(300));
+    assert_eq!(code, Some(0), "{stderr}");
+    let (frames, end) = events.join().unwrap();
+    // Each probe in turn, by its directory's name, with the search's figures and its own.
+    let mut probes: Vec<String> = frames
+        .iter()
+        .filter_map(|f| {
+            let w = f["position"].as_str()?;
+            let name = w.split("<strong>").nth(1)?.split("</strong>").next()?;
+            Some(name.to_string())
+        })
+        .collect();
+    probes.dedup();
+    assert!(probes.len() >= 3, "{probes:?}");
+    assert!(probes[0].starts_with("01-grow-"), "{probes:?}");
+    assert!(frames.iter().any(|f| f["now"]
+        .as_str()
+        .is_some_and(|n| n.contains("The probe in progress"))));
+    let names = |f: &serde_json::Value| -> Vec<String> {
+        f["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Once a probe has seconds enough for a time axis, its chart is beside the search's.
+    assert!(
+        frames.iter().any(|f| {
+            let n = names(f);
+            n.iter().any(|n| n == "probe-latency-over-time")
+                && n.iter().any(|n| n.starts_with("capacity-"))
+        }),
+        "{:?}",
+        frames.iter().map(names).collect::<Vec<_>>()
+    );
+    let answers: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| f["answer"].as_str())
+        .filter(|a| a.contains("still going"))
+        .collect();
+    assert!(
+        !answers.is_empty(),
+        "no frame says the search is still going"
+    );
+    // Its last frame is the search's record whole; then the page becomes its report.
+    let last = frames.last().unwrap();
+    assert!(
+        last["now"] == "",
+        "the last frame still shows a probe: {}",
+        last["now"]
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(headroom(&[
+        "report",
+        search.to_str().unwrap(),
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(last["answer_data"], json["answer"]);
+    let page = std::fs::read_to_string(search.join("report.html")).unwrap();
+    assert_eq!(end["report"].as_str().unwrap(), page);
+    assert!(search.join("live.json").exists());
+}
