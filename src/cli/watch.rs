@@ -284,7 +284,9 @@ fn final_report(
     let scratch = Scratch(scratch);
     let (stored, run_dir) = if follow.is_merged() {
         let out = RunDir::at(&dir);
-        headroom::store::merge::merge(&follow.shard_dirs(), &out, args.partial, command)
+        // The shards the page showed: a set with some missing was refused at the start
+        // unless --partial, so any missing now came to light later and the page said so.
+        headroom::store::merge::merge(&follow.shard_dirs(), &out, true, command)
             .with_context(|| format!("cannot merge into {}", dir.display()))?;
         let stored = out
             .load()
