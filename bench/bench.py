@@ -581,6 +581,16 @@ def median_run(rs):
     return med
 
 
+def shown_path(binary):
+    """The binary as the results name it: relative to the repository when inside it, else its
+    file name alone, so no build host's directories end up in a committed file."""
+    path = os.path.abspath(binary)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if path.startswith(repo + os.sep):
+        return os.path.relpath(path, repo)
+    return os.path.basename(path)
+
+
 def version(cmd):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -596,10 +606,10 @@ def machine():
         f"- CPU: {cpu}, {os.cpu_count()} cores; memory {mem}",
         f"- Kernel: {platform.release()}",
         f"- nginx: {version(['nginx', '-v'])}, 1 worker pinned to core {NGINX_CORE}; generators pinned to core {GEN_CORE}",
-        f"- headroom: {version([HEADROOM, '--version'])} (`{HEADROOM}`)",
+        f"- headroom: {version([HEADROOM, '--version'])} (`{shown_path(HEADROOM)}`)",
     ]
     if BASELINE:
-        lines.append(f"- headroom-before (baseline): {version([BASELINE, '--version'])} (`{BASELINE}`)")
+        lines.append(f"- headroom-before (baseline): {version([BASELINE, '--version'])} (`{shown_path(BASELINE)}`)")
     lines.append(f"- oha: {version([OHA, '--version'])}; vegeta: v12.12.0; wrk: {version(['wrk', '-v'])}; "
                  f"h2load: {version(['h2load', '--version'])}; k6: {version([K6, 'version'])}; "
                  f"locust: {version(['locust', '--version'])}")

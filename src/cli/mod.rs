@@ -26,6 +26,7 @@ mod stoppable;
 mod sweep;
 mod target;
 mod unechoed;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use headroom::engine::CancellationToken;
@@ -59,6 +60,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Merge the shard runs of one test (`--shard I/N`) into one run, exactly.
     Merge(merge::MergeArgs),
+    /// Serve the live page of runs other processes write (one run, or the shards of one
+    /// test merged exactly), from their directories as they grow.
+    Watch(watch::WatchArgs),
     /// Write Kubernetes manifests that run a scenario as N shards of one test.
     Kube(Box<kube::KubeArgs>),
     /// Write a scenario from a HAR file, curl command lines or an OpenAPI 3 document.
@@ -84,6 +88,7 @@ pub fn dispatch(cli: Cli, shutdown: CancellationToken) -> anyhow::Result<ExitCod
         Command::Report(args) => report::run(args),
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Watch(args) => watch::run(args, shutdown),
         Command::Compare(args) => compare::run(args),
         // It holds no run: the first stop signal ends it at once.
         Command::Kube(args) => stoppable::run(&shutdown, "kube stopped", move |_| kube::run(*args)),

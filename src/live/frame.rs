@@ -24,7 +24,7 @@ pub const MAX_POINTS: usize = 1200;
 /// How many seconds apart states are published, after `seconds` of run: every second for
 /// half an hour, then less often, so the work of rebuilding (which grows with the run)
 /// stays bounded over the run (an 8-hour run is redrawn every 16 s).
-pub(super) fn cadence(seconds: u64) -> u64 {
+pub fn cadence(seconds: u64) -> u64 {
     (seconds / 1800).max(1)
 }
 
@@ -277,11 +277,12 @@ fn shards(shards: &[ShardStatus]) -> String {
     for s in shards {
         let tone = match s.state.as_str() {
             "running" | "ended" => Some(Tone::Good),
-            "late" | "lagging" => Some(Tone::Unsure),
+            "waiting" | "late" | "lagging" => Some(Tone::Unsure),
             _ => Some(Tone::Bad),
         };
         t.rows.push(vec![
-            Cell::Count(u64::from(s.index)),
+            s.index
+                .map_or(Cell::text("?"), |i| Cell::Count(u64::from(i))),
             match tone {
                 Some(t) => Cell::Status(t, s.state.clone()),
                 None => Cell::text(s.state.clone()),

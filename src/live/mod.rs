@@ -19,7 +19,7 @@ mod search;
 mod server;
 
 pub use feed::{Feed, Tee};
-pub use frame::MAX_POINTS;
+pub use frame::{cadence, MAX_POINTS};
 pub use search::SearchFeed;
 
 use crate::engine::CancellationToken;
@@ -114,8 +114,8 @@ pub enum Phase {
 /// One shard of a watched test (`watch`), beside the merged view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardStatus {
-    /// The shard's index.
-    pub index: u32,
+    /// The shard's index; `None` before its run's metadata is there to say.
+    pub index: Option<u32>,
     /// Its state: running, late, lagging, stopped or ended.
     pub state: String,
     /// The last whole second it recorded.

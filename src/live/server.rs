@@ -119,9 +119,14 @@ impl Server {
             );
         }
         match (req.method(), req.uri().path()) {
-            (&Method::GET, "/") => page(super::page::html(access.control)),
+            // A page with no run of this process to stop (`watch`) shows no stop button.
+            (&Method::GET, "/") => page(super::page::html(access.control && self.stops.is_some())),
             (&Method::GET, "/events") => self.events(kill),
             (&Method::GET, "/report") => self.report().await,
+            (&Method::POST, "/stop") if self.stops.is_none() => words(
+                StatusCode::FORBIDDEN,
+                "this page watches runs of other processes (headroom watch): it cannot stop them",
+            ),
             (&Method::POST, "/stop") if access.control => {
                 if !self.stop.is_cancelled() {
                     eprintln!("\nheadroom: stopping: the live page's stop button was pressed");

@@ -20,9 +20,27 @@ fn ask(addr: SocketAddr, head: &str) -> (u16, String) {
 fn loopback(max_viewers: usize) -> LiveServer {
     LiveServer::start(LiveSettings {
         max_viewers,
+        stops: Some(CancellationToken::new()),
         ..LiveSettings::default()
     })
     .unwrap()
+}
+
+#[test]
+fn a_page_with_no_run_to_stop_has_no_stop_button_even_with_the_token() {
+    // `watch`: the runs are other processes'.
+    let live = LiveServer::start(LiveSettings::default()).unwrap();
+    let addr = live.addr();
+    let (status, page) = ask(addr, &format!("GET /?token={} HTTP/1.1", live.token()));
+    assert_eq!(status, 200);
+    assert!(!page.contains("id=\"stop\""));
+    let (status, body) = ask(
+        addr,
+        &format!("POST /stop HTTP/1.1\r\nx-headroom-token: {}", live.token()),
+    );
+    assert_eq!(status, 403);
+    assert!(body.contains("it cannot stop them"), "{body}");
+    assert!(!live.stop_requested().is_cancelled());
 }
 
 #[test]

@@ -114,6 +114,12 @@ pub struct IntervalReader {
     number: usize,
     /// Set once a torn last line (from a kill mid-write) was skipped.
     pub torn_tail: bool,
+    /// Following a log still being written (see [`IntervalReader::follow`]): the bytes of
+    /// its last line read so far, not yet ended by a newline.
+    following: Option<Vec<u8>>,
+    /// Bytes read from the log so far (following only): where a copy of it that replaced
+    /// the file is read on from.
+    consumed: u64,
 }
 
 impl IntervalReader {
@@ -130,9 +136,111 @@ impl IntervalReader {
             next: None,
             number: 0,
             torn_tail: false,
+            following: None,
+            consumed: 0,
         };
         reader.next = reader.read_raw()?;
         Ok(Some(reader))
+    }
+
+    /// Opens the log of a run still being written, to follow it as it grows: `next_line`
+    /// returns only lines ended by a newline (the writer writes each whole, so a line
+    /// without one is still being written), `None` when no whole line is there yet, and
+    /// reads on from there when called again. A line that is whole and does not parse is
+    /// damage, never torn; [`Self::ended`] says whether the run's last line was torn.
+    /// `None` when the log is not there yet.
+    pub fn follow(path: &Path, bounds: LineBounds) -> Result<Option<Self>, StoreError> {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        Ok(Some(IntervalReader {
+            path: path.to_path_buf(),
+            source: std::io::BufReader::new(file),
+            bounds,
+            next: None,
+            number: 0,
+            torn_tail: false,
+            following: Some(Vec::new()),
+            consumed: 0,
+        }))
+    }
+
+    /// Bytes of a followed log read so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// For a followed log: when the file at its path is no longer the one being read (a
+    /// copy brought in again, e.g. by `kubectl cp`, is a new file of the same lines and
+    /// more), reads on in the new file from the same byte. A copy rewritten in place needs
+    /// nothing: its bytes past those read are read when they are there.
+    pub fn reopen_if_replaced(&mut self) -> Result<(), StoreError> {
+        use std::io::Seek;
+        use std::os::unix::fs::MetadataExt;
+        let Ok(now) = std::fs::metadata(&self.path) else {
+            return Ok(());
+        };
+        let open = self
+            .source
+            .get_ref()
+            .metadata()
+            .map_err(io_err(&self.path))?;
+        if (now.dev(), now.ino()) == (open.dev(), open.ino()) {
+            return Ok(());
+        }
+        let mut file = std::fs::File::open(&self.path).map_err(io_err(&self.path))?;
+        file.seek(std::io::SeekFrom::Start(self.consumed))
+            .map_err(io_err(&self.path))?;
+        self.source = std::io::BufReader::new(file);
+        Ok(())
+    }
+
+    /// For a followed log whose run has ended (its `end.json` is written, and every line
+    /// since read): an unended last line is then torn, as [`Self::open`] would have found.
+    pub fn ended(&mut self) {
+        if self.following.as_ref().is_some_and(|rest| !rest.is_empty()) {
+            self.torn_tail = true;
+        }
+    }
+
+    /// The next line ended by a newline, read no further than [`MAX_LINE`] in all.
+    fn read_whole(&mut self) -> Result<Option<String>, StoreError> {
+        use std::io::Read;
+        let mut bytes = self.following.take().unwrap_or_default();
+        loop {
+            let room = (MAX_LINE as u64 + 1).saturating_sub(bytes.len() as u64);
+            let read = match (&mut self.source).take(room).read_until(b'\n', &mut bytes) {
+                Ok(n) => {
+                    self.consumed += n as u64;
+                    n
+                }
+                Err(e) => {
+                    self.following = Some(bytes);
+                    return Err(io_err(&self.path)(e));
+                }
+            };
+            let line = self.number + 1;
+            if bytes.len() > MAX_LINE {
+                self.following = Some(Vec::new());
+                return Err(self.corrupt(line, too_long()));
+            }
+            if read == 0 || bytes.last() != Some(&b'\n') {
+                self.following = Some(bytes);
+                return Ok(None);
+            }
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                self.number += 1;
+                bytes.clear();
+                continue;
+            }
+            self.following = Some(Vec::new());
+            self.number += 1;
+            return String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| self.corrupt(line, "not UTF-8"));
+        }
     }
 
     fn corrupt(&self, line: usize, reason: impl std::fmt::Display) -> StoreError {
@@ -156,13 +264,7 @@ impl IntervalReader {
             }
             let line = self.number + usize::from(self.next.is_some()) + 1;
             if bytes.len() > MAX_LINE {
-                return Err(self.corrupt(
-                    line,
-                    format!(
-                        "longer than {} MiB, more than any interval takes",
-                        MAX_LINE >> 20
-                    ),
-                ));
+                return Err(self.corrupt(line, too_long()));
             }
             let text = String::from_utf8(bytes).map_err(|_| self.corrupt(line, "not UTF-8"))?;
             if text.trim().is_empty() {
@@ -180,23 +282,37 @@ impl IntervalReader {
 
     /// The next whole line, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<IntervalLine>, StoreError> {
+        if self.following.is_some() {
+            let Some(text) = self.read_whole()? else {
+                return Ok(None);
+            };
+            return match self.decode(&text)? {
+                Ok(line) => Ok(Some(line)),
+                Err(e) => Err(self.corrupt(self.number, e)),
+            };
+        }
         let Some(text) = self.next.take() else {
             return Ok(None);
         };
         self.number += 1;
         // Read one ahead: only the last line may be torn.
         self.next = self.read_raw()?;
-        let torn = |reader: &mut Self, e: serde_json::Error| {
-            if reader.next.is_none() {
-                reader.torn_tail = true;
+        match self.decode(&text)? {
+            Ok(line) => Ok(Some(line)),
+            Err(_) if self.next.is_none() => {
+                self.torn_tail = true;
                 Ok(None)
-            } else {
-                Err(reader.corrupt(reader.number, e))
             }
-        };
-        let skeleton: Skeleton = match serde_json::from_str(&text) {
+            Err(e) => Err(self.corrupt(self.number, e)),
+        }
+    }
+
+    /// The line numbered `self.number`, checked against the bounds before it is decoded;
+    /// text that is not a line at all is the inner error (torn, when it is the last).
+    fn decode(&self, text: &str) -> Result<Result<IntervalLine, serde_json::Error>, StoreError> {
+        let skeleton: Skeleton = match serde_json::from_str(text) {
             Ok(s) => s,
-            Err(e) => return torn(self, e),
+            Err(e) => return Ok(Err(e)),
         };
         let LineBounds {
             requests,
@@ -241,14 +357,21 @@ impl IntervalReader {
                 format!("stage {stage}, but the run has {stages} stage(s)"),
             ));
         }
-        match serde_json::from_str::<IntervalLine>(&text) {
+        match serde_json::from_str::<IntervalLine>(text) {
             Ok(line) => match super::check::implausible(&line.record) {
-                None => Ok(Some(line)),
+                None => Ok(Ok(line)),
                 Some(reason) => Err(self.corrupt(self.number, reason)),
             },
-            Err(e) => torn(self, e),
+            Err(e) => Ok(Err(e)),
         }
     }
+}
+
+fn too_long() -> String {
+    format!(
+        "longer than {} MiB, more than any interval takes",
+        MAX_LINE >> 20
+    )
 }
 
 #[cfg(test)]

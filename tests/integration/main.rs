@@ -43,4 +43,5 @@ mod shard;
 mod support;
 mod target;
 mod verdicts;
+mod watch;
 mod yaml;

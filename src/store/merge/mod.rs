@@ -8,6 +8,7 @@
 //! merged run is an ordinary run directory: every renderer reads it unchanged. Raw records
 //! (`raw.bin`) are not merged: export them from each shard.
 
+pub mod follow;
 mod shards;
 mod staging;
 #[cfg(test)]

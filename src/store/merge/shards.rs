@@ -56,69 +56,92 @@ pub fn gather(dirs: &[PathBuf], partial: bool) -> Result<ShardSet, MergeError> {
     }
     let mut shards: Vec<Shard> = Vec::with_capacity(dirs.len());
     for path in dirs {
-        let dir = RunDir::at(path);
-        let meta_path = path.join("meta.json");
-        if !meta_path.exists() {
-            return Err(StoreError::NotARun(path.clone()).into());
-        }
-        let meta: RunMeta = crate::store::read_json(&meta_path)?;
-        let Some(id) = meta.shard.clone() else {
-            return Err(if meta.merged.is_some() {
-                MergeError::AlreadyMerged(path.clone())
-            } else {
-                MergeError::NotAShard(path.clone())
-            });
-        };
-        // The count sizes the list of missing shards: a damaged one is refused, never looped.
-        if id.count == 0 || id.count > crate::plan::shard::MAX_SHARDS || id.index >= id.count {
-            return Err(StoreError::Corrupt {
-                path: meta_path,
-                reason: format!(
-                    "shard {} of {}, not a shard of the test",
-                    id.index, id.count
-                ),
-            }
-            .into());
-        }
-        // Added up across shards for the merged CPU share: a damaged count is refused,
-        // never summed past what any set of generators runs.
-        if meta.threads > crate::plan::MAX_THREADS {
-            return Err(StoreError::Corrupt {
-                path: meta_path,
-                reason: format!(
-                    "{} engine threads, more than headroom runs ({}); the run's meta.json is damaged",
-                    meta.threads,
-                    crate::plan::MAX_THREADS
-                ),
-            }
-            .into());
-        }
-        let end_path = path.join("end.json");
-        let end: Option<RunEnd> = if end_path.exists() {
-            Some(crate::store::read_json(&end_path)?)
+        admit(&mut shards, read(path)?)?;
+    }
+    place(shards, partial)
+}
+
+/// Reads the shard run at `path`: its metadata checked, its end if it wrote one.
+pub fn read(path: &Path) -> Result<Shard, MergeError> {
+    let path = &path.to_path_buf();
+    let dir = RunDir::at(path);
+    let meta_path = path.join("meta.json");
+    if !meta_path.exists() {
+        return Err(StoreError::NotARun(path.clone()).into());
+    }
+    let meta: RunMeta = crate::store::read_json(&meta_path)?;
+    let Some(id) = meta.shard.clone() else {
+        return Err(if meta.merged.is_some() {
+            MergeError::AlreadyMerged(path.clone())
         } else {
-            None
-        };
-        let started = time(path, "started_at", &meta.started_at)?;
-        if let Some(first) = shards.first() {
-            check_same_test(first, path, &meta, &id)?;
-        }
-        if let Some(same) = shards.iter().find(|s| s.id.index == id.index) {
-            return Err(MergeError::Duplicate {
-                index: id.index,
-                first: same.dir.path().to_path_buf(),
-                second: path.clone(),
-            });
-        }
-        shards.push(Shard {
-            dir,
-            meta,
-            id,
-            end,
-            started,
-            offset_secs: 0.0,
-            shift_secs: 0,
+            MergeError::NotAShard(path.clone())
         });
+    };
+    // The count sizes the list of missing shards: a damaged one is refused, never looped.
+    if id.count == 0 || id.count > crate::plan::shard::MAX_SHARDS || id.index >= id.count {
+        return Err(StoreError::Corrupt {
+            path: meta_path,
+            reason: format!(
+                "shard {} of {}, not a shard of the test",
+                id.index, id.count
+            ),
+        }
+        .into());
+    }
+    // Added up across shards for the merged CPU share: a damaged count is refused,
+    // never summed past what any set of generators runs.
+    if meta.threads > crate::plan::MAX_THREADS {
+        return Err(StoreError::Corrupt {
+            path: meta_path,
+            reason: format!(
+                "{} engine threads, more than headroom runs ({}); the run's meta.json is damaged",
+                meta.threads,
+                crate::plan::MAX_THREADS
+            ),
+        }
+        .into());
+    }
+    let end_path = path.join("end.json");
+    let end: Option<RunEnd> = if end_path.exists() {
+        Some(crate::store::read_json(&end_path)?)
+    } else {
+        None
+    };
+    let started = time(path, "started_at", &meta.started_at)?;
+    Ok(Shard {
+        dir,
+        meta,
+        id,
+        end,
+        started,
+        offset_secs: 0.0,
+        shift_secs: 0,
+    })
+}
+
+/// Adds `shard` to `shards` when it is a shard of the same test, and not one of them.
+pub fn admit(shards: &mut Vec<Shard>, shard: Shard) -> Result<(), MergeError> {
+    let path = &shard.dir.path().to_path_buf();
+    let (meta, id) = (&shard.meta, &shard.id);
+    if let Some(first) = shards.first() {
+        check_same_test(first, path, meta, id)?;
+    }
+    if let Some(same) = shards.iter().find(|s| s.id.index == id.index) {
+        return Err(MergeError::Duplicate {
+            index: id.index,
+            first: same.dir.path().to_path_buf(),
+            second: path.clone(),
+        });
+    }
+    shards.push(shard);
+    Ok(())
+}
+
+/// The shards of one test placed on their common clock; refused when some are missing,
+/// unless `partial`.
+pub fn place(mut shards: Vec<Shard>, partial: bool) -> Result<ShardSet, MergeError> {
+    if shards.is_empty() {
+        return Err(MergeError::NoRuns);
     }
     shards.sort_by_key(|s| s.id.index);
     let count = shards[0].id.count;

@@ -48,7 +48,7 @@ fn sample(outcome: Outcome, latency_us: u64) -> Sample {
 }
 
 /// A deterministic spread of latencies, from 100 µs to about 2 s.
-fn latencies(seed: u64, n: usize) -> Vec<u64> {
+pub(super) fn latencies(seed: u64, n: usize) -> Vec<u64> {
     let mut x = seed;
     (0..n)
         .map(|_| {
@@ -70,21 +70,21 @@ fn buckets(h: &Histogram) -> Vec<(u64, u64)> {
 }
 
 /// What one shard is made of.
-struct Spec {
-    index: u32,
-    count: u32,
-    plan: &'static str,
-    started_at: &'static str,
-    start_at: Option<&'static str>,
+pub(super) struct Spec {
+    pub(super) index: u32,
+    pub(super) count: u32,
+    pub(super) plan: &'static str,
+    pub(super) started_at: &'static str,
+    pub(super) start_at: Option<&'static str>,
     /// Per second: its latencies.
-    seconds: Vec<Vec<u64>>,
+    pub(super) seconds: Vec<Vec<u64>>,
     /// CPU seconds it used over its 3-second run.
-    cpu_secs: f64,
+    pub(super) cpu_secs: f64,
     /// Two stages, the first two seconds and the third (each request in its second's).
-    staged: bool,
+    pub(super) staged: bool,
 }
 
-fn spec(index: u32, started_at: &'static str, seconds: Vec<Vec<u64>>) -> Spec {
+pub(super) fn spec(index: u32, started_at: &'static str, seconds: Vec<Vec<u64>>) -> Spec {
     Spec {
         index,
         count: 2,
@@ -98,7 +98,7 @@ fn spec(index: u32, started_at: &'static str, seconds: Vec<Vec<u64>>) -> Spec {
 }
 
 /// Writes the shard run `s` under `root`; returns its directory.
-fn write(root: &Path, s: &Spec) -> PathBuf {
+pub(super) fn write(root: &Path, s: &Spec) -> PathBuf {
     let path = root.join(format!(
         "shard-{}-{}",
         s.index,
@@ -191,7 +191,11 @@ fn write(root: &Path, s: &Spec) -> PathBuf {
     path
 }
 
-fn merge_into(root: &Path, dirs: &[PathBuf], partial: bool) -> Result<RunDir, MergeError> {
+pub(super) fn merge_into(
+    root: &Path,
+    dirs: &[PathBuf],
+    partial: bool,
+) -> Result<RunDir, MergeError> {
     let out = RunDir::at(root.join("merged"));
     merge(dirs, &out, partial, &["headroom".into(), "merge".into()]).map(|_| out)
 }
