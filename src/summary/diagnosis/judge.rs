@@ -110,7 +110,12 @@ fn reasons(e: &Evidence<'_>) -> Vec<ReasonCount> {
 pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
     let r = e.record;
     let completed = r.completed();
-    let succeeded: u64 = r.requests.iter().map(|q| q.count - q.failures).sum();
+    // Saturating: a damaged line the store let through must not wrap the counts around.
+    let succeeded: u64 = r
+        .requests
+        .iter()
+        .map(|q| q.count.saturating_sub(q.failures))
+        .fold(0, u64::saturating_add);
     if completed > 0 && succeeded == 0 {
         return Diagnosis::of(vec![Finding::NothingSucceeded {
             completed,
@@ -131,7 +136,7 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
             .filter(|(s, _)| **s == 429 || **s >= 500)
             .map(|(_, n)| n)
             .sum::<u64>();
-    let failed = completed - succeeded;
+    let failed = completed.saturating_sub(succeeded);
     if completed > 0 && failed.saturating_sub(overloaded) as f64 >= completed as f64 * MOST_FAILED {
         findings.push(Finding::MostFailed {
             share: failed as f64 / completed as f64,

@@ -444,3 +444,18 @@ fn most_requests_failing_for_other_reasons_than_overload_cannot_be_read_as_kept_
         Limit::Server
     );
 }
+
+#[test]
+fn a_damaged_count_of_more_answers_than_completions_is_judged_without_wrapping() {
+    // A line whose requests count more answers than its statuses and errors (damage the
+    // store's check does not look for) used to wrap `completed - succeeded` around.
+    let mut r = record(100, 0);
+    r.requests[0].count += 50;
+    let d = Case::new(r, rate(100.0, 100.0)).judge();
+    assert!(
+        !d.findings
+            .iter()
+            .any(|f| matches!(f, Finding::MostFailed { .. })),
+        "{d:?}"
+    );
+}
