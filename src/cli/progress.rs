@@ -30,6 +30,8 @@ pub struct Progress {
     shown: bool,
     /// The diagnosis so far; `None` when nothing is shown.
     so_far: Option<SoFar>,
+    /// The verdict last shown, kept through the drain.
+    verdict: Option<String>,
 }
 
 /// How the progress is shown.
@@ -90,6 +92,7 @@ impl Progress {
             sent: 0,
             shown: false,
             so_far: enabled.then(|| SoFar::new(plan)),
+            verdict: None,
         }
     }
 
@@ -186,16 +189,24 @@ impl Observer for Progress {
         if self.mode == Mode::Off {
             return;
         }
-        // The verdict so far, once a stage has seconds enough for one.
-        let verdict = self.so_far.as_mut().and_then(|so_far| {
-            so_far.add(line);
-            let d = so_far.diagnosis();
-            let undecided = d
-                .findings
-                .iter()
-                .any(|f| matches!(f, headroom::summary::Finding::TooShort { .. }));
-            (!undecided).then(|| headroom::report::build::verdict::cell(&d))
-        });
+        // The verdict so far, once a stage has seconds enough for one. The drain's seconds
+        // send nothing: judged with them, a rate held would read as one fallen short (the
+        // report judges the sending's span), so the verdict stays the sending's.
+        let drained = self.stopping || self.draining(r.index, sent_before);
+        let verdict = if drained {
+            self.verdict.clone()
+        } else {
+            self.so_far.as_mut().and_then(|so_far| {
+                so_far.add(line);
+                let d = so_far.diagnosis();
+                let undecided = d
+                    .findings
+                    .iter()
+                    .any(|f| matches!(f, headroom::summary::Finding::TooShort { .. }));
+                (!undecided).then(|| headroom::report::build::verdict::cell(&d))
+            })
+        };
+        self.verdict.clone_from(&verdict);
         let latency = r.latency_ok();
         let (position, sent) = self.head(r.index, r.sent, sent_before);
         let text = format!(
@@ -254,6 +265,7 @@ mod tests {
             sent: 0,
             shown: false,
             so_far: None,
+            verdict: None,
         }
     }
 

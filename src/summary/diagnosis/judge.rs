@@ -252,7 +252,7 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
     // The seconds in which requests first filled the pipeline (sent, not yet answered)
     // are left out of the queue's evidence: the backlog then is the latency's, not a queue's.
     let fill = 1 + (e.seconds.first().map_or(0, |d| d.p50_us) / 1_000_000) as usize;
-    let settled: Vec<&IntervalDigest> = e.seconds.iter().skip(fill).collect();
+    let settled = trend::while_sending(e.seconds.get(fill..).unwrap_or_default());
     let offered = settled.iter().map(|d| d.sent).sum::<u64>() as f64 / settled.len().max(1) as f64;
     let queue = if e.open_model {
         trend::queue(offered, &settled)
@@ -264,9 +264,12 @@ pub fn diagnose(e: &Evidence<'_>) -> Diagnosis {
         // less than it is sent, or more are in flight each second. Completing all it is
         // sent while slowing, it changed with time. (A closed model cannot pile up: its
         // users wait; slower at the same users, the server changed.)
-        let piled = queue
-            .iter()
-            .any(|q| matches!(q, Unsteady::BacklogGrowing { .. }));
+        let piled = queue.iter().any(|q| {
+            matches!(
+                q,
+                Unsteady::BacklogGrowing { .. } | Unsteady::ThroughputShort { .. }
+            )
+        });
         findings.push(if piled {
             Finding::LatencyRising {
                 first_p50_us: rise.first_p50_us,

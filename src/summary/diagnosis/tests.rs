@@ -459,3 +459,35 @@ fn a_damaged_count_of_more_answers_than_completions_is_judged_without_wrapping()
         "{d:?}"
     );
 }
+
+#[test]
+fn a_queue_stopped_early_is_still_a_queue_whatever_its_drain() {
+    // The built-in target at --capacity 800 sent 1,000 req/s, stopped at its fourth second
+    // (an abort): the last second sent 4 and the drain nothing while the queue emptied.
+    // Counted in, those seconds read as a backlog shrinking and hid the queue.
+    let mut c = Case::new(record(1000, 0), rate(1000.0, 1000.0));
+    c.seconds = [
+        (1000, 799, 101_000),
+        (1000, 800, 301_000),
+        (1000, 800, 501_000),
+        (1000, 800, 701_000),
+        (4, 800, 901_000),
+        (0, 5, 1_000_000),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(sent, completed, p50_us))| IntervalDigest {
+        index: i as u64,
+        sent,
+        completed,
+        p50_us,
+        ..Default::default()
+    })
+    .collect();
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::Server, "{d:?}");
+    assert!(
+        matches!(d.findings[..], [Finding::LatencyRising { .. }]),
+        "{d:?}"
+    );
+}

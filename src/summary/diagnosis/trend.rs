@@ -182,6 +182,21 @@ pub enum Unsteady {
 /// requests per second one answer falling just past the span's end is a percent.
 pub const THROUGHPUT_SLACK: f64 = 2.0;
 
+/// `seconds` up to the last in which the load was still sent (at least half the typical
+/// second's sends): the seconds after a stop or the end of sending carry the last answers
+/// and no new requests, and counted in they read as a backlog emptying, hiding the queue
+/// that was there while the load was on.
+pub fn while_sending(seconds: &[IntervalDigest]) -> Vec<&IntervalDigest> {
+    let mut sends: Vec<u64> = seconds.iter().map(|d| d.sent).filter(|&n| n > 0).collect();
+    sends.sort_unstable();
+    let typical = sends.get(sends.len() / 2).copied().unwrap_or(0);
+    let end = seconds
+        .iter()
+        .rposition(|d| d.sent.saturating_mul(2) >= typical)
+        .map_or(0, |i| i + 1);
+    seconds[..end].iter().collect()
+}
+
 /// Whether requests piled up through `seconds` offered `offered` req/s (open model): the
 /// throughput fell short of the offer (by more than [`THROUGHPUT_SHARE`] and
 /// [`THROUGHPUT_SLACK`] requests), or the backlog (sent minus completed, summed) grew by
