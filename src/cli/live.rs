@@ -22,18 +22,7 @@ pub fn start(
     dir: &RunDir,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(Live, Feed)> {
-    let server = LiveServer::start(LiveSettings {
-        addr,
-        stops: Some(shutdown.clone()),
-        ..LiveSettings::default()
-    })?;
-    // The token is the starter's alone: printed for them, never stored.
-    eprintln!("headroom: live page at {}", server.url());
-    if !addr.ip().is_loopback() {
-        eprintln!(
-            "headroom: the page is not on loopback: every request to it needs the token above"
-        );
-    }
+    let server = serve(addr, shutdown)?;
     let feed = Feed::start(&server, plan, dir)?;
     Ok((Live { server }, feed))
 }
@@ -43,7 +32,7 @@ pub fn start_search(
     addr: SocketAddr,
     dir: &std::path::Path,
     shutdown: &CancellationToken,
-) -> anyhow::Result<(Live, SearchFeed)> {
+) -> anyhow::Result<(Live, Feed)> {
     let server = serve(addr, shutdown)?;
     let feed = SearchFeed::start(&server, dir)?;
     Ok((Live { server }, feed))

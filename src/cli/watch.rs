@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 use headroom::engine::CancellationToken;
-use headroom::live::{LiveServer, LiveSettings, LiveState, Phase, Position, ShardStatus, Step};
+use headroom::live::{LiveServer, LiveSettings, LiveState, Position, ShardStatus};
 use headroom::store::merge::follow::{Follow, Settings, ShardView};
-use headroom::store::{RunDir, StoredRun};
+use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -155,7 +155,7 @@ fn state(follow: &Follow, now: Instant) -> Option<LiveState> {
     let run = follow.run()?;
     let ended = follow.ended();
     Some(LiveState {
-        position: position(&run, ended),
+        position: Position::of_stored(&run, ended),
         shards: if follow.is_merged() {
             follow.shards(now).iter().map(status).collect()
         } else {
@@ -165,43 +165,6 @@ fn state(follow: &Follow, now: Instant) -> Option<LiveState> {
         latest: follow.latest().cloned(),
         run,
     })
-}
-
-/// Where the run is, from what it recorded and what its metadata asked.
-fn position(run: &StoredRun, ended: bool) -> Position {
-    let meta = &run.meta;
-    let staged: u64 = meta.stages.iter().map(|s| s.duration.as_secs()).sum();
-    let planned_secs = match meta.stop.duration {
-        Some(d) => Some(d.as_secs()),
-        None if staged > 0 && meta.stages.iter().all(|s| s.requests.is_none()) => Some(staged),
-        None => None,
-    };
-    let last = run.intervals.last();
-    let elapsed_secs = last.map_or(0, |d| d.index + 1);
-    let past = planned_secs.is_some_and(|s| elapsed_secs > s)
-        || meta.stop.requests.is_some_and(|n| run.all.sent >= n);
-    Position {
-        elapsed_secs,
-        planned_secs,
-        planned_requests: meta.stop.requests,
-        step: last
-            .and_then(|d| d.stage)
-            .filter(|_| meta.stages.len() > 1)
-            .map(|i| Step {
-                index: usize::from(i),
-                of: meta.stages.len(),
-                name: meta
-                    .stages
-                    .get(usize::from(i))
-                    .map(|s| s.name.clone())
-                    .unwrap_or_default(),
-            }),
-        phase: match (ended, past) {
-            (true, _) => Phase::Ended,
-            (false, true) => Phase::Draining,
-            (false, false) => Phase::Sending,
-        },
-    }
 }
 
 /// One shard's row on the page.

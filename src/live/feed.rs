@@ -6,7 +6,7 @@
 use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
 use crate::plan::AttackPlan;
 use crate::run::Observer;
-use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta};
+use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta, StoredRun};
 use std::sync::mpsc;
 
 /// Feeds a live page from the run it observes; [`Feed::finish`] once the run is over.
@@ -24,16 +24,24 @@ impl Feed {
         plan: &AttackPlan,
         dir: &RunDir,
     ) -> Result<Feed, LiveError> {
-        let (tx, rx) = mpsc::channel::<IntervalLine>();
         let publisher = live.publisher();
         let plan = Planned::of(plan);
         let dir = dir.clone();
         let address = live.public_url();
+        Feed::spawn(move |rx| follow(&rx, &publisher, &plan, &dir, &address))
+    }
+
+    /// Runs `follow` on a thread of the page's own, handed each second's line: the engine's
+    /// side only sends it.
+    pub(super) fn spawn(
+        follow: impl FnOnce(mpsc::Receiver<IntervalLine>) + Send + 'static,
+    ) -> Result<Feed, LiveError> {
+        let (tx, rx) = mpsc::channel::<IntervalLine>();
         let thread = std::thread::Builder::new()
             .name("headroom-live-feed".into())
             .spawn(move || {
                 super::yield_to_the_engine();
-                follow(&rx, &publisher, &plan, &dir, &address)
+                follow(rx)
             })
             .map_err(LiveError::Thread)?;
         Ok(Feed {
@@ -117,14 +125,18 @@ impl Planned {
     }
 
     pub(super) fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
-        let elapsed = line.record.index + 1;
+        self.at(line.record.index + 1, line.stage, sent, phase)
+    }
+
+    /// Where a run is after `elapsed` seconds, the last in `stage`, `sent` sent in all.
+    fn at(&self, elapsed: u64, stage: Option<u16>, sent: u64, phase: Phase) -> Position {
         let past =
             self.secs.is_some_and(|s| elapsed > s) || self.requests.is_some_and(|n| sent >= n);
         Position {
             elapsed_secs: elapsed,
             planned_secs: self.secs,
             planned_requests: self.requests,
-            step: line.stage.filter(|_| self.stages.len() > 1).map(|i| Step {
+            step: stage.filter(|_| self.stages.len() > 1).map(|i| Step {
                 index: usize::from(i),
                 of: self.stages.len(),
                 name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
@@ -134,6 +146,20 @@ impl Planned {
                 p => p,
             },
         }
+    }
+}
+
+impl Position {
+    /// Where the stored run `run` is, as its metadata planned it (a run another process
+    /// writes, followed by `watch`); ended when `ended`.
+    pub fn of_stored(run: &StoredRun, ended: bool) -> Position {
+        let last = run.intervals.last();
+        Planned::of_parts(&run.meta.stop, &run.meta.stages).at(
+            last.map_or(0, |d| d.index + 1),
+            last.and_then(|d| d.stage),
+            run.all.sent,
+            if ended { Phase::Ended } else { Phase::Sending },
+        )
     }
 }
 

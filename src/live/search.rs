@@ -4,64 +4,24 @@
 //! handed, and the probes so far are the search's record (`capacity.json`, written after
 //! each probe) read back.
 
-use super::feed::Planned;
+use super::feed::{Feed, Planned};
 use super::{LiveError, LiveState, Phase, Publisher, SearchState};
 use crate::capacity::study::CapacityRecord;
-use crate::run::Observer;
 use crate::store::{read_json, IntervalLine, Loader, RunMeta};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-/// Feeds a live page from the capacity search it observes.
-pub struct SearchFeed {
-    tx: Option<mpsc::Sender<IntervalLine>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
+/// Feeds a live page from the capacity search it observes: the feed of a run, following
+/// each probe in turn.
+pub struct SearchFeed;
 
 impl SearchFeed {
     /// Feeds `live` with the search stored in `dir`.
-    pub fn start(live: &super::LiveServer, dir: &Path) -> Result<SearchFeed, LiveError> {
-        let (tx, rx) = mpsc::channel::<IntervalLine>();
+    pub fn start(live: &super::LiveServer, dir: &Path) -> Result<Feed, LiveError> {
         let publisher = live.publisher();
         let dir = dir.to_path_buf();
         let address = live.public_url();
-        let thread = std::thread::Builder::new()
-            .name("headroom-live-feed".into())
-            .spawn(move || {
-                super::yield_to_the_engine();
-                follow(&rx, &publisher, &dir, &address)
-            })
-            .map_err(LiveError::Thread)?;
-        Ok(SearchFeed {
-            tx: Some(tx),
-            thread: Some(thread),
-        })
-    }
-
-    /// The search is over.
-    pub fn finish(mut self) {
-        self.close();
-    }
-
-    fn close(&mut self) {
-        self.tx.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for SearchFeed {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
-
-impl Observer for SearchFeed {
-    fn interval(&mut self, line: &IntervalLine) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(line.clone());
-        }
+        Feed::spawn(move |rx| follow(&rx, &publisher, &dir, &address))
     }
 }
 

@@ -26,10 +26,10 @@ use super::timeline::{Placed, Placing, Seconds};
 use super::MergeError;
 use crate::record::IntervalRecord;
 use crate::store::{IntervalLine, Loader, RunMeta, StoreError, StoredRun};
+pub use said::{Notice, ShardState, ShardView};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-pub use said::{Notice, ShardState, ShardView};
 pub use tail::{Tail, TailState};
 
 /// How a shard is said to lag: its last second this far behind the furthest shard's.
