@@ -71,8 +71,23 @@ pub fn of_staged_run(whole: Diagnosis, steps: &[StageRow]) -> Diagnosis {
         findings.extend(failed);
         return Diagnosis::of(findings);
     }
+    // The last step too short to judge, after steps that were judged, is a step cut short
+    // (a sweep stopped, or still going on a live page), not the run's doubt: its own row
+    // says it was too short, and the run is what the steps before it were.
+    let last = measured().last().map(|(i, _)| i);
+    let cut_short = |i: usize, s: &StageRow| {
+        Some(i) == last
+            && i > measured().next().map_or(i, |(first, _)| first)
+            && !s.verdict.findings.is_empty()
+            && s.verdict
+                .findings
+                .iter()
+                .all(|f| matches!(f, Finding::TooShort { .. }))
+    };
     for wanted in [Limit::CannotTell, Limit::Transient] {
-        if let Some((i, s)) = measured().find(|(_, s)| s.verdict.limit == wanted) {
+        if let Some((i, s)) =
+            measured().find(|(i, s)| s.verdict.limit == wanted && !cut_short(*i, s))
+        {
             return at(i, s, Vec::new());
         }
     }
@@ -216,6 +231,34 @@ mod tests {
             &d.findings[..],
             [Finding::AtStep { index: 0, .. }, Finding::MostFailed { share, .. }] if *share == 1.0
         ));
+    }
+
+    #[test]
+    fn a_last_step_cut_short_does_not_make_the_run_undecided() {
+        let short = || {
+            Diagnosis::of(vec![Finding::TooShort {
+                secs: 1.0,
+                completed: 600,
+                needed_secs: crate::summary::diagnosis::MIN_SECS,
+                needed_answers: crate::summary::diagnosis::MIN_ANSWERS,
+            }])
+        };
+        // A sweep stopped (or still going) one second into its second step: the run is
+        // what its first step was.
+        let steps = [
+            step("200 req/s", 200.0, Diagnosis::default()),
+            step("600 req/s", 600.0, short()),
+        ];
+        let d = of_staged_run(Diagnosis::default(), &steps);
+        assert_eq!(d.limit, Limit::Neither, "{d:?}");
+        // Every step too short (steps of a second by design): the run cannot tell.
+        let steps = [
+            step("200 req/s", 200.0, short()),
+            step("600 req/s", 600.0, short()),
+        ];
+        let d = of_staged_run(Diagnosis::default(), &steps);
+        assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
+        assert!(matches!(d.findings[0], Finding::AtStep { index: 0, .. }), "{d:?}");
     }
 
     #[test]
