@@ -74,7 +74,7 @@ pub fn of_staged_run(whole: Diagnosis, steps: &[StageRow]) -> Diagnosis {
     // The last step too short to judge, after steps that were judged, is a step cut short
     // (a sweep stopped, or still going on a live page), not the run's doubt: its own row
     // says it was too short, and the run is what the steps before it were.
-    let last = measured().last().map(|(i, _)| i);
+    let last = measured().next_back().map(|(i, _)| i);
     let cut_short = |i: usize, s: &StageRow| {
         Some(i) == last
             && i > measured().next().map_or(i, |(first, _)| first)
@@ -258,7 +258,10 @@ mod tests {
         ];
         let d = of_staged_run(Diagnosis::default(), &steps);
         assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
-        assert!(matches!(d.findings[0], Finding::AtStep { index: 0, .. }), "{d:?}");
+        assert!(
+            matches!(d.findings[0], Finding::AtStep { index: 0, .. }),
+            "{d:?}"
+        );
     }
 
     #[test]
