@@ -231,8 +231,20 @@ fn the_quick_start_is_the_two_commands_and_ci_runs_the_second() {
     let ci =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
     assert!(
-        ci.lines().any(|l| strip_comment(l).trim() == "tests/run"),
+        ci.lines().any(|l| strip_comment(l).trim() == "tests/run"
+            || strip_comment(l).trim() == "exec tests/run"),
         ".ci/run must call tests/run, the README's test command"
+    );
+    // And nothing else: CI is the README's test command, exactly.
+    let commands: Vec<&str> = ci
+        .lines()
+        .map(|l| strip_comment(l).trim())
+        .filter(|l| !l.is_empty() && !l.starts_with("set ") && !l.starts_with("cd "))
+        .collect();
+    assert_eq!(
+        commands,
+        ["exec tests/run"],
+        ".ci/run runs only the README's test command"
     );
 }
 
