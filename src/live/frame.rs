@@ -13,7 +13,7 @@ use crate::report::build;
 use crate::report::document::{Cell, Document, Table, Tone};
 use crate::report::plot::{self, Axis, Figure, Mark, Series};
 use crate::report::write::html;
-use crate::summary::Summary;
+use crate::summary::{RequestRow, Summary, ROW_QUANTILES};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -132,7 +132,7 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
         // The answer typed, as `report --format json` writes it: what a frame shows can be
         // checked against the stored run's report, number for number.
         "answer_data": crate::report::write::json::answer(&doc.answer),
-        "now": now(&doc, state, memory, second),
+        "now": now(&doc, &summary, state, memory, second),
         "figures": specs,
         "left_out": left_out,
         "sections": html::sections(&doc),
@@ -296,7 +296,13 @@ fn shards(shards: &[ShardStatus]) -> String {
 
 /// The objectives now (holding, or breached since which second) and each request's last
 /// second beside its whole run so far.
-fn now(doc: &Document, state: &LiveState, memory: &mut Memory, second: u64) -> String {
+fn now(
+    doc: &Document,
+    summary: &Summary,
+    state: &LiveState,
+    memory: &mut Memory,
+    second: u64,
+) -> String {
     let mut out = String::new();
     if !doc.answer.objectives.is_empty() {
         let mut t = Table::new(&["objective", "measured so far", "now", "since"], 1);
@@ -326,7 +332,6 @@ fn now(doc: &Document, state: &LiveState, memory: &mut Memory, second: u64) -> S
     let Some(latest) = &state.latest else {
         return out;
     };
-    let secs = state.run.intervals.len().max(1) as f64;
     let mut t = Table::new(
         &[
             "request",
@@ -344,30 +349,33 @@ fn now(doc: &Document, state: &LiveState, memory: &mut Memory, second: u64) -> S
         ],
         1,
     );
-    let q = |h: &crate::record::Histogram, p: f64| {
-        if h.is_empty() {
-            Cell::text("–")
-        } else {
-            Cell::Duration(h.quantile(p).as_micros() as f64)
-        }
+    // The report's own rows: the run so far is `summary`'s per-request table (its rate over
+    // the measured seconds, its percentiles), the last second the same row over one second.
+    let at = |row: &RequestRow, q: f64| match ROW_QUANTILES.iter().position(|&p| p == q) {
+        Some(i) if row.count > 0 => Cell::Duration(row.percentiles_us[i] as f64),
+        _ => Cell::text("–"),
     };
-    for (i, meta) in state.run.meta.requests.iter().enumerate() {
-        let empty = crate::record::RequestStats::default();
-        let a = latest.requests.get(i).unwrap_or(&empty);
-        let b = state.run.total.requests.get(i).unwrap_or(&empty);
+    let empty = crate::record::RequestStats::default();
+    for (i, so_far) in summary.by_request.iter().enumerate() {
+        let now = RequestRow::of(
+            &so_far.name,
+            &so_far.method,
+            latest.requests.get(i).unwrap_or(&empty),
+            1.0,
+        );
         t.rows.push(vec![
-            Cell::text(meta.name.clone()),
-            Cell::Count(a.count),
-            Cell::Count(a.failures),
-            q(&a.latency, 0.5),
-            q(&a.latency, 0.95),
-            q(&a.latency, 0.99),
-            Cell::Count(b.count),
-            Cell::Count(b.failures),
-            Cell::Rate(b.count as f64 / secs),
-            q(&b.latency, 0.5),
-            q(&b.latency, 0.95),
-            q(&b.latency, 0.99),
+            Cell::text(so_far.name.clone()),
+            Cell::Count(now.count),
+            Cell::Count(now.failures),
+            at(&now, 0.5),
+            at(&now, 0.95),
+            at(&now, 0.99),
+            Cell::Count(so_far.count),
+            Cell::Count(so_far.failures),
+            Cell::Rate(so_far.rps),
+            at(so_far, 0.5),
+            at(so_far, 0.95),
+            at(so_far, 0.99),
         ]);
     }
     out.push_str("<h3>Requests: the last second and the run so far</h3>\n");
