@@ -310,7 +310,12 @@ impl LiveServer {
             p.report = Some(report);
             self.shared.wake.notify_all();
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        // Bounded by the stalled-page rule rather than a short time: a page that takes no
+        // frame for STALL is dropped (and leaves `viewers`), so the wait ends either way; a
+        // shorter bound lost the report to a page on a busy machine, where the renderer
+        // (nice 19) may wait seconds for a core.
+        let deadline =
+            std::time::Instant::now() + server::STALL + std::time::Duration::from_secs(5);
         while std::time::Instant::now() < deadline
             && self.shared.served_last.load(Ordering::SeqCst) < watching
             && self.shared.viewers.load(Ordering::SeqCst) > 0
