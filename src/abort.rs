@@ -17,7 +17,7 @@
 //!   of load.
 
 use crate::engine::CancellationToken;
-use crate::plan::{AbortWhen, AttackPlan, Metric};
+use crate::plan::{AbortWhen, AttackPlan, Metric, SendingEnd};
 use crate::record::RequestStats;
 use crate::run::Observer;
 use crate::store::{Aborted, IntervalLine};
@@ -48,21 +48,13 @@ impl Streak {
     }
 }
 
-/// When the plan's sending ends, for knowing the drain from the load.
-#[derive(Debug, Clone, Copy)]
-struct SendingEnds {
-    /// After this many seconds (a timed run).
-    secs: Option<f64>,
-    /// After this many requests (a counted run).
-    requests: Option<u64>,
-}
-
 /// Watches a run's seconds against its abort conditions, stops it through its handle at
 /// the first that held for its window, and passes every second on to `inner`.
 pub struct AbortWatch<'a> {
     conditions: Vec<(AbortWhen, Option<usize>, Streak)>,
     warmup: Vec<bool>,
-    ends: SendingEnds,
+    /// When the sending ends, for knowing the drain from the load.
+    ends: SendingEnd,
     sent: u64,
     handle: CancellationToken,
     aborted: Option<Aborted>,
@@ -88,10 +80,7 @@ impl<'a> AbortWatch<'a> {
                 })
                 .collect(),
             warmup: plan.stages.iter().map(|s| s.warmup).collect(),
-            ends: SendingEnds {
-                secs: plan.stop.duration.map(|d| d.as_secs_f64()),
-                requests: plan.stop.requests,
-            },
+            ends: SendingEnd::of(&plan.stop, &plan.stages),
             sent: 0,
             handle,
             aborted: None,
@@ -135,20 +124,11 @@ impl<'a> AbortWatch<'a> {
         let index = line.record.index;
         let before = self.sent;
         self.sent += line.record.sent_first();
-        let drain = match (self.ends.secs, self.ends.requests) {
-            (Some(secs), _) => index as f64 >= secs,
-            (None, Some(n)) => before >= n,
-            (None, None) => false,
-        };
-        if drain {
+        if self.ends.drains(index, before) {
             return None;
         }
         // The second in which sending ended holds only part of a second's load.
-        let whole = match (self.ends.secs, self.ends.requests) {
-            (Some(secs), _) => (index + 1) as f64 <= secs,
-            (None, Some(n)) => self.sent < n,
-            (None, None) => true,
-        };
+        let whole = self.ends.whole(index, self.sent);
         let measured = self.measured(line);
         let mut fired = None;
         for (cond, request, streak) in &mut self.conditions {

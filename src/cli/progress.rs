@@ -2,7 +2,7 @@
 //! otherwise (CI logs, pods, `nohup`) one plain line every ten seconds and the last at the
 //! end, so a log shows the run as it goes without a line a second.
 
-use headroom::plan::AttackPlan;
+use headroom::plan::{AttackPlan, SendingEnd};
 use headroom::run::Observer;
 use headroom::store::IntervalLine;
 use headroom::summary::live::SoFar;
@@ -21,8 +21,8 @@ pub struct Progress {
     pending: Option<String>,
     /// The safety stop ended the sending: the seconds left are the drain's.
     stopping: bool,
-    /// When the run ends by itself: after a time, or after a count of requests.
-    end: End,
+    /// When the run's sending ends: after a time, or after a count of requests.
+    end: SendingEnd,
     /// Stage names, shown beside the second they run in (a sweep's current step).
     stages: Vec<String>,
     errors: u64,
@@ -45,14 +45,6 @@ enum Mode {
     Plain,
 }
 
-/// What ends a run, for the time left.
-#[derive(Debug, Clone, Copy)]
-enum End {
-    Seconds(u64),
-    Requests(u64),
-    Unknown,
-}
-
 impl Progress {
     /// Progress for `plan`; silent when `quiet`, plain lines when stderr is not a terminal.
     pub fn new(plan: &AttackPlan, quiet: bool) -> Self {
@@ -65,22 +57,7 @@ impl Progress {
     }
 
     fn shown_as(plan: &AttackPlan, mode: Mode) -> Self {
-        // Whole seconds, rounded up: the second a fractional duration ends in still sends.
-        let staged: u64 = plan
-            .stages
-            .iter()
-            .map(|s| s.duration)
-            .sum::<std::time::Duration>()
-            .as_secs_f64()
-            .ceil() as u64;
-        let end = match (plan.stop.duration, plan.stop.requests) {
-            (Some(d), _) => End::Seconds(d.as_secs_f64().ceil() as u64),
-            (None, _) if staged > 0 && plan.stages.iter().all(|s| s.requests.is_none()) => {
-                End::Seconds(staged)
-            }
-            (None, Some(n)) => End::Requests(n),
-            (None, None) => End::Unknown,
-        };
+        let end = SendingEnd::of(&plan.stop, &plan.stages);
         let enabled = mode != Mode::Off;
         Progress {
             mode,
@@ -107,14 +84,10 @@ impl Progress {
         }
     }
 
-    /// Whether second `index` (from 0) comes after the last send: a timed run past its
-    /// time, a counted run past its count (`sent_before`: sent in the seconds before it).
+    /// Whether second `index` (from 0) comes after the last send (`sent_before`: sent in
+    /// the seconds before it).
     fn draining(&self, index: u64, sent_before: u64) -> bool {
-        match self.end {
-            End::Seconds(total) => index >= total,
-            End::Requests(total) => sent_before >= total,
-            End::Unknown => false,
-        }
+        self.end.drains(index, sent_before)
     }
 
     /// Where the run is and what it sends ("[  12s/60s, 48s left]", "  sent 100/s"), or
@@ -136,12 +109,12 @@ impl Progress {
     /// Where the run is after second `elapsed` (from 1): "12s/60s, 48s left", and for a
     /// run that ends after a count, the time left at the rate of the last second.
     fn position(&self, elapsed: u64, sent_now: u64) -> String {
-        match self.end {
-            End::Seconds(total) => format!(
+        match (self.end.secs(), self.end.requests) {
+            (Some(total), _) => format!(
                 "{elapsed:>4}s/{total}s, {} left",
                 fmt_left(total.saturating_sub(elapsed))
             ),
-            End::Requests(total) if sent_now > 0 => format!(
+            (None, Some(total)) if sent_now > 0 => format!(
                 "{elapsed:>4}s, {} left",
                 fmt_left(total.saturating_sub(self.sent).div_ceil(sent_now))
             ),
@@ -185,7 +158,8 @@ impl Observer for Progress {
         let errors_now: u64 = r.requests.iter().map(|q| q.failures).sum();
         self.errors += errors_now;
         let sent_before = self.sent;
-        self.sent += r.sent;
+        // First sends: a count of requests to send does not count retries.
+        self.sent += r.sent_first();
         if self.mode == Mode::Off {
             return;
         }
@@ -254,7 +228,7 @@ impl Observer for Progress {
 mod tests {
     use super::*;
 
-    fn progress(end: End, stages: &[&str]) -> Progress {
+    fn progress(end: SendingEnd, stages: &[&str]) -> Progress {
         Progress {
             mode: Mode::Terminal,
             pending: None,
@@ -269,13 +243,27 @@ mod tests {
         }
     }
 
+    fn secs(n: u64) -> SendingEnd {
+        SendingEnd {
+            after: Some(std::time::Duration::from_secs(n)),
+            requests: None,
+        }
+    }
+
+    fn count(n: u64) -> SendingEnd {
+        SendingEnd {
+            after: None,
+            requests: Some(n),
+        }
+    }
+
     #[test]
     fn the_line_says_where_the_run_is_and_how_long_is_left() {
-        let p = progress(End::Seconds(300), &["rate-100", "rate-200", "rate-300"]);
+        let p = progress(secs(300), &["rate-100", "rate-200", "rate-300"]);
         assert_eq!(p.position(12, 100), "  12s/300s, 4m48s left");
         assert_eq!(p.step(Some(1)), "  step 2/3 rate-200");
-        assert_eq!(progress(End::Seconds(60), &["only"]).step(Some(0)), "");
-        let mut p = progress(End::Requests(10_000), &[]);
+        assert_eq!(progress(secs(60), &["only"]).step(Some(0)), "");
+        let mut p = progress(count(10_000), &[]);
         p.sent = 4_000;
         assert_eq!(p.position(8, 500), "   8s, 12s left");
         assert_eq!(p.position(8, 0), "   8s");
@@ -284,7 +272,7 @@ mod tests {
 
     #[test]
     fn the_seconds_after_the_last_send_are_shown_as_draining() {
-        let p = progress(End::Seconds(4), &[]);
+        let p = progress(secs(4), &[]);
         assert_eq!(
             p.head(3, 100, 300),
             (
@@ -297,12 +285,12 @@ mod tests {
             p.head(4, 0, 400),
             ("[   5s, draining]".to_string(), String::new())
         );
-        let p = progress(End::Requests(1_000), &[]);
+        let p = progress(count(1_000), &[]);
         assert!(!p.draining(3, 999));
         assert_eq!(p.head(4, 0, 1_000).0, "[   5s, draining]");
-        assert!(!progress(End::Unknown, &[]).draining(1_000, 1 << 40));
+        assert!(!progress(SendingEnd::default(), &[]).draining(1_000, 1 << 40));
         // After the safety stop, the seconds left are its drain, whatever the time left.
-        let mut p = progress(End::Seconds(60), &[]);
+        let mut p = progress(secs(60), &[]);
         p.stopping = true;
         assert_eq!(
             p.head(3, 1, 300),
@@ -328,7 +316,7 @@ mod tests {
             },
         );
         let mut p = Progress::shown_as(&plan, Mode::Plain);
-        assert!(matches!(p.end, End::Seconds(13)));
+        assert_eq!(p.end.secs(), Some(13));
         let mut printed = Vec::new();
         for index in 0..14 {
             let line = IntervalLine {

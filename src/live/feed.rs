@@ -4,7 +4,7 @@
 //! the path `RunDir::load` reads it, and the state is published to the page.
 
 use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
-use crate::plan::AttackPlan;
+use crate::plan::{AttackPlan, SendingEnd};
 use crate::run::Observer;
 use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta, StoredRun};
 use std::sync::mpsc;
@@ -99,8 +99,7 @@ impl Observer for Tee<'_> {
 
 /// What the plan says of where a run ends, for the page's first line.
 pub(super) struct Planned {
-    secs: Option<u64>,
-    requests: Option<u64>,
+    end: SendingEnd,
     stages: Vec<String>,
 }
 
@@ -111,38 +110,38 @@ impl Planned {
 
     /// From what a run stops on and its stages (a plan's, or a stored run's metadata).
     pub(super) fn of_parts(stop: &crate::plan::Stop, stages: &[crate::plan::Stage]) -> Planned {
-        let staged: u64 = stages.iter().map(|s| s.duration.as_secs()).sum();
-        let secs = match stop.duration {
-            Some(d) => Some(d.as_secs()),
-            None if staged > 0 && stages.iter().all(|s| s.requests.is_none()) => Some(staged),
-            None => None,
-        };
         Planned {
-            secs,
-            requests: stop.requests,
+            end: SendingEnd::of(stop, stages),
             stages: stages.iter().map(|s| s.name.clone()).collect(),
         }
     }
 
-    pub(super) fn position(&self, line: &IntervalLine, sent: u64, phase: Phase) -> Position {
-        self.at(line.record.index + 1, line.stage, sent, phase)
+    /// Where the run is at `line`, `run` being the run so far (`line` its last second).
+    pub(super) fn position(&self, line: &IntervalLine, run: &StoredRun, phase: Phase) -> Position {
+        let sent_before = run
+            .all
+            .sent_first()
+            .saturating_sub(line.record.sent_first());
+        self.at(line.record.index + 1, line.stage, sent_before, phase)
     }
 
-    /// Where a run is after `elapsed` seconds, the last in `stage`, `sent` sent in all.
-    fn at(&self, elapsed: u64, stage: Option<u16>, sent: u64, phase: Phase) -> Position {
-        let past =
-            self.secs.is_some_and(|s| elapsed > s) || self.requests.is_some_and(|n| sent >= n);
+    /// Where a run is after `elapsed` seconds, the last run in `stage` and `sent_before`
+    /// sent in the seconds before that one.
+    fn at(&self, elapsed: u64, stage: Option<u16>, sent_before: u64, phase: Phase) -> Position {
+        let drains = elapsed
+            .checked_sub(1)
+            .is_some_and(|index| self.end.drains(index, sent_before));
         Position {
             elapsed_secs: elapsed,
-            planned_secs: self.secs,
-            planned_requests: self.requests,
+            planned_secs: self.end.secs(),
+            planned_requests: self.end.requests,
             step: stage.filter(|_| self.stages.len() > 1).map(|i| Step {
                 index: usize::from(i),
                 of: self.stages.len(),
                 name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
             }),
             phase: match phase {
-                Phase::Sending if past => Phase::Draining,
+                Phase::Sending if drains => Phase::Draining,
                 p => p,
             },
         }
@@ -154,10 +153,16 @@ impl Position {
     /// writes, followed by `watch`); ended when `ended`.
     pub fn of_stored(run: &StoredRun, ended: bool) -> Position {
         let last = run.intervals.last();
+        // A stored second's count includes its retries, which a count of requests to send
+        // does not: with retries, a counted run shows as draining a second late, never early.
+        let sent_before = run
+            .all
+            .sent_first()
+            .saturating_sub(last.map_or(0, |d| d.sent));
         Planned::of_parts(&run.meta.stop, &run.meta.stages).at(
             last.map_or(0, |d| d.index + 1),
             last.and_then(|d| d.stage),
-            run.all.sent,
+            sent_before,
             if ended { Phase::Ended } else { Phase::Sending },
         )
     }
@@ -229,7 +234,7 @@ fn follow(
             Vec::new()
         };
         let run = l.clone().finish(end, false, outputs);
-        let position = plan.position(line, run.all.sent, Phase::Ended);
+        let position = plan.position(line, &run, Phase::Ended);
         publisher.publish(LiveState {
             run,
             position,
@@ -250,7 +255,7 @@ fn publish(
 ) {
     let Some(line) = last else { return };
     let run = loader.so_far(None);
-    let position = plan.position(line, run.all.sent, phase);
+    let position = plan.position(line, &run, phase);
     publisher.publish(LiveState {
         run,
         position,
@@ -258,4 +263,35 @@ fn publish(
         warnings: warnings.to_vec(),
         latest: Some(line.record.clone()),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Stop;
+    use std::time::Duration;
+
+    fn planned(duration_ms: Option<u64>, requests: Option<u64>) -> Planned {
+        let stop = Stop {
+            duration: duration_ms.map(Duration::from_millis),
+            requests,
+        };
+        Planned::of_parts(&stop, &[])
+    }
+
+    #[test]
+    fn the_page_says_draining_in_the_seconds_the_progress_line_does() {
+        // 12.5 s: the thirteenth second still sends; the fourteenth is the drain.
+        let p = planned(Some(12_500), None);
+        assert_eq!(p.at(13, None, 0, Phase::Sending).phase, Phase::Sending);
+        assert_eq!(p.at(14, None, 0, Phase::Sending).phase, Phase::Draining);
+        assert_eq!(p.at(13, None, 0, Phase::Sending).planned_secs, Some(13));
+        // A count: the second that reaches it still sends; the next drains.
+        let p = planned(None, Some(1_000));
+        assert_eq!(p.at(4, None, 999, Phase::Sending).phase, Phase::Sending);
+        assert_eq!(p.at(5, None, 1_000, Phase::Sending).phase, Phase::Draining);
+        // Before any second, and once ended, the phase is as given.
+        assert_eq!(p.at(0, None, 0, Phase::Sending).phase, Phase::Sending);
+        assert_eq!(p.at(9, None, 1_000, Phase::Ended).phase, Phase::Ended);
+    }
 }

@@ -100,7 +100,7 @@ fn follow(rx: &mpsc::Receiver<IntervalLine>, publisher: &Publisher, dir: &Path, 
             continue;
         }
         let run = p.loader.so_far(None);
-        let position = p.planned.position(&line, run.all.sent, Phase::Sending);
+        let position = p.planned.position(&line, &run, Phase::Sending);
         publisher.publish_search(SearchState {
             record: CapacityRecord::load(dir).ok().flatten(),
             probe: Some(LiveState {

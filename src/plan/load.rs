@@ -152,6 +152,49 @@ impl Stage {
     }
 }
 
+/// Where a plan's sending ends, by the seconds its records are kept in: the load's seconds
+/// told from the drain's (the answers still awaited). The progress line, the safety stop and
+/// the live page each ask, and must agree.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SendingEnd {
+    /// Sending stops this long after the start (a timed run, or stages all timed).
+    pub after: Option<Duration>,
+    /// Sending stops once this many requests were sent.
+    pub requests: Option<u64>,
+}
+
+impl SendingEnd {
+    /// Where the sending of a plan with `stop` and `stages` ends (whichever comes first).
+    pub fn of(stop: &Stop, stages: &[Stage]) -> SendingEnd {
+        let staged: Duration = stages.iter().map(|s| s.duration).sum();
+        let timed = !staged.is_zero() && stages.iter().all(|s| s.requests.is_none());
+        SendingEnd {
+            after: stop.duration.or(timed.then_some(staged)),
+            requests: stop.requests,
+        }
+    }
+
+    /// The planned time in whole seconds, rounded up: the second a fractional duration ends
+    /// in still sends.
+    pub fn secs(&self) -> Option<u64> {
+        self.after.map(|d| d.as_secs_f64().ceil() as u64)
+    }
+
+    /// Whether second `index` (from 0) comes after the last send, `sent_before` requests
+    /// having been sent in the seconds before it.
+    pub fn drains(&self, index: u64, sent_before: u64) -> bool {
+        self.secs().is_some_and(|s| index >= s) || self.requests.is_some_and(|n| sent_before >= n)
+    }
+
+    /// Whether second `index` is sent through whole: the sending ends neither in it nor
+    /// before it (`sent_through`: sent up to the end of it).
+    pub fn whole(&self, index: u64, sent_through: u64) -> bool {
+        self.after
+            .is_none_or(|d| Duration::from_secs(index.saturating_add(1)) <= d)
+            && self.requests.is_none_or(|n| sent_through < n)
+    }
+}
+
 /// Where each stage ends, so that a request can be placed in the stage it was sent for:
 /// by its intended time, or by its number when the stages are counted in requests.
 #[derive(Debug, Clone, PartialEq)]
@@ -347,5 +390,57 @@ mod opt_duration {
         Option::<String>::deserialize(d)?
             .map(|s| crate::units::parse_duration(&s).map_err(serde::de::Error::custom))
             .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop(duration_ms: Option<u64>, requests: Option<u64>) -> Stop {
+        Stop {
+            duration: duration_ms.map(Duration::from_millis),
+            requests,
+        }
+    }
+
+    #[test]
+    fn the_sending_ends_at_the_first_of_its_time_and_its_count() {
+        // 12.5 s: the thirteenth second (index 12) still sends, though not through.
+        let e = SendingEnd::of(&stop(Some(12_500), None), &[]);
+        assert_eq!(e.secs(), Some(13));
+        assert!(!e.drains(12, 1 << 40));
+        assert!(e.drains(13, 0));
+        assert!(e.whole(11, 0) && !e.whole(12, 0));
+        // A count: the second that reaches it is the last that sends, and not whole.
+        let e = SendingEnd::of(&stop(None, Some(1_000)), &[]);
+        assert!(!e.drains(3, 999) && e.drains(4, 1_000));
+        assert!(e.whole(3, 999) && !e.whole(3, 1_000));
+        // Both: whichever comes first.
+        let e = SendingEnd::of(&stop(Some(60_000), Some(100)), &[]);
+        assert!(e.drains(5, 100) && !e.whole(4, 100));
+        assert!(e.drains(60, 0));
+        // Neither said: never a drain.
+        let e = SendingEnd::default();
+        assert!(!e.drains(u64::MAX, u64::MAX) && e.whole(u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn timed_stages_end_the_sending_and_counted_ones_do_not() {
+        let stage = |secs, requests| Stage {
+            name: "s".into(),
+            from: 1.0,
+            to: 1.0,
+            duration: Duration::from_secs(secs),
+            requests,
+            warmup: false,
+        };
+        let e = SendingEnd::of(&stop(None, None), &[stage(3, None), stage(4, None)]);
+        assert_eq!(e.secs(), Some(7));
+        let e = SendingEnd::of(
+            &stop(None, Some(50)),
+            &[stage(0, Some(20)), stage(0, Some(30))],
+        );
+        assert_eq!((e.secs(), e.requests), (None, Some(50)));
     }
 }
