@@ -269,14 +269,9 @@ fn publish(
 mod tests {
     use super::*;
     use crate::plan::Stop;
-    use std::time::Duration;
 
     fn planned(duration_ms: Option<u64>, requests: Option<u64>) -> Planned {
-        let stop = Stop {
-            duration: duration_ms.map(Duration::from_millis),
-            requests,
-        };
-        Planned::of_parts(&stop, &[])
+        Planned::of_parts(&Stop::of_ms(duration_ms, requests), &[])
     }
 
     #[test]

@@ -361,6 +361,15 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// A stop after `duration_ms` milliseconds and/or `requests` requests (tests' shorthand).
+    #[cfg(test)]
+    pub(crate) fn of_ms(duration_ms: Option<u64>, requests: Option<u64>) -> Stop {
+        Stop {
+            duration: duration_ms.map(Duration::from_millis),
+            requests,
+        }
+    }
+
     pub(super) fn validate(&self, _load: &Load) -> Result<(), PlanError> {
         match (self.duration, self.requests) {
             (None, None) => Err(PlanError::Range(
@@ -398,10 +407,7 @@ mod tests {
     use super::*;
 
     fn stop(duration_ms: Option<u64>, requests: Option<u64>) -> Stop {
-        Stop {
-            duration: duration_ms.map(Duration::from_millis),
-            requests,
-        }
+        Stop::of_ms(duration_ms, requests)
     }
 
     #[test]

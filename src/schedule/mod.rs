@@ -207,10 +207,7 @@ mod tests {
     use super::*;
 
     fn stop(duration_ms: Option<u64>, requests: Option<u64>) -> Stop {
-        Stop {
-            duration: duration_ms.map(Duration::from_millis),
-            requests,
-        }
+        Stop::of_ms(duration_ms, requests)
     }
 
     #[test]
