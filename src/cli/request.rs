@@ -228,7 +228,11 @@ impl Subject {
                 plan.stop = stop;
                 plan.stages.clear();
                 // A sweep stops at its own limits (--stop-when) and a search judges each
-                // probe whole: the scenario's safety stop is `run`'s.
+                // probe whole: the scenario's safety stop is `run`'s. Said, not dropped
+                // silently: someone relying on it should know it is not watching.
+                if !plan.abort.is_empty() {
+                    eprintln!("warning: the scenario's abort_when is not used here: a sweep stops at its --stop-when limits and a capacity search judges each probe by its objectives (abort_when is for `headroom run`)");
+                }
                 plan.abort.clear();
                 self.request.arrivals.apply(&mut plan)?;
                 Ok(plan)

@@ -251,6 +251,26 @@ fn the_scenario_field_aborts_and_the_flag_wins() {
     assert_eq!(run.end.unwrap().status, EndStatus::Completed);
     assert_eq!(run.meta.abort_when, ["p99 > 10s"]);
 
+    // A sweep of the scenario stops at its own limits: the safety stop left out is said.
+    let o = headroom(&[
+        "sweep",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "--step-duration",
+        "1s",
+        "-q",
+        "--out",
+        dir.path().join("sweep").to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(ABORTED), "{err}");
+    assert!(
+        err.contains("the scenario's abort_when is not used here"),
+        "{err}"
+    );
+
     for (bad, says) in [
         ("errors 50%", "no comparison"),
         ("errors > 50% for 1.5s", "not a whole number of seconds"),
