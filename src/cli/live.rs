@@ -23,7 +23,7 @@ pub fn start(
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(Live, Feed)> {
     let server = serve(addr, shutdown)?;
-    let feed = Feed::start(&server, plan, dir)?;
+    let feed = Feed::start(&server, plan, dir, shutdown)?;
     Ok((Live { server }, feed))
 }
 

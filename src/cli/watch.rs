@@ -4,8 +4,8 @@
 
 use anyhow::Context;
 use headroom::engine::CancellationToken;
-use headroom::live::{LiveServer, LiveSettings, LiveState, Position, ShardStatus};
-use headroom::store::merge::follow::{Follow, Settings, ShardView};
+use headroom::live::{LiveServer, LiveSettings, LiveState, Phase, Position, ShardStatus};
+use headroom::store::merge::follow::{Follow, Settings, ShardState, ShardView};
 use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::net::SocketAddr;
@@ -153,11 +153,24 @@ fn wait(shutdown: &CancellationToken, span: Duration) -> bool {
 /// What the page shows now; `None` before any run began.
 fn state(follow: &Follow, now: Instant) -> Option<LiveState> {
     let run = follow.run()?;
-    let ended = follow.ended();
+    let views = follow.shards(now);
+    // Nothing writes any more, yet not all ended: the page must not say "sending" of a test
+    // whose shard was killed (merge would call it partial).
+    let halted = views.iter().all(|v| {
+        matches!(
+            v.state,
+            ShardState::Ended | ShardState::Stopped | ShardState::Damaged | ShardState::Gone
+        )
+    });
+    let phase = match (follow.ended(), halted) {
+        (true, _) => Phase::Ended,
+        (false, true) => Phase::Stalled,
+        (false, false) => Phase::Sending,
+    };
     Some(LiveState {
-        position: Position::of_stored(&run, ended),
+        position: Position::of_stored(&run, phase),
         shards: if follow.is_merged() {
-            follow.shards(now).iter().map(status).collect()
+            views.iter().map(status).collect()
         } else {
             Vec::new()
         },

@@ -4,6 +4,7 @@
 //! the path `RunDir::load` reads it, and the state is published to the page.
 
 use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
+use crate::engine::CancellationToken;
 use crate::plan::{AttackPlan, SendingEnd};
 use crate::run::Observer;
 use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta, StoredRun};
@@ -19,16 +20,20 @@ impl Feed {
     /// Feeds `live` with the run of `plan` stored in `dir` (its metadata is read from there
     /// when the first second arrives: it is written before the first request). The page's
     /// address, never its token, is written beside the run as `live.json` then.
+    /// `stopping` is the run's own stop (Ctrl-C, the stop button, the safety stop, a
+    /// sweep's limit): once cancelled, the seconds still coming are the stop's drain.
     pub fn start(
         live: &super::LiveServer,
         plan: &AttackPlan,
         dir: &RunDir,
+        stopping: &CancellationToken,
     ) -> Result<Feed, LiveError> {
         let publisher = live.publisher();
         let plan = Planned::of(plan);
         let dir = dir.clone();
         let address = live.public_url();
-        Feed::spawn(move |rx| follow(&rx, &publisher, &plan, &dir, &address))
+        let stopping = stopping.clone();
+        Feed::spawn(move |rx| follow(&rx, &publisher, &plan, &dir, &address, &stopping))
     }
 
     /// Runs `follow` on a thread of the page's own, handed each second's line: the engine's
@@ -92,6 +97,11 @@ impl Observer for Tee<'_> {
         self.1.notice(notice);
     }
 
+    fn aborting(&mut self, aborted: &crate::store::Aborted) {
+        self.0.aborting(aborted);
+        self.1.aborting(aborted);
+    }
+
     fn stopped_early(&self) -> Option<String> {
         self.0.stopped_early().or_else(|| self.1.stopped_early())
     }
@@ -150,8 +160,8 @@ impl Planned {
 
 impl Position {
     /// Where the stored run `run` is, as its metadata planned it (a run another process
-    /// writes, followed by `watch`); ended when `ended`.
-    pub fn of_stored(run: &StoredRun, ended: bool) -> Position {
+    /// writes, followed by `watch`), in `phase` (sending becomes draining past the plan).
+    pub fn of_stored(run: &StoredRun, phase: Phase) -> Position {
         let last = run.intervals.last();
         // A stored second's count includes its retries, which a count of requests to send
         // does not: with retries, a counted run shows as draining a second late, never early.
@@ -163,7 +173,7 @@ impl Position {
             last.map_or(0, |d| d.index + 1),
             last.and_then(|d| d.stage),
             sent_before,
-            if ended { Phase::Ended } else { Phase::Sending },
+            phase,
         )
     }
 }
@@ -175,6 +185,7 @@ fn follow(
     plan: &Planned,
     dir: &RunDir,
     address: &str,
+    stopping: &CancellationToken,
 ) {
     let meta_path = dir.path().join("meta.json");
     let mut loader: Option<Loader> = None;
@@ -220,7 +231,11 @@ fn follow(
         last = Some(line);
         // A state not published loses nothing: the loader has every line, the next has it.
         if due {
-            publish(publisher, l, plan, last.as_ref(), &warnings, Phase::Sending);
+            let phase = match stopping.is_cancelled() {
+                true => Phase::Stopping,
+                false => Phase::Sending,
+            };
+            publish(publisher, l, plan, last.as_ref(), &warnings, phase);
         }
     }
     // The run is over and its end written: the last state is the stored run whole, as

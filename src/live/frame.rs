@@ -90,8 +90,15 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
     let mut summary = Summary::of(&state.run);
     if state.position.phase != Phase::Ended && summary.partial.is_some() {
         // Not a crash: a run still going. The report's own note says so in its words.
+        let doing = match state.position.phase {
+            Phase::Stopping => "stopping",
+            Phase::Stalled => {
+                "not written any more (a run stopped writing: killed or crashed?), not ended"
+            }
+            _ => "still going",
+        };
         summary.partial = Some(format!(
-            "the run is still going: {} whole second(s) so far",
+            "the run is {doing}: {} whole second(s) so far",
             state.run.intervals.len()
         ));
     }
@@ -131,7 +138,7 @@ pub(super) fn frame_data(state: &LiveState, memory: &mut Memory) -> serde_json::
         "answer": html::answer_box(&doc),
         // The answer typed, as `report --format json` writes it: what a frame shows can be
         // checked against the stored run's report, number for number.
-        "answer_data": crate::report::write::json::answer(&doc.answer),
+        "answer_data": crate::report::write::json::answer_of(&doc),
         "now": now(&doc, &summary, state, memory, second),
         "figures": specs,
         "left_out": left_out,
@@ -208,7 +215,7 @@ pub(super) fn search_data(state: &SearchState, memory: &mut Memory) -> serde_jso
         "warnings": state.probe.iter().flat_map(|p| &p.warnings).map(|w| format!("<p class=\"note\">{}</p>\n", html::escape(w))).collect::<String>(),
         "shards": "",
         "answer": doc.as_ref().map_or_else(String::new, html::answer_box),
-        "answer_data": doc.as_ref().map_or(serde_json::Value::Null, |d| crate::report::write::json::answer(&d.answer)),
+        "answer_data": doc.as_ref().map_or(serde_json::Value::Null, crate::report::write::json::answer_of),
         "now": now,
         "figures": specs,
         "left_out": "",
@@ -229,6 +236,8 @@ fn position(
         match p.phase {
             Phase::Sending => "sending",
             Phase::Draining => "draining (all sent; waiting for the last answers)",
+            Phase::Stopping => "stopping (stopped early; waiting for the answers in flight)",
+            Phase::Stalled => "stalled (nothing is written any more; see the runs below)",
             Phase::Ended => "ended",
         }
     ));
@@ -240,14 +249,11 @@ fn position(
             html::escape(&step.name)
         ));
     }
-    parts.push(match p.planned_secs {
-        Some(total) => format!(
-            "{}s of {total}s, {}s left",
-            p.elapsed_secs,
-            total.saturating_sub(p.elapsed_secs)
-        ),
-        None => format!("{}s", p.elapsed_secs),
-    });
+    let stopped_early = run
+        .end
+        .as_ref()
+        .is_some_and(|end| end.status != crate::store::EndStatus::Completed);
+    parts.push(elapsed(p, stopped_early));
     if let Some(asked) = doc.what_ran.first() {
         parts.push(format!("asked: {}", html::escape(asked)));
     }
@@ -266,6 +272,24 @@ fn position(
         ));
     }
     format!("<p class=\"where\" id=\"where\">{}</p>", parts.join(" · "))
+}
+
+/// The time part of the position: the time left only while sending as planned; after, the
+/// seconds so far, and a run stopped early says it was (never "5s left" of a stopped run,
+/// nor "14s of 12s"). `stopped_early`: the run's end says it did not complete.
+fn elapsed(p: &Position, stopped_early: bool) -> String {
+    let e = p.elapsed_secs;
+    let early = matches!(p.phase, Phase::Stopping | Phase::Stalled)
+        || (p.phase == Phase::Ended && stopped_early);
+    match (p.phase, p.planned_secs) {
+        (Phase::Sending, Some(total)) => {
+            format!("{e}s of {total}s, {}s left", total.saturating_sub(e))
+        }
+        (_, Some(total)) if early => format!("{e}s (stopped before its planned {total}s)"),
+        (Phase::Draining, Some(total)) => format!("{e}s (sending ended at {total}s)"),
+        _ if early => format!("{e}s (stopped early)"),
+        _ => format!("{e}s"),
+    }
 }
 
 /// The shards of a watched test, one row each.
@@ -441,6 +465,30 @@ fn thin(f: &mut Figure) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_left_is_shown_only_while_sending_as_planned() {
+        let at = |elapsed_secs, phase, planned_secs| Position {
+            elapsed_secs,
+            planned_secs,
+            phase,
+            ..Position::default()
+        };
+        let p = at(5, Phase::Sending, Some(10));
+        assert_eq!(elapsed(&p, false), "5s of 10s, 5s left");
+        let p = at(14, Phase::Draining, Some(12));
+        assert_eq!(elapsed(&p, false), "14s (sending ended at 12s)");
+        let p = at(6, Phase::Stopping, Some(15));
+        assert_eq!(elapsed(&p, false), "6s (stopped before its planned 15s)");
+        let p = at(6, Phase::Ended, Some(15));
+        assert_eq!(elapsed(&p, true), "6s (stopped before its planned 15s)");
+        assert_eq!(elapsed(&at(13, Phase::Ended, Some(12)), false), "13s");
+        assert_eq!(
+            elapsed(&at(4, Phase::Stalled, None), false),
+            "4s (stopped early)"
+        );
+        assert_eq!(elapsed(&at(4, Phase::Sending, None), false), "4s");
+    }
 
     #[test]
     fn long_lines_are_thinned_keeping_their_peaks() {

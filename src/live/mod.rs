@@ -84,7 +84,7 @@ pub struct Position {
     pub planned_requests: Option<u64>,
     /// The stage (a sweep's step) the last second ran in, when the run has several.
     pub step: Option<Step>,
-    /// Sending, draining or ended.
+    /// Sending, draining, stopping or ended.
     pub phase: Phase,
 }
 
@@ -107,6 +107,12 @@ pub enum Phase {
     Sending,
     /// Past its planned end, waiting for the last answers.
     Draining,
+    /// Stopped before its planned end (Ctrl-C, the stop button, the safety stop, a
+    /// sweep's limit), waiting for the answers in flight.
+    Stopping,
+    /// Not over, yet nothing writes any more: every run followed (`watch`) ended or stopped
+    /// writing (killed or crashed?), and not all ended.
+    Stalled,
     /// Over; its report is being written.
     Ended,
 }

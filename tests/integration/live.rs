@@ -324,6 +324,61 @@ fn the_stop_button_is_refused_without_the_token_and_ends_the_run_as_ctrl_c_with_
     assert_eq!(end["answer_data"], json["answer"]);
 }
 
+/// A run its safety stop ends, watched live: stderr says it is stopping (the live page's
+/// observer passes the stop on to the progress line), no frame says time is left of a run
+/// that stopped, and the end's answer is the JSON report's, the stop included.
+#[test]
+fn a_run_aborted_while_watched_says_so_on_stderr_and_ends_with_the_reports_answer() {
+    let _one = crate::support::one_heavy_at_a_time();
+    // Every answer takes 1.5 s: the first second measured breaks "p99 > 1s", with
+    // requests still in flight to drain after the stop.
+    let target = start_target(Duration::from_millis(1_500));
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("http://{}/", target.addr());
+    let live = start(&[
+        "attack",
+        &url,
+        "--rate",
+        "20",
+        "-d",
+        "60s",
+        "--abort-when",
+        "p99 > 1s",
+        "--live",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let events = follow(live.addr);
+    let (code, stderr) = live.wait(Duration::from_secs(60));
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("headroom: stopping: aborted at second"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(headroom(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    assert!(json["answer"]["aborted"].is_object(), "{json}");
+    let (frames, end) = events.join().unwrap();
+    assert_eq!(end["answer_data"], json["answer"]);
+    for f in &frames {
+        let at = f["position"].as_str().unwrap();
+        let sending = at.contains("<strong class=\"phase\">sending</strong>");
+        assert!(
+            sending || !at.contains(" left"),
+            "time left of a stopped run: {at}"
+        );
+        if f["ended"] == true {
+            assert!(at.contains("stopped before its planned 60s"), "{at}");
+        }
+    }
+}
+
 #[test]
 fn a_capacity_searchs_page_shows_its_probes_so_far_and_the_probe_in_progress() {
     let _one = crate::support::one_heavy_at_a_time();

@@ -431,6 +431,23 @@ fn a_shard_killed_mid_run_is_said_stopped_once_and_shown_so_on_the_page() {
     }
     children.0[0].kill().unwrap();
     children.0[0].wait().unwrap();
+    // Nothing writes any more and nothing ended: the page no longer says the test is
+    // sending, nor that time is left, nor that the run is still going.
+    let mut stalled = None;
+    for _ in 0..30 {
+        let (_, frame) = events.next().expect("frames");
+        if frame["position"].as_str().unwrap().contains("stalled") {
+            stalled = Some(frame);
+            break;
+        }
+    }
+    let stalled = stalled.expect("the page says the test stalled once no shard writes");
+    let at = stalled["position"].as_str().unwrap();
+    assert!(!at.contains(" left"), "{at}");
+    assert!(
+        !stalled["answer"].as_str().unwrap().contains("still going"),
+        "{stalled}"
+    );
     // Ctrl-C ends the watch (never the shards): 130, as a signal's stop.
     let sent = Command::new("kill")
         .args(["-INT", &watch.0[0].id().to_string()])
@@ -440,7 +457,18 @@ fn a_shard_killed_mid_run_is_said_stopped_once_and_shown_so_on_the_page() {
     let status = watch.0[0].wait().unwrap();
     let said = rest.join().unwrap();
     assert_eq!(status.code(), Some(130), "{said}");
-    let lines: Vec<&str> = said.lines().filter(|l| l.contains("(stopped?)")).collect();
+    let stopped = |shard: &str| -> Vec<&str> {
+        said.lines()
+            .filter(|l| l.contains("(stopped?)") && l.contains(&format!("{shard} has written")))
+            .collect()
+    };
+    // Shard 0 stopped too, at the end: said once as well.
+    assert_eq!(
+        stopped("s0").len(),
+        1,
+        "one line for shard 0's stop: {said}"
+    );
+    let lines = stopped("s1");
     assert_eq!(lines.len(), 1, "one line for shard 1's stop: {said}");
     assert!(
         lines[0].starts_with("headroom watch: ")

@@ -8,14 +8,19 @@ use serde_json::{json, Map, Value};
 pub fn write(doc: &Document) -> String {
     let mut data = doc.data.clone();
     if let Value::Object(map) = &mut data {
-        let mut answer = answer(&doc.answer);
-        // The safety stop, typed as the summary keeps it, where a machine looks first.
-        if let (Some(aborted), Value::Object(a)) = (map.get("aborted").cloned(), &mut answer) {
-            a.insert("aborted".into(), aborted);
-        }
-        map.insert("answer".into(), answer);
+        map.insert("answer".into(), answer_of(doc));
     }
     serde_json::to_string_pretty(&data).unwrap_or_else(|_| "{}".into())
+}
+
+/// The document's answer as the JSON report gives it: typed values, and the safety stop
+/// where a machine looks first. The live page's frames carry this same value.
+pub fn answer_of(doc: &Document) -> Value {
+    let mut answer = answer(&doc.answer);
+    if let (Some(aborted), Value::Object(a)) = (doc.data.get("aborted").cloned(), &mut answer) {
+        a.insert("aborted".into(), aborted);
+    }
+    answer
 }
 
 /// The answer with typed values.
