@@ -32,6 +32,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// First: its macros shadow the standard printing macros in every module after it.
+#[macro_use]
+mod say;
+
 pub mod abort;
 pub mod capacity;
 pub mod engine;

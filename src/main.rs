@@ -1,6 +1,10 @@
 //! The `headroom` binary: parses arguments, wires Ctrl-C and the stop signals, maps errors
 //! to exit codes.
 
+// First: its macros shadow the standard printing macros in every module after it.
+#[macro_use]
+#[path = "say.rs"]
+mod say;
 mod cli;
 
 use clap::Parser;

@@ -418,3 +418,40 @@ fn an_attacks_objectives_may_be_a_comma_list_as_capacitys_are() {
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
 }
+
+/// Output piped into a reader that is gone (`headroom … | head -1`, a closed terminal):
+/// the run is still stored whole, its report files written, and the exit status is the
+/// run's, not a panic's.
+#[test]
+fn a_closed_output_pipe_loses_nothing_and_keeps_the_exit_status() {
+    let target = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "attack",
+            &format!("http://{}/", target.addr()),
+            "--rate",
+            "20",
+            "-d",
+            "2s",
+            "--slo",
+            "p99 < 10s",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both readers gone before the run prints a line: every write it makes fails (EPIPE).
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let end = crate::support::json_file(&out.join("end.json"));
+    assert_eq!(end["status"], "completed", "{end}");
+    let report = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+}
