@@ -288,7 +288,7 @@ impl IntervalReader {
             };
             return match self.decode(&text)? {
                 Ok(line) => Ok(Some(line)),
-                Err(e) => Err(self.corrupt(self.number, e)),
+                Err(e) => Err(self.corrupt(self.number, json_reason(&e))),
             };
         }
         let Some(text) = self.next.take() else {
@@ -303,7 +303,7 @@ impl IntervalReader {
                 self.torn_tail = true;
                 Ok(None)
             }
-            Err(e) => Err(self.corrupt(self.number, e)),
+            Err(e) => Err(self.corrupt(self.number, json_reason(&e))),
         }
     }
 
@@ -367,6 +367,20 @@ impl IntervalReader {
     }
 }
 
+/// What is wrong with a line's JSON, placed in the line the user is told of: the decoder's
+/// own "at line 2 column 0" counts lines of the text it was given (the line and its newline),
+/// not of the file.
+fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let bare = text
+        .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+        .unwrap_or(&text);
+    match e.line() {
+        1 => format!("{bare} (at character {} of the line)", e.column()),
+        _ => format!("{bare} (at the end of the line)"),
+    }
+}
+
 fn too_long() -> String {
     format!(
         "longer than {} MiB, more than any interval takes",
@@ -383,6 +397,36 @@ mod tests {
         stages: 0,
         flows: 0,
     };
+
+    #[test]
+    fn a_damaged_line_is_placed_in_the_file_not_in_the_decoders_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("intervals.jsonl");
+        let line = IntervalLine {
+            record: IntervalRecord::new(0),
+            health: Health::default(),
+            stage: None,
+            server: None,
+            shards: Vec::new(),
+        };
+        let good = serde_json::to_string(&line).unwrap();
+        // Line 2 cut inside a string, line 3 a bad character: neither is the last line (a
+        // torn last line is skipped), so both are damage.
+        for (bad, says) in [
+            (r#"{"record": {"index": "ab"#, "of the line)"),
+            (r#"{"record": x}"#, "(at character 12 of the line)"),
+        ] {
+            std::fs::write(&path, format!("{good}\n{bad}\n{good}\n")).unwrap();
+            let mut reader = IntervalReader::open(&path, BOUNDS).unwrap().unwrap();
+            reader.next_line().unwrap();
+            let Err(e) = reader.next_line() else {
+                panic!("{bad} should be refused");
+            };
+            let e = e.to_string();
+            assert!(e.contains("line 2: ") && e.ends_with(says), "{e}");
+            assert!(!e.contains(" column "), "{e}");
+        }
+    }
 
     #[test]
     fn lines_past_what_the_run_has_are_refused_before_they_are_decoded() {
