@@ -128,7 +128,18 @@ fn requests_a_server_holds_when_a_run_is_aborted_are_failed_not_lost() {
         "{text}"
     );
     assert!(!text.contains("the server kept up"), "{text}");
-    assert_eq!(v["verdict"]["limit"], "server", "{}", v["verdict"]);
+    // The diagnosis names the server's silence (whatever else a busy machine adds to it).
+    let silent = v["verdict"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["finding"] == "server_failed" && f["error"] == "unanswered_at_stop");
+    assert_eq!(
+        silent.map(|f| f["count"].clone()),
+        Some(unanswered.into()),
+        "{}",
+        v["verdict"]
+    );
 }
 
 #[test]
