@@ -178,7 +178,7 @@ fn a_closed_model_aborted_against_a_silent_server_counts_its_users_requests() {
     not(feature = "lab"),
     ignore = "needs nginx with the echo module: run tests/run"
 )]
-fn ctrl_c_on_http2_against_a_silent_server_says_no_request_was_answered() {
+fn ctrl_c_on_http2_against_a_silent_server_says_no_request_was_answered_in_either_model() {
     let dir = tempfile::tempdir().unwrap();
     let c = certs::make(dir.path());
     let nginx = Nginx::with_modules(
@@ -187,50 +187,66 @@ fn ctrl_c_on_http2_against_a_silent_server_says_no_request_was_answered() {
         "keepalive_requests 1000000;",
         HANG,
     );
-    let out = dir.path().join("run");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "attack",
-            &nginx.url("https", "/"),
-            "--rate",
-            "20",
-            "-d",
-            "60s",
-            "--http2",
-            "--cacert",
-            c.ca.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    // The open model at a rate, and the closed model's users, each one sending and waiting.
+    for (load, n) in [("--rate", "20"), ("--concurrency", "3")] {
+        let out = dir.path().join(load.trim_start_matches('-'));
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args([
+                "attack",
+                &nginx.url("https", "/"),
+                load,
+                n,
+                "-d",
+                "60s",
+                "--http2",
+                "--cacert",
+                c.ca.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Two seconds on disk: requests were sent and are held (none is ever answered).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let seconds = || {
+            std::fs::read_to_string(out.join("intervals.jsonl")).map_or(0, |s| s.lines().count())
+        };
+        while seconds() < 2 {
+            assert!(Instant::now() < deadline, "{load}: the run never began");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::INT,
+        )
         .unwrap();
-    // Two seconds on disk: requests were sent and are held (none is ever answered).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let seconds =
-        || std::fs::read_to_string(out.join("intervals.jsonl")).map_or(0, |s| s.lines().count());
-    while seconds() < 2 {
-        assert!(Instant::now() < deadline, "the run never began");
-        std::thread::sleep(Duration::from_millis(50));
+        let o = child.wait_with_output().unwrap();
+        let text = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(INTERRUPTED),
+            "{load}: {text}\n{}",
+            stderr(&o)
+        );
+        crate::support::counts::check_dir(&out);
+        let (stored, unanswered) = every_sent_request_counted(&out);
+        assert_eq!(
+            unanswered, stored.all.sent,
+            "{load}: {:?}",
+            stored.all.errors
+        );
+        if load == "--concurrency" {
+            assert_eq!(stored.all.sent, 3, "{load}: one request per user");
+        }
+        report_counts_them(&out, stored.all.sent, unanswered);
+        // It says the server never answered, not only that the run was too short to judge.
+        assert!(text.contains("NOTHING SUCCEEDED"), "{load}: {text}");
+        assert!(
+            text.contains("no answer when the run was stopped"),
+            "{load}: {text}"
+        );
     }
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(INTERRUPTED), "{text}\n{}", stderr(&o));
-    crate::support::counts::check_dir(&out);
-    let (stored, unanswered) = every_sent_request_counted(&out);
-    assert_eq!(unanswered, stored.all.sent, "{:?}", stored.all.errors);
-    report_counts_them(&out, stored.all.sent, unanswered);
-    // It says the server never answered, not only that the run was too short to judge.
-    assert!(text.contains("NOTHING SUCCEEDED"), "{text}");
-    assert!(
-        text.contains("no answer when the run was stopped"),
-        "{text}"
-    );
 }
