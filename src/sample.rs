@@ -336,6 +336,11 @@ error_kinds! {
     Protocol => ("protocol", Server, "malformed HTTP response"),
     /// The response head was larger than the generator accepts.
     HeaderTooLarge => ("header_too_large", Server, "response headers too large"),
+    /// The run was stopped (Ctrl-C, the live page, `--abort-when`) and the request, already
+    /// sent, had no answer by the end of the grace given to requests in flight. Counted as
+    /// failed rather than left out, so every request sent is accounted for; the server's,
+    /// since it had the request for at least the grace and did not answer.
+    Unanswered => ("unanswered_at_stop", Server, "no answer when the run was stopped, nor in the grace after it (a hung or very slow server?)"),
 }
 
 impl fmt::Display for ErrorKind {
@@ -374,6 +379,8 @@ mod tests {
             ErrorKind::Reset,
             ErrorKind::TlsAlert,
             ErrorKind::GoAway,
+            // The server held it past the stop's grace: its silence, not the generator's.
+            ErrorKind::Unanswered,
         ] {
             assert_eq!(k.side(), Side::Server);
         }

@@ -40,6 +40,7 @@ mod report;
 mod scenario;
 mod seeds;
 mod shard;
+mod stopped;
 mod support;
 mod target;
 mod verdicts;

@@ -102,5 +102,8 @@ pub fn run(
         Some(schedule) => open::run(&mut table, pace, schedule, index, &mut chores),
         None => closed::run(&mut table, &Users::new(pace, index), &mut chores),
     };
+    // What the grace after a stop left unanswered is failed, so every request sent is
+    // counted (in the last second, as a timeout is counted in the second it expires).
+    table.abandon_inflight();
     Ok(chores.seconds.finish(&mut table.tally, interrupted))
 }

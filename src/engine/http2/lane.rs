@@ -59,19 +59,29 @@ pub(super) async fn run(worker: Arc<Worker>, id: usize) {
         own_login: (0..instances).map(|_| None).collect(),
         deadline: Box::pin(tokio::time::sleep(std::time::Duration::ZERO)),
     };
-    while let Some((intended, n)) = worker.next_job(id).await {
-        // The job, then the steps after it in its flow iteration.
-        let job = Job::arrival(&worker.spec.requests, intended, n);
-        let mut next = lane.one(job).await;
-        while let Some(job) = next {
-            if worker.cancel.is_cancelled() {
-                break;
+    let jobs = async {
+        while let Some((intended, n)) = worker.next_job(id).await {
+            // The job, then the steps after it in its flow iteration.
+            let job = Job::arrival(&worker.spec.requests, intended, n);
+            let mut next = lane.one(job).await;
+            while let Some(job) = next {
+                if worker.cancel.is_cancelled() {
+                    break;
+                }
+                if job.intended > Instant::now() {
+                    tokio::time::sleep_until(job.intended.into()).await;
+                }
+                next = lane.one(job).await;
             }
-            if job.intended > Instant::now() {
-                tokio::time::sleep_until(job.intended.into()).await;
-            }
-            next = lane.one(job).await;
         }
+    };
+    // Once the grace after a stop is over, the lane ends: polled first, the jobs record a
+    // request on the wire as unanswered (`exchange`) and find no next job; what is dropped
+    // here is a lane connecting, logging in unsent, or thinking: nothing it had sent.
+    tokio::select! {
+        biased;
+        () = jobs => {}
+        () = worker.give_up.cancelled() => {}
     }
     worker.lane_finished();
 }
@@ -189,6 +199,7 @@ impl Lane {
             reply = exchange::send(&mut conn.sender, request, keep) => Ok((reply?, sent)),
             // The stream is reset as its future is dropped; the connection lives on.
             () = self.deadline.as_mut() => Err(ErrorKind::Timeout.into()),
+            () = self.worker.give_up.cancelled() => Err(ErrorKind::Unanswered.into()),
         }
     }
 

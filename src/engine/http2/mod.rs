@@ -55,6 +55,9 @@ struct Worker {
     spec: Arc<RunSpec>,
     index: usize,
     cancel: CancellationToken,
+    /// Cancelled when the grace after a stop is over: streams still awaiting their answer
+    /// are then failed as unanswered, and lanes doing anything else end at once.
+    give_up: CancellationToken,
     tally: Mutex<Tally>,
     /// Shared connections, one pool per instance; `None` without keep-alive.
     pools: Option<Vec<Pool>>,
@@ -95,6 +98,7 @@ impl Worker {
         Worker {
             index,
             cancel,
+            give_up: CancellationToken::new(),
             tally: Mutex::new(Tally::new(pace, spec.raw.as_ref())),
             pools,
             queue: Mutex::new(VecDeque::new()),
@@ -318,7 +322,13 @@ async fn work(worker: Arc<Worker>, seconds: Seconds) -> WorkerReport {
     };
     worker.close(interrupted);
     if interrupted {
-        let _ = tokio::time::timeout(super::INTERRUPT_GRACE, worker.wait_for_lanes()).await;
+        let grace = tokio::time::timeout(super::INTERRUPT_GRACE, worker.wait_for_lanes()).await;
+        if grace.is_err() {
+            // Every lane ends on its next poll, after recording a request it had on the
+            // wire (`lane::run`), so this wait is short and every request sent is counted.
+            worker.give_up.cancel();
+            worker.wait_for_lanes().await;
+        }
     } else {
         worker.wait_for_lanes().await;
     }

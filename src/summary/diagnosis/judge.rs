@@ -80,6 +80,8 @@ fn overload(kind: ErrorKind) -> bool {
             | ErrorKind::ConnectTimeout
             | ErrorKind::GoAway
             | ErrorKind::StreamReset
+            // Sent and still unanswered a grace after the stop: the server was holding it.
+            | ErrorKind::Unanswered
     )
 }
 

@@ -566,6 +566,22 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Fails every request still on the wire as unanswered at the stop, and closes its
+    /// connection: the worker is done waiting for it.
+    pub fn abandon_inflight(&mut self) {
+        for index in 0..self.slots.len() {
+            let Some(Slot::Open(open)) = &mut self.slots[index] else {
+                continue;
+            };
+            if let Some(InFlight { job, sent }) = open.inflight.take() {
+                self.inflight -= 1;
+                self.close(index);
+                self.fail(job, Some(sent), ErrorKind::Unanswered);
+            }
+        }
+        self.writing.clear();
+    }
+
     fn close(&mut self, index: usize) {
         if let Some(Slot::Open(mut open)) = self.slots[index].take() {
             if let Some(login) = open.login.take() {
