@@ -1,10 +1,12 @@
 //! The diagnosis so far of a run still going: the report's own judge, fed each second as it
 //! arrives, so what the progress line (or a live page) says is what the report will say of
 //! the same seconds. A staged run is judged on its current stage, as the report judges each
-//! step on its own.
+//! step on its own. Only the seconds sent through whole are judged, as the report's are
+//! (`summary::whole`): a partial last second (a fractional duration, a count ending in it,
+//! a stop) sent less than its share, and judged it would read as the rate falling short.
 
 use super::diagnosis::{self, Asked, Diagnosis, Evidence};
-use crate::plan::{AttackPlan, HttpVersion, Load, Scheme, Stage};
+use crate::plan::{AttackPlan, HttpVersion, Load, Scheme, SendingEnd, Stage};
 use crate::record::IntervalRecord;
 use crate::store::{IntervalDigest, IntervalLine, RequestMeta, RunMeta};
 
@@ -21,6 +23,11 @@ pub struct SoFar {
     seconds: Vec<IntervalDigest>,
     cpu_secs: f64,
     waiting_secs: f64,
+    /// Where the plan's sending ends, and the first sends so far: which second is whole.
+    end: SendingEnd,
+    sent: u64,
+    /// The run was stopped (Ctrl-C, the stop button): no second from then on is whole.
+    stopped: bool,
 }
 
 impl SoFar {
@@ -44,11 +51,27 @@ impl SoFar {
             seconds: Vec::new(),
             cpu_secs: 0.0,
             waiting_secs: 0.0,
+            end: SendingEnd::of(&plan.stop, &plan.stages),
+            sent: 0,
+            stopped: false,
         }
     }
 
-    /// Takes one more second; a new stage starts the tally again.
+    /// The run was stopped before its plan's end: the second it stopped in, and those
+    /// after it, are not judged (the report judges the seconds before the stop).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Takes one more second, when it was sent through whole; a new stage starts the tally
+    /// again.
     pub fn add(&mut self, line: &IntervalLine) {
+        // All sends, retries too, as the report's seconds count them (`summary::whole`).
+        let sent_through = self.sent.saturating_add(line.record.sent);
+        self.sent = sent_through;
+        if self.stopped || !self.end.whole(line.record.index, sent_through) {
+            return;
+        }
         if line.stage != self.stage {
             self.stage = line.stage;
             self.record = IntervalRecord::new(0);
@@ -110,6 +133,10 @@ mod tests {
     use std::time::Duration;
 
     fn plan(rate: f64) -> AttackPlan {
+        plan_of(rate, Duration::from_secs(10), None)
+    }
+
+    fn plan_of(rate: f64, duration: Duration, requests: Option<u64>) -> AttackPlan {
         let target = Target::parse("http://127.0.0.1:9/").unwrap();
         let request = NamedRequest::single(
             RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
@@ -120,8 +147,8 @@ mod tests {
             vec![request],
             Load::Open { rate: Rate(rate) },
             Stop {
-                duration: Some(Duration::from_secs(10)),
-                requests: None,
+                duration: Some(duration),
+                requests,
             },
         )
     }
@@ -167,6 +194,27 @@ mod tests {
             so_far.add(&second(i, 100, 200));
         }
         assert_eq!(so_far.diagnosis().limit, crate::summary::Limit::Neither);
+
+        // The report judges the seconds sent through whole, not a partial last one.
+        let mut partial = SoFar::new(&plan_of(100.0, Duration::from_millis(3_500), None));
+        for i in 0..3 {
+            partial.add(&second(i, 100, 200));
+        }
+        partial.add(&second(3, 50, 200));
+        assert_eq!(partial.diagnosis().limit, crate::summary::Limit::Neither);
+        let mut counted = SoFar::new(&plan_of(100.0, Duration::from_secs(60), Some(250)));
+        for (i, n) in [100, 100, 50].into_iter().enumerate() {
+            counted.add(&second(i as u64, n, 200));
+        }
+        assert_eq!(counted.diagnosis().limit, crate::summary::Limit::Neither);
+        // Stopped (Ctrl-C) in the fourth second: its few sends are not the rate.
+        let mut stopped = SoFar::new(&plan(100.0));
+        for i in 0..3 {
+            stopped.add(&second(i, 100, 200));
+        }
+        stopped.stop();
+        stopped.add(&second(3, 20, 200));
+        assert_eq!(stopped.diagnosis().limit, crate::summary::Limit::Neither);
 
         let mut walled = SoFar::new(&plan(100.0));
         for i in 0..3 {
