@@ -5,7 +5,7 @@
 //! (`summary::whole`): a partial last second (a fractional duration, a count ending in it,
 //! a stop) sent less than its share, and judged it would read as the rate falling short.
 
-use super::diagnosis::{self, Asked, Diagnosis, Evidence};
+use super::diagnosis::{self, Asked, Diagnosis, Evidence, Limit};
 use crate::plan::{AttackPlan, HttpVersion, Load, Scheme, SendingEnd, Stage};
 use crate::record::IntervalRecord;
 use crate::store::{IntervalDigest, IntervalLine, RequestMeta, RunMeta};
@@ -28,6 +28,8 @@ pub struct SoFar {
     sent: u64,
     /// The run was stopped (Ctrl-C, the stop button): no second from then on is whole.
     stopped: bool,
+    /// The first measured stage that ended at a limit.
+    first_limit: Option<Diagnosis>,
 }
 
 impl SoFar {
@@ -54,6 +56,7 @@ impl SoFar {
             end: SendingEnd::of(&plan.stop, &plan.stages),
             sent: 0,
             stopped: false,
+            first_limit: None,
         }
     }
 
@@ -73,6 +76,7 @@ impl SoFar {
             return;
         }
         if line.stage != self.stage {
+            self.judge_finished_stage();
             self.stage = line.stage;
             self.record = IntervalRecord::new(0);
             self.seconds.clear();
@@ -85,8 +89,37 @@ impl SoFar {
         self.waiting_secs += line.health.cpu.waiting.as_secs_f64();
     }
 
-    /// The diagnosis of the seconds so far (of the current stage, in a staged run).
+    /// The first measured stage found at a limit, kept as the run's verdict, as the
+    /// report's is (`diagnosis::of_staged_run`): a later step too short to judge, or one
+    /// judged fine, does not undo it.
+    fn judge_finished_stage(&mut self) {
+        let measured = self
+            .stage
+            .and_then(|i| self.stages.get(usize::from(i)))
+            .is_some_and(|s| !s.warmup);
+        if self.first_limit.is_some() || !measured || self.seconds.is_empty() {
+            return;
+        }
+        let d = self.of_stage();
+        if matches!(
+            d.limit,
+            Limit::Server | Limit::Generator | Limit::Both | Limit::ChangedWithTime
+        ) {
+            self.first_limit = Some(d);
+        }
+    }
+
+    /// The diagnosis so far: the first measured stage found at a limit, in a staged run
+    /// that has one; otherwise the seconds so far (of the current stage, in a staged run).
     pub fn diagnosis(&self) -> Diagnosis {
+        match &self.first_limit {
+            Some(d) => d.clone(),
+            None => self.of_stage(),
+        }
+    }
+
+    /// The diagnosis of the seconds so far (of the current stage, in a staged run).
+    fn of_stage(&self) -> Diagnosis {
         let secs = self.seconds.len() as f64;
         let share = |s: f64| {
             if secs > 0.0 {
@@ -215,6 +248,28 @@ mod tests {
         stopped.stop();
         stopped.add(&second(3, 20, 200));
         assert_eq!(stopped.diagnosis().limit, crate::summary::Limit::Neither);
+
+        // A sweep whose first step was at a limit: a last step too short to judge (or
+        // judged fine) does not undo it, as it does not in the report.
+        let mut sweep = plan(100.0);
+        sweep.stop.duration = None;
+        sweep.stages = vec![
+            Stage::constant("100 req/s", 100.0, Duration::from_secs(3)),
+            Stage::constant("200 req/s", 200.0, Duration::from_secs(2)),
+        ];
+        let mut swept = SoFar::new(&sweep);
+        for i in 0..3 {
+            // One in ten answered 503: the server's overload.
+            let mut s = second(i, 90, 200);
+            s.record.merge(&second(i, 10, 503).record);
+            s.stage = Some(0);
+            swept.add(&s);
+        }
+        assert_eq!(swept.diagnosis().limit, crate::summary::Limit::Server);
+        let mut s = second(3, 200, 200);
+        s.stage = Some(1);
+        swept.add(&s);
+        assert_eq!(swept.diagnosis().limit, crate::summary::Limit::Server);
 
         let mut walled = SoFar::new(&plan(100.0));
         for i in 0..3 {
