@@ -32,6 +32,8 @@ pub struct Progress {
     so_far: Option<SoFar>,
     /// The verdict last shown, kept through the drain.
     verdict: Option<String>,
+    /// Cancelled when the run is stopped (Ctrl-C, the live page's stop button).
+    stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// How the progress is shown.
@@ -70,7 +72,14 @@ impl Progress {
             shown: false,
             so_far: enabled.then(|| SoFar::new(plan)),
             verdict: None,
+            stop: None,
         }
+    }
+
+    /// The run stops when `stop` is cancelled: from the second it is seen stopped in, the
+    /// verdict so far is the seconds' before it, as the report's of a stopped run is.
+    pub fn stopped_by(&mut self, stop: tokio_util::sync::CancellationToken) {
+        self.stop = Some(stop);
     }
 
     /// Ends the line so the report starts on a fresh one; prints the last plain line.
@@ -170,7 +179,11 @@ impl Observer for Progress {
         let verdict = if drained {
             self.verdict.clone()
         } else {
+            let stopped = self.stop.as_ref().is_some_and(|s| s.is_cancelled());
             self.so_far.as_mut().and_then(|so_far| {
+                if stopped {
+                    so_far.stop();
+                }
                 so_far.add(line);
                 let d = so_far.diagnosis();
                 let undecided = d
@@ -240,6 +253,7 @@ mod tests {
             shown: false,
             so_far: None,
             verdict: None,
+            stop: None,
         }
     }
 
@@ -296,6 +310,88 @@ mod tests {
             p.head(3, 1, 300),
             ("[   4s, stopping]".to_string(), String::new())
         );
+    }
+
+    /// A plan of `rate` req/s on a loopback address, stopped by `stop`.
+    fn plan(rate: f64, stop: headroom::plan::Stop) -> AttackPlan {
+        use headroom::plan::{Load, NamedRequest, Rate, RequestSpec, Target};
+        let target = Target::parse("http://127.0.0.1:9/").unwrap();
+        let request = NamedRequest::single(
+            RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
+            &target,
+        );
+        AttackPlan::new(target, vec![request], Load::Open { rate: Rate(rate) }, stop)
+    }
+
+    /// Second `index`: `n` sent, and answered 200 in 2 ms, on time.
+    fn answered(index: u64, n: u64) -> IntervalLine {
+        let mut record = headroom::record::IntervalRecord::new(index);
+        record.sent = n;
+        for _ in 0..n {
+            record.record(&headroom::sample::Sample {
+                outcome: headroom::sample::Outcome::Status(200),
+                latency: std::time::Duration::from_millis(2),
+                service: std::time::Duration::from_millis(2),
+                lag: std::time::Duration::ZERO,
+                connect: None,
+                tls_handshake: None,
+                first_byte: None,
+                bytes_in: 0,
+                bytes_out: 0,
+                retried: false,
+                request: 0,
+                stage: None,
+                expected: true,
+                iteration: None,
+            });
+        }
+        IntervalLine {
+            record,
+            health: Default::default(),
+            stage: None,
+            server: None,
+            shards: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_last_verdict_so_far_leaves_out_a_partial_last_second_as_the_report_does() {
+        use headroom::plan::Stop;
+        let timed = |ms| Stop {
+            duration: Some(std::time::Duration::from_millis(ms)),
+            requests: None,
+        };
+        // 3.5 s at 200 req/s: the fourth second sends 100 (not "sent 175 of 200 req/s").
+        let mut p = Progress::shown_as(&plan(200.0, timed(3_500)), Mode::Plain);
+        for (i, n) in [200, 200, 200, 100, 0].into_iter().enumerate() {
+            p.interval(&answered(i as u64, n));
+        }
+        let v = p.verdict.clone().unwrap();
+        assert_eq!(v, "ok");
+        // 250 requests at 100 req/s: the third second sends 50.
+        let count = Stop {
+            duration: None,
+            requests: Some(250),
+        };
+        let mut p = Progress::shown_as(&plan(100.0, count), Mode::Plain);
+        for (i, n) in [100, 100, 50, 0].into_iter().enumerate() {
+            p.interval(&answered(i as u64, n));
+        }
+        let v = p.verdict.clone().unwrap();
+        assert_eq!(v, "ok");
+        // Stopped (Ctrl-C, the stop button) 3.2 s into a 10 s run.
+        let mut p = Progress::shown_as(&plan(200.0, timed(10_000)), Mode::Plain);
+        let stop = tokio_util::sync::CancellationToken::new();
+        p.stopped_by(stop.clone());
+        for (i, n) in [200, 200, 200].into_iter().enumerate() {
+            p.interval(&answered(i as u64, n));
+        }
+        stop.cancel();
+        for (i, n) in [40, 0].into_iter().enumerate() {
+            p.interval(&answered(3 + i as u64, n));
+        }
+        let v = p.verdict.clone().unwrap();
+        assert_eq!(v, "ok");
     }
 
     #[test]

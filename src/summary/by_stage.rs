@@ -80,6 +80,10 @@ pub struct StageRow {
     /// first answer and its last.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub counted: bool,
+    /// It ran shorter than planned: the run stopped in it, or (a run still going, on the
+    /// live page) it is still running. Only such a step's shortness is not the run's doubt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
     /// How late requests left (p99), µs.
     #[serde(default)]
     pub lag_p99_us: u64,
@@ -139,6 +143,8 @@ pub struct StageInputs<'a> {
     /// Whether the run stopped before its planned end (a stop condition, an interrupt, a
     /// crash): only then is a step shorter than planned.
     pub stopped: bool,
+    /// The seconds sent through whole (`summary::whole`): a step is judged on its own.
+    pub whole: &'a std::collections::BTreeSet<u64>,
     /// How long the whole run took (the attack and the wait for answers after it), seconds.
     pub run_secs: f64,
     /// The intervals of each stage merged, by stage index.
@@ -230,10 +236,9 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 },
                 _ => Asked::Nothing,
             };
-            let whole = inputs.attack_secs.floor() as u64;
             let whole_seconds: Vec<IntervalDigest> = seconds
                 .iter()
-                .filter(|d| d.index < whole)
+                .filter(|d| inputs.whole.contains(&d.index))
                 .map(|d| (*d).clone())
                 .collect();
             // The step's evidence is its own requests' (what was sent for it, wherever the
@@ -297,6 +302,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 latency: Stats::of(&step.latency),
                 warmup: s.warmup,
                 counted,
+                cut_short: cut,
                 lag_p99_us,
                 cpu_share,
                 verdict,

@@ -1,10 +1,12 @@
 //! The diagnosis so far of a run still going: the report's own judge, fed each second as it
 //! arrives, so what the progress line (or a live page) says is what the report will say of
 //! the same seconds. A staged run is judged on its current stage, as the report judges each
-//! step on its own.
+//! step on its own. Only the seconds sent through whole are judged, as the report's are
+//! (`summary::whole`): a partial last second (a fractional duration, a count ending in it,
+//! a stop) sent less than its share, and judged it would read as the rate falling short.
 
-use super::diagnosis::{self, Asked, Diagnosis, Evidence};
-use crate::plan::{AttackPlan, HttpVersion, Load, Scheme, Stage};
+use super::diagnosis::{self, Asked, Diagnosis, Evidence, Limit};
+use crate::plan::{AttackPlan, HttpVersion, Load, Scheme, SendingEnd, Stage};
 use crate::record::IntervalRecord;
 use crate::store::{IntervalDigest, IntervalLine, RequestMeta, RunMeta};
 
@@ -21,6 +23,13 @@ pub struct SoFar {
     seconds: Vec<IntervalDigest>,
     cpu_secs: f64,
     waiting_secs: f64,
+    /// Where the plan's sending ends, and the first sends so far: which second is whole.
+    end: SendingEnd,
+    sent: u64,
+    /// The run was stopped (Ctrl-C, the stop button): no second from then on is whole.
+    stopped: bool,
+    /// The first measured stage that ended at a limit.
+    first_limit: Option<Diagnosis>,
 }
 
 impl SoFar {
@@ -44,12 +53,30 @@ impl SoFar {
             seconds: Vec::new(),
             cpu_secs: 0.0,
             waiting_secs: 0.0,
+            end: SendingEnd::of(&plan.stop, &plan.stages),
+            sent: 0,
+            stopped: false,
+            first_limit: None,
         }
     }
 
-    /// Takes one more second; a new stage starts the tally again.
+    /// The run was stopped before its plan's end: the second it stopped in, and those
+    /// after it, are not judged (the report judges the seconds before the stop).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Takes one more second, when it was sent through whole; a new stage starts the tally
+    /// again.
     pub fn add(&mut self, line: &IntervalLine) {
+        // All sends, retries too, as the report's seconds count them (`summary::whole`).
+        let sent_through = self.sent.saturating_add(line.record.sent);
+        self.sent = sent_through;
+        if self.stopped || !self.end.whole(line.record.index, sent_through) {
+            return;
+        }
         if line.stage != self.stage {
+            self.judge_finished_stage();
             self.stage = line.stage;
             self.record = IntervalRecord::new(0);
             self.seconds.clear();
@@ -62,8 +89,37 @@ impl SoFar {
         self.waiting_secs += line.health.cpu.waiting.as_secs_f64();
     }
 
-    /// The diagnosis of the seconds so far (of the current stage, in a staged run).
+    /// The first measured stage found at a limit, kept as the run's verdict, as the
+    /// report's is (`diagnosis::of_staged_run`): a later step too short to judge, or one
+    /// judged fine, does not undo it.
+    fn judge_finished_stage(&mut self) {
+        let measured = self
+            .stage
+            .and_then(|i| self.stages.get(usize::from(i)))
+            .is_some_and(|s| !s.warmup);
+        if self.first_limit.is_some() || !measured || self.seconds.is_empty() {
+            return;
+        }
+        let d = self.of_stage();
+        if matches!(
+            d.limit,
+            Limit::Server | Limit::Generator | Limit::Both | Limit::ChangedWithTime
+        ) {
+            self.first_limit = Some(d);
+        }
+    }
+
+    /// The diagnosis so far: the first measured stage found at a limit, in a staged run
+    /// that has one; otherwise the seconds so far (of the current stage, in a staged run).
     pub fn diagnosis(&self) -> Diagnosis {
+        match &self.first_limit {
+            Some(d) => d.clone(),
+            None => self.of_stage(),
+        }
+    }
+
+    /// The diagnosis of the seconds so far (of the current stage, in a staged run).
+    fn of_stage(&self) -> Diagnosis {
         let secs = self.seconds.len() as f64;
         let share = |s: f64| {
             if secs > 0.0 {
@@ -110,6 +166,10 @@ mod tests {
     use std::time::Duration;
 
     fn plan(rate: f64) -> AttackPlan {
+        plan_of(rate, Duration::from_secs(10), None)
+    }
+
+    fn plan_of(rate: f64, duration: Duration, requests: Option<u64>) -> AttackPlan {
         let target = Target::parse("http://127.0.0.1:9/").unwrap();
         let request = NamedRequest::single(
             RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
@@ -120,8 +180,8 @@ mod tests {
             vec![request],
             Load::Open { rate: Rate(rate) },
             Stop {
-                duration: Some(Duration::from_secs(10)),
-                requests: None,
+                duration: Some(duration),
+                requests,
             },
         )
     }
@@ -167,6 +227,49 @@ mod tests {
             so_far.add(&second(i, 100, 200));
         }
         assert_eq!(so_far.diagnosis().limit, crate::summary::Limit::Neither);
+
+        // The report judges the seconds sent through whole, not a partial last one.
+        let mut partial = SoFar::new(&plan_of(100.0, Duration::from_millis(3_500), None));
+        for i in 0..3 {
+            partial.add(&second(i, 100, 200));
+        }
+        partial.add(&second(3, 50, 200));
+        assert_eq!(partial.diagnosis().limit, crate::summary::Limit::Neither);
+        let mut counted = SoFar::new(&plan_of(100.0, Duration::from_secs(60), Some(250)));
+        for (i, n) in [100, 100, 50].into_iter().enumerate() {
+            counted.add(&second(i as u64, n, 200));
+        }
+        assert_eq!(counted.diagnosis().limit, crate::summary::Limit::Neither);
+        // Stopped (Ctrl-C) in the fourth second: its few sends are not the rate.
+        let mut stopped = SoFar::new(&plan(100.0));
+        for i in 0..3 {
+            stopped.add(&second(i, 100, 200));
+        }
+        stopped.stop();
+        stopped.add(&second(3, 20, 200));
+        assert_eq!(stopped.diagnosis().limit, crate::summary::Limit::Neither);
+
+        // A sweep whose first step was at a limit: a last step too short to judge (or
+        // judged fine) does not undo it, as it does not in the report.
+        let mut sweep = plan(100.0);
+        sweep.stop.duration = None;
+        sweep.stages = vec![
+            Stage::constant("100 req/s", 100.0, Duration::from_secs(3)),
+            Stage::constant("200 req/s", 200.0, Duration::from_secs(2)),
+        ];
+        let mut swept = SoFar::new(&sweep);
+        for i in 0..3 {
+            // One in ten answered 503: the server's overload.
+            let mut s = second(i, 90, 200);
+            s.record.merge(&second(i, 10, 503).record);
+            s.stage = Some(0);
+            swept.add(&s);
+        }
+        assert_eq!(swept.diagnosis().limit, crate::summary::Limit::Server);
+        let mut s = second(3, 200, 200);
+        s.stage = Some(1);
+        swept.add(&s);
+        assert_eq!(swept.diagnosis().limit, crate::summary::Limit::Server);
 
         let mut walled = SoFar::new(&plan(100.0));
         for i in 0..3 {

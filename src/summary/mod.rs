@@ -35,6 +35,7 @@ mod shards;
 mod slo;
 mod span;
 mod stats;
+mod whole;
 
 pub use arrivals::{Arrivals, Fit, SendCheck, SendFinding, MIN_SPANS};
 pub use by_flow::FlowRow;
@@ -59,7 +60,7 @@ use crate::sample::Side;
 use crate::store::{Counting, EndStatus, IntervalDigest, StoredRun};
 use serde::{Deserialize, Serialize};
 use span::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A run, summarised.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -322,6 +323,14 @@ impl Summary {
             by_request::warmup_logins(&mut by_request, &run.meta.requests, &run.all.requests);
         }
         let generator = GeneratorHealth::assess(run, &run.all, total_secs, generator_rate);
+        // Stopped before its plan's end: only then did its sending end short of the plan.
+        let stopped = run.meta.stop.requests.is_some()
+            || run.end.as_ref().is_none_or(|e| {
+                e.reason.is_some()
+                    || matches!(e.status, EndStatus::Interrupted | EndStatus::Aborted)
+            });
+        let sending_end = crate::plan::SendingEnd::of(&run.meta.stop, &run.meta.stages);
+        let whole = whole::seconds(&sending_end, &run.intervals, attack_secs, stopped);
         let mut stages = by_stage::rows(&by_stage::StageInputs {
             stages: &run.meta.stages,
             load: run.meta.load,
@@ -329,11 +338,8 @@ impl Summary {
             threads: run.meta.threads,
             connection_cap: generator::connection_cap(run),
             attack_secs,
-            stopped: run.meta.stop.requests.is_some()
-                || run.end.as_ref().is_none_or(|e| {
-                    e.reason.is_some()
-                        || matches!(e.status, EndStatus::Interrupted | EndStatus::Aborted)
-                }),
+            stopped,
+            whole: &whole,
             run_secs: total_secs,
             by_interval: &run.stages,
             digests: &run.intervals,
@@ -347,9 +353,13 @@ impl Summary {
         }
         let verdict = if run.meta.stages.is_empty() {
             // One load throughout: its seconds' trends are the run's.
-            let seconds = whole_seconds(run, attack_secs);
-            let mut d =
-                diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &seconds));
+            let seconds = whole_seconds(run, &whole);
+            let mut evidence = generator.evidence(run, &run.all, total_secs, &seconds);
+            if run.end.is_some() {
+                // The seconds sent through whole, as its trend is judged on.
+                evidence.whole_secs = Some(seconds.len() as f64);
+            }
+            let mut d = diagnosis::diagnose(&evidence);
             if let Load::Closed { concurrency } = run.meta.load {
                 // As for a closed step: too few requests per user and the users starting and
                 // finishing weigh on the throughput.
@@ -521,13 +531,13 @@ fn measured_intervals(run: &StoredRun) -> Vec<IntervalDigest> {
     }
 }
 
-/// Each whole second of the measured attack, in order: warm-up seconds, the last partial
-/// second and the wait for the last answers are left out, so a trend is the load's, not
-/// the run's edges'.
-fn whole_seconds(run: &StoredRun, attack_secs: f64) -> Vec<IntervalDigest> {
+/// Each second of the measured attack sent through whole (`whole`), in order: warm-up
+/// seconds, a partial last second and the wait for the last answers are left out, so a
+/// trend is the load's, not the run's edges'.
+fn whole_seconds(run: &StoredRun, whole: &BTreeSet<u64>) -> Vec<IntervalDigest> {
     run.intervals
         .iter()
-        .filter(|d| (d.index as f64) + 1.0 <= attack_secs && !in_warmup(run, d.stage))
+        .filter(|d| whole.contains(&d.index) && !in_warmup(run, d.stage))
         .cloned()
         .collect()
 }

@@ -17,6 +17,58 @@ fn limited_target(capacity: f64) -> headroom::target::RunningTarget {
     .unwrap()
 }
 
+/// A sweep whose last step, run for its whole planned 2 s, is past the server's capacity
+/// (400 req/s at a 300 req/s target): that step is judged on both of its seconds (its last
+/// request leaves a gap before the end, and the second it leaves in was sent whole), and
+/// it is the server's queue: never "too short (1 s)", never "neither side was the limit".
+#[test]
+fn a_sweeps_last_step_past_capacity_is_judged_on_its_whole_seconds() {
+    let _one = crate::support::one_heavy_at_a_time();
+    let target = limited_target(300.0);
+    let url = format!("http://{}/", target.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let o = headroom(&[
+        "sweep",
+        &url,
+        "--rate",
+        "200..400",
+        "--step",
+        "200",
+        "--step-duration",
+        "2s",
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    let text = crate::support::stdout(&headroom(&["report", out.to_str().unwrap()]));
+    let last = report["stages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["from"].as_f64(), Some(400.0), "{text}");
+    assert_eq!(last["cut_short"], serde_json::Value::Null, "{last}");
+    let verdict = &last["verdict"];
+    let kinds: Vec<&str> = verdict["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["finding"].as_str().unwrap())
+        .collect();
+    assert!(!kinds.contains(&"too_short"), "{verdict}\n{text}");
+    assert_ne!(verdict["limit"], "neither", "{verdict}\n{text}");
+    assert_ne!(report["verdict"]["limit"], "neither", "{text}");
+    assert!(!text.contains("neither side was the limit"), "{text}");
+    // With the rate sent as asked and the generator not short of CPU (a busy machine may
+    // make it so, on its own evidence), 300 of 400 completed a second is the server's queue.
+    let generator = ["rate_short", "sent_late", "cpu_busy", "cpu_starved"];
+    if !kinds.iter().any(|k| generator.contains(k)) {
+        assert_eq!(verdict["limit"], "server", "{verdict}\n{text}");
+        assert!(kinds.contains(&"latency_rising"), "{verdict}");
+        assert_eq!(report["verdict"]["limit"], "server", "{text}");
+    }
+}
+
 #[test]
 fn a_sweep_stops_at_the_first_step_past_its_limit_and_skips_the_rest() {
     let _one = crate::support::one_heavy_at_a_time();

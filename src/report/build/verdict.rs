@@ -82,6 +82,16 @@ pub fn settle(d: &Diagnosis) -> Vec<String> {
                 .to_string(),
         );
     }
+    // A staged run's doubt is its step's: the step is what must run longer.
+    let longer = if d
+        .findings
+        .iter()
+        .any(|f| matches!(f, Finding::AtStep { .. }))
+    {
+        "steps of 10 s: --step-duration 10s on a sweep"
+    } else {
+        "-d 10s"
+    };
     for f in d.on(Blame::Undecided) {
         match f {
             Finding::TooShort {
@@ -89,7 +99,7 @@ pub fn settle(d: &Diagnosis) -> Vec<String> {
                 needed_answers,
                 ..
             } => out.push(format!(
-                "to settle it: run at least {} whole seconds with at least {needed_answers} answers (e.g. -d 10s)",
+                "to settle it: run at least {} whole seconds with at least {needed_answers} answers (e.g. {longer})",
                 fmt_num(*needed_secs, 0)
             )),
             Finding::FewPerUser { needed, .. } => out.push(format!(

@@ -179,6 +179,7 @@ mod tests {
             requests: Vec::new(),
             flows: Vec::new(),
             counted: true,
+            cut_short: false,
         }
     }
 

@@ -73,10 +73,12 @@ pub fn of_staged_run(whole: Diagnosis, steps: &[StageRow]) -> Diagnosis {
     }
     // The last step too short to judge, after steps that were judged, is a step cut short
     // (a sweep stopped, or still going on a live page), not the run's doubt: its own row
-    // says it was too short, and the run is what the steps before it were.
+    // says it was too short, and the run is what the steps before it were. A step that ran
+    // its whole planned time and is still too short is the run's doubt: it says so.
     let last = measured().next_back().map(|(i, _)| i);
     let cut_short = |i: usize, s: &StageRow| {
-        Some(i) == last
+        s.cut_short
+            && Some(i) == last
             && i > measured().next().map_or(i, |(first, _)| first)
             && !s.verdict.findings.is_empty()
             && s.verdict
@@ -200,6 +202,7 @@ mod tests {
             requests: Vec::new(),
             flows: Vec::new(),
             counted: false,
+            cut_short: false,
         }
     }
 
@@ -245,12 +248,22 @@ mod tests {
         };
         // A sweep stopped (or still going) one second into its second step: the run is
         // what its first step was.
-        let steps = [
+        let mut steps = [
             step("200 req/s", 200.0, Diagnosis::default()),
             step("600 req/s", 600.0, short()),
         ];
+        steps[1].cut_short = true;
         let d = of_staged_run(Diagnosis::default(), &steps);
         assert_eq!(d.limit, Limit::Neither, "{d:?}");
+        // The same step having run its whole planned time: too short is the run's doubt,
+        // never "neither side was the limit".
+        steps[1].cut_short = false;
+        let d = of_staged_run(Diagnosis::default(), &steps);
+        assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
+        assert!(
+            matches!(d.findings[0], Finding::AtStep { index: 1, .. }),
+            "{d:?}"
+        );
         // Every step too short (steps of a second by design): the run cannot tell.
         let steps = [
             step("200 req/s", 200.0, short()),

@@ -491,3 +491,30 @@ fn a_queue_stopped_early_is_still_a_queue_whatever_its_drain() {
         "{d:?}"
     );
 }
+
+#[test]
+fn a_span_whose_latency_took_all_its_seconds_to_fill_cannot_be_said_to_have_kept_up() {
+    // Two seconds at 400 req/s answered in 1.4 s: every second of the span was the
+    // pipeline filling, none showed whether the server completed what it was sent.
+    let mut c = Case::new(record(800, 0), rate(400.0, 400.0));
+    c.seconds = (0..2)
+        .map(|index| IntervalDigest {
+            index,
+            sent: 400,
+            completed: 400,
+            p50_us: 1_400_000,
+            ..Default::default()
+        })
+        .collect();
+    let d = c.judge();
+    assert_eq!(d.limit, Limit::CannotTell, "{d:?}");
+    assert!(
+        matches!(d.findings[..], [Finding::TooShort { needed_secs, .. }] if needed_secs == 3.0),
+        "{d:?}"
+    );
+    // Answered in 2 ms, the second second is settled: it kept up.
+    for s in &mut c.seconds {
+        s.p50_us = 2_000;
+    }
+    assert_eq!(c.judge().limit, Limit::Neither);
+}
