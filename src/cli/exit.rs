@@ -29,7 +29,8 @@ pub const TABLE: &str = "Exit status:
   0        success: every objective and rule held
   1        error (bad input or a refused value, a run that could not start, an unreadable run)
   2        the command line cannot be parsed (an unknown flag, a missing argument)
-  3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded
+  3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded;
+           capacity: no rate tried met the objectives
   4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
   5        a run was aborted: an --abort-when condition held for its window (run and report kept)
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
@@ -79,6 +80,21 @@ pub fn of_run(summary: &headroom::summary::Summary, judged: Judged) -> u8 {
             SUCCESS
         }
     }
+}
+
+/// The status of a capacity search that ended by itself: [`SLO_NOT_MET`] when no rate it
+/// tried met the objectives (not one request succeeded being the plainest case), said on
+/// stderr, as a run that missed them; [`SUCCESS`] when it found a rate that met them.
+pub fn of_search(record: &headroom::capacity::study::CapacityRecord) -> u8 {
+    if record.outcome.and_then(|o| o.capacity).is_some() {
+        return SUCCESS;
+    }
+    if record.probes.iter().all(|p| !p.measured()) {
+        eprintln!("not one request succeeded at any rate tried (exit status {SLO_NOT_MET})");
+    } else {
+        eprintln!("no rate tried met the objectives (exit status {SLO_NOT_MET})");
+    }
+    SLO_NOT_MET
 }
 
 /// `code` as the process's exit status.

@@ -187,8 +187,8 @@ impl Observer for Progress {
             "{position}{}{sent}  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%{}",
             self.step(line.stage),
             r.completed(),
-            fmt_us(latency.quantile(0.5).as_micros() as u64),
-            fmt_us(latency.quantile(0.99).as_micros() as u64),
+            quantile(&latency, 0.5),
+            quantile(&latency, 0.99),
             errors_now,
             self.errors,
             line.health.cpu.total.as_secs_f64() * 100.0,
@@ -338,4 +338,13 @@ mod tests {
         p.finish();
         assert!(p.pending.is_none());
     }
+}
+
+/// A second's latency at `q`, or the report's dash when no answer in it was measured: a
+/// second of 401s has no latency, not one of 0 µs.
+fn quantile(latency: &headroom::record::Histogram, q: f64) -> String {
+    if latency.is_empty() {
+        return "—".into();
+    }
+    fmt_us(latency.quantile(q).as_micros() as u64)
 }
