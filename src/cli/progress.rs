@@ -224,6 +224,15 @@ impl Observer for Progress {
     }
 }
 
+/// A second's latency at `q`, or the report's dash when no answer in it was measured: a
+/// second of 401s has no latency, not one of 0 µs.
+fn quantile(latency: &headroom::record::Histogram, q: f64) -> String {
+    if latency.is_empty() {
+        return "—".into();
+    }
+    fmt_us(latency.quantile(q).as_micros() as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,13 +347,13 @@ mod tests {
         p.finish();
         assert!(p.pending.is_none());
     }
-}
 
-/// A second's latency at `q`, or the report's dash when no answer in it was measured: a
-/// second of 401s has no latency, not one of 0 µs.
-fn quantile(latency: &headroom::record::Histogram, q: f64) -> String {
-    if latency.is_empty() {
-        return "—".into();
+    #[test]
+    fn a_second_without_an_answer_shows_a_dash_not_0us() {
+        let empty = headroom::record::Histogram::new();
+        assert_eq!(quantile(&empty, 0.99), "—");
+        let mut one = headroom::record::Histogram::new();
+        one.record(std::time::Duration::from_micros(1500));
+        assert_ne!(quantile(&one, 0.5), "—");
     }
-    fmt_us(latency.quantile(q).as_micros() as u64)
 }

@@ -30,22 +30,14 @@ pub fn table(s: &Summary) -> Table {
     }
     let width = head.len();
     let mut rows: Vec<Vec<Cell>> = Vec::new();
-    let reached = s
-        .stages
-        .iter()
-        .rposition(|st| st.count > 0)
-        .map_or(0, |i| i + 1);
-    for (i, st) in s.stages.iter().enumerate() {
+    for st in &s.stages {
         let name = if st.warmup {
             format!("{} (warm-up)", st.name)
         } else {
             st.name.clone()
         };
         let mut row = vec![Cell::Text(name), Cell::Text(stage_level(s, st.from, st.to))];
-        // Any stop before the plan's end, an interrupt too: a step the run never reached has
-        // no numbers, and zeros would read as a step that ran clean.
-        if i >= reached && (s.stopped_early.is_some() || s.aborted.is_some() || s.partial.is_some())
-        {
+        if st.not_run {
             row.push("not run".into());
             row.resize(width, Cell::text(""));
             rows.push(row);
