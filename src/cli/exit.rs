@@ -98,7 +98,13 @@ pub fn of_search(record: &headroom::capacity::study::CapacityRecord) -> u8 {
     }
     let missed = if record.probes.iter().all(|p| !p.measured()) {
         "not one request succeeded at any rate tried"
-    } else if !record.probes.iter().any(|p| p.met) {
+    } else if !record
+        .probes
+        .iter()
+        // The objectives alone, as the probes' SLO column: a probe that met them at a rate
+        // it could not hold steadily (a queue, a drift) is not `met`, but no objective failed.
+        .any(|p| p.verdicts.iter().all(|v| v.met))
+    {
         "no rate tried met the objectives"
     } else if outcome.verdict == Verdict::NeverHeld {
         "no rate held the objectives for the confirmation"
