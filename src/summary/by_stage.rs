@@ -170,8 +170,6 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 .ok()
                 .and_then(|i| inputs.all.steps.get(&i))
                 .is_some_and(|s| s.sent > 0 || s.count > 0)
-                // Runs stored before steps kept their own counts: their seconds tell.
-                || inputs.by_interval.get(i).is_some_and(|r| r.completed() > 0)
         })
         .map_or(0, |i| i + 1);
     inputs
