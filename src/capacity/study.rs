@@ -343,11 +343,27 @@ pub fn run(
             why: "latency followed the time of the search, not the rate".into(),
         }
     } else {
-        let points: Vec<(f64, u64)> = record.probes.iter().map(|p| (p.rate, p.p99_us)).collect();
-        knee::estimate(&points)
+        knee_of(&record.probes)
     });
     record.save(dir)?;
     Ok(record)
+}
+
+/// The knee from the probes that measured a latency: one without an answer has none, and
+/// its zeros would read as a flat curve ("latency did not change").
+fn knee_of(probes: &[ProbeRecord]) -> Knee {
+    let points: Vec<(f64, u64)> = probes
+        .iter()
+        .filter(|p| p.measured())
+        .map(|p| (p.rate, p.p99_us))
+        .collect();
+    if points.is_empty() {
+        return Knee::None {
+            why: "no probe got an answer it expects, so there is no latency to read one from"
+                .into(),
+        };
+    }
+    knee::estimate(&points)
 }
 
 /// Successful answers per second over `seconds` (from a breach to the window's end), when
@@ -417,6 +433,13 @@ fn rate_held(d: &crate::summary::Diagnosis) -> bool {
 }
 
 impl ProbeRecord {
+    /// Some request in its window got an answer it expects, so it has a latency: the
+    /// latency figures count only those answers, as `throughput` does (a window of 401s has
+    /// none, and its zeros are no latency).
+    pub fn measured(&self) -> bool {
+        self.throughput > 0.0
+    }
+
     fn of(rate: f64, phase: Phase, run: String, s: &Summary) -> ProbeRecord {
         let met = s.slo_met();
         let g = &s.generator;

@@ -153,6 +153,6 @@ pub fn run(args: CapacityArgs, shutdown: CancellationToken) -> anyhow::Result<Ex
     );
     Ok(match record.outcome.map(|o| o.verdict) {
         Some(headroom::capacity::search::Verdict::Interrupted) | None => super::stopped_code(),
-        _ => ExitCode::SUCCESS,
+        _ => super::exit::code(super::exit::of_search(&record)),
     })
 }

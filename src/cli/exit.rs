@@ -29,7 +29,8 @@ pub const TABLE: &str = "Exit status:
   0        success: every objective and rule held
   1        error (bad input or a refused value, a run that could not start, an unreadable run)
   2        the command line cannot be parsed (an unknown flag, a missing argument)
-  3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded
+  3        a run completed but missed an objective (--slo, a scenario's slo), or nothing succeeded;
+           capacity: no rate met (or held) the objectives
   4        compare --fail-on: the candidate regressed against the baseline, or a run is partial
   5        a run was aborted: an --abort-when condition held for its window (run and report kept)
   128+N    stopped by signal N, run and report kept (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)";
@@ -79,6 +80,39 @@ pub fn of_run(summary: &headroom::summary::Summary, judged: Judged) -> u8 {
             SUCCESS
         }
     }
+}
+
+/// The status of a capacity search that ended by itself, said on stderr when not
+/// [`SUCCESS`]: [`SLO_NOT_MET`] when it found no capacity because the objectives failed —
+/// no rate it tried met them (not one request succeeded being the plainest case), or none
+/// held them for the confirmation — as a run that missed them. A capacity found, or none
+/// because the server changed with time (the objectives held; the report says what would
+/// settle it), is [`SUCCESS`].
+pub fn of_search(record: &headroom::capacity::study::CapacityRecord) -> u8 {
+    use headroom::capacity::search::Verdict;
+    let Some(outcome) = record.outcome else {
+        return SUCCESS;
+    };
+    if outcome.capacity.is_some() {
+        return SUCCESS;
+    }
+    let missed = if record.probes.iter().all(|p| !p.measured()) {
+        "not one request succeeded at any rate tried"
+    } else if !record
+        .probes
+        .iter()
+        // The objectives alone, as the probes' SLO column: a probe that met them at a rate
+        // it could not hold steadily (a queue, a drift) is not `met`, but no objective failed.
+        .any(|p| p.verdicts.iter().all(|v| v.met))
+    {
+        "no rate tried met the objectives"
+    } else if outcome.verdict == Verdict::NeverHeld {
+        "no rate held the objectives for the confirmation"
+    } else {
+        return SUCCESS;
+    };
+    eprintln!("{missed} (exit status {SLO_NOT_MET})");
+    SLO_NOT_MET
 }
 
 /// `code` as the process's exit status.

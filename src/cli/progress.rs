@@ -200,8 +200,8 @@ impl Observer for Progress {
             "{position}{}{sent}  done {:>7}/s  p50 {:>9}  p99 {:>9}  errors {}/s ({} in all)  cpu {:.0}%{}",
             self.step(line.stage),
             r.completed(),
-            fmt_us(latency.quantile(0.5).as_micros() as u64),
-            fmt_us(latency.quantile(0.99).as_micros() as u64),
+            quantile(&latency, 0.5),
+            quantile(&latency, 0.99),
             errors_now,
             self.errors,
             line.health.cpu.total.as_secs_f64() * 100.0,
@@ -235,6 +235,15 @@ impl Observer for Progress {
             headroom::report::build::words::aborted(aborted)
         );
     }
+}
+
+/// A second's latency at `q`, or the report's dash when no answer in it was measured: a
+/// second of 401s has no latency, not one of 0 µs.
+fn quantile(latency: &headroom::record::Histogram, q: f64) -> String {
+    if latency.is_empty() {
+        return "—".into();
+    }
+    fmt_us(latency.quantile(q).as_micros() as u64)
 }
 
 #[cfg(test)]
@@ -433,5 +442,14 @@ mod tests {
         assert!(!last.contains('\r') && !last.contains('\x1b'), "{last}");
         p.finish();
         assert!(p.pending.is_none());
+    }
+
+    #[test]
+    fn a_second_without_an_answer_shows_a_dash_not_0us() {
+        let empty = headroom::record::Histogram::new();
+        assert_eq!(quantile(&empty, 0.99), "—");
+        let mut one = headroom::record::Histogram::new();
+        one.record(std::time::Duration::from_micros(1500));
+        assert_ne!(quantile(&one, 0.5), "—");
     }
 }

@@ -375,9 +375,12 @@ fn now(
     );
     // The report's own rows: the run so far is `summary`'s per-request table (its rate over
     // the measured seconds, its percentiles), the last second the same row over one second.
-    let at = |row: &RequestRow, q: f64| match ROW_QUANTILES.iter().position(|&p| p == q) {
-        Some(i) if row.count > 0 => Cell::Duration(row.percentiles_us[i] as f64),
-        _ => Cell::text("–"),
+    let at = |row: &RequestRow, q: f64| match (
+        row.percentiles(),
+        ROW_QUANTILES.iter().position(|&p| p == q),
+    ) {
+        (Some(p), Some(i)) => Cell::Duration(p[i] as f64),
+        _ => crate::report::build::run::by_request::no_latency(),
     };
     let empty = crate::record::RequestStats::default();
     for (i, so_far) in summary.by_request.iter().enumerate() {

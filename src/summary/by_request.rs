@@ -34,8 +34,10 @@ pub struct RequestRow {
     /// Service time, from the actual send.
     #[serde(default)]
     pub service: Stats,
-    /// Latency at each of [`ROW_QUANTILES`], in microseconds.
-    pub percentiles_us: Vec<u64>,
+    /// Latency at each of [`ROW_QUANTILES`], in microseconds; `None` (JSON `null`) when no
+    /// request got an answer it expects: there is no latency then, not one of 0 µs.
+    // Runs stored before it could be absent held zeros there; `latency.count` tells them.
+    pub percentiles_us: Option<Vec<u64>>,
     /// Mean response body size in bytes.
     pub mean_bytes: f64,
     /// Completions per second of the run.
@@ -48,6 +50,14 @@ pub struct RequestRow {
 }
 
 impl RequestRow {
+    /// Latency at each of [`ROW_QUANTILES`], µs, when any answer was measured (a run stored
+    /// with zeros for none reads as none).
+    pub fn percentiles(&self) -> Option<&[u64]> {
+        self.percentiles_us
+            .as_deref()
+            .filter(|_| self.latency.count > 0)
+    }
+
     /// The row of one request (or of all of them) over `secs` seconds.
     pub fn of(name: &str, method: &str, stats: &RequestStats, secs: f64) -> RequestRow {
         let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
@@ -73,14 +83,13 @@ impl RequestRow {
     }
 }
 
-fn percentiles(h: &Histogram) -> Vec<u64> {
-    if h.is_empty() {
-        return vec![0; ROW_QUANTILES.len()];
-    }
-    ROW_QUANTILES
-        .iter()
-        .map(|&q| h.inner().value_at_quantile(q))
-        .collect()
+fn percentiles(h: &Histogram) -> Option<Vec<u64>> {
+    (!h.is_empty()).then(|| {
+        ROW_QUANTILES
+            .iter()
+            .map(|&q| h.inner().value_at_quantile(q))
+            .collect()
+    })
 }
 
 /// Says on each login row of `rows` how many of its completions the warm-up had (`all`:

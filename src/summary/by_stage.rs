@@ -59,6 +59,11 @@ pub struct StageRow {
     /// Its length, in seconds (for a step counted in requests, from its first send to its
     /// last answer).
     pub duration_secs: f64,
+    /// The run stopped before it began (an interrupt, a safety stop, a sweep's limit, a
+    /// count reached): it has no numbers, and every view says "not run" rather than zeros
+    /// that would read as a step that ran clean.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_run: bool,
     /// Requests sent for it that completed.
     pub count: u64,
     /// Of those, completions without an expected answer.
@@ -163,6 +168,16 @@ pub struct StageInputs<'a> {
 pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
     let empty = IntervalRecord::new(0);
     let no_step = StepStats::default();
+    // The stages up to the last one that sent or completed anything: past it, a run that
+    // stopped (a limit, a safety stop, an interrupt, a count) never began them.
+    let reached = (0..inputs.stages.len())
+        .rposition(|i| {
+            u16::try_from(i)
+                .ok()
+                .and_then(|i| inputs.all.steps.get(&i))
+                .is_some_and(|s| s.sent > 0 || s.count > 0)
+        })
+        .map_or(0, |i| i + 1);
     inputs
         .stages
         .iter()
@@ -294,6 +309,7 @@ pub fn rows(inputs: &StageInputs<'_>) -> Vec<StageRow> {
                 from: s.from,
                 to: s.to,
                 duration_secs,
+                not_run: inputs.stopped && i >= reached,
                 count: step.count,
                 failures: step.failures,
                 errors: step.errors,

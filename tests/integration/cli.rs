@@ -313,6 +313,68 @@ fn a_stop_signal_keeps_the_results() {
     }
 }
 
+/// A sweep stopped by Ctrl-C in its first step: the steps it never reached say "not run" in
+/// every view (text, markdown, the JSON's `not_run`), never a row of 0 µs and 0.00 % errors
+/// that reads as a step that ran clean.
+#[test]
+fn a_sweep_interrupted_before_its_last_steps_says_they_were_not_run() {
+    use rustix::process::Signal;
+    let server = crate::support::start_target(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let url = format!("http://{}/", server.addr());
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "sweep",
+            &url,
+            "--rate",
+            "100..300",
+            "--step",
+            "100",
+            // Long steps: the signal lands in the first whatever the machine's speed.
+            "--step-duration",
+            "60s",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(out.join("intervals.jsonl")).map_or(true, |m| m.len() == 0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sweep never began"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), Signal::INT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let json = headroom(&["report", out.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 3, "{v}");
+    assert!(stages[0]["count"].as_u64().unwrap() > 0, "{v}");
+    assert!(stages[0].get("not_run").is_none(), "{}", stages[0]);
+    for st in &stages[1..] {
+        assert_eq!(st["not_run"], true, "{st}");
+    }
+    for format in ["text", "markdown"] {
+        let o = headroom(&["report", out.to_str().unwrap(), "--format", format]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        for step in ["200 req/s", "300 req/s"] {
+            let row = text
+                .lines()
+                .find(|l| l.contains(step) && l.contains("not run"))
+                .unwrap_or_else(|| panic!("{format}: no 'not run' row for {step}\n{text}"));
+            assert!(!row.contains("0µs") && !row.contains("0.00%"), "{row}");
+        }
+    }
+}
+
 #[test]
 fn the_demo_runs_and_stores_its_report() {
     let dir = tempfile::tempdir().unwrap();

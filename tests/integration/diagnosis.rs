@@ -87,6 +87,31 @@ fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason(
         latencies.contains("—") && !latencies.contains("0µs"),
         "{text}"
     );
+    // The per-request table too, in every format that shows it: no answer, no latency.
+    assert_no_latency_in_rows(&text, "Requests by name:", &text);
+    let md = stdout(&headroom(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]));
+    assert_no_latency_in_rows(&md, "Requests by name", &md);
+    let html = stdout(&headroom(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "html",
+    ]));
+    assert!(html.contains("<td>—</td>"), "no dash in the HTML report");
+    assert!(!html.contains(">0µs<"), "a 0µs cell in the HTML report");
+    for row in v["by_request"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([&v["aggregated"]])
+    {
+        assert!(row["percentiles_us"].is_null(), "{row}");
+    }
 
     // Answered 200 every time, but never with the body the scenario expects.
     let scenario = dir.path().join("expects.yaml");
@@ -120,6 +145,80 @@ fn a_wall_of_401s_or_a_body_never_expected_is_nothing_succeeded_with_the_reason(
             .starts_with("NOTHING SUCCEEDED"),
         "{text}"
     );
+}
+
+/// The rows after `title` up to the next blank or section line: each row for `GET /` or
+/// `Aggregated` shows dashes for its latencies, not one 0 µs.
+fn assert_no_latency_in_rows(report: &str, title: &str, all: &str) {
+    let rows: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with(title) && !l.contains(&format!("# {title}")))
+        .filter(|l| l.contains("GET /") || l.contains("Aggregated"))
+        .take(2)
+        .collect();
+    assert_eq!(rows.len(), 2, "{all}");
+    for row in rows {
+        let cells: Vec<&str> = row.split(|c: char| c.is_whitespace() || c == '|').collect();
+        assert!(!cells.contains(&"0µs"), "{row}\n{all}");
+        assert!(cells.iter().filter(|c| **c == "—").count() >= 13, "{row}");
+    }
+}
+
+/// A capacity search against a wall of 401s finds no rate that meets the objectives: it exits
+/// 3 (as a run that missed one), its probe lines and headline show no latency ("—", not
+/// 0 µs), and it reads no knee off latencies that do not exist.
+#[test]
+#[cfg_attr(not(feature = "lab"), ignore = "needs nginx: run tests/run")]
+fn a_capacity_search_against_a_wall_of_401s_finds_none_and_exits_3() {
+    let nginx = Nginx::launch_with(
+        Tls::None,
+        "worker_connections 1024;",
+        "keepalive_requests 1000000;",
+        r#"location /wall { return 401; } location / { return 200 "ok\n"; }"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let o = headroom(&[
+        "capacity",
+        &nginx.url("http", "/wall"),
+        "--slo",
+        "p99 < 50ms",
+        // The shortest window a 50 ms bound allows; from 2 req/s the search reaches its
+        // lowest rate (1 req/s) in two probes and ends with none found.
+        "--window",
+        "5s",
+        "--warmup",
+        "1s",
+        "--confirm",
+        "0",
+        "--start",
+        "2",
+        "--max-probes",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(3), "{text}\n{err}");
+    assert!(
+        err.contains("not one request succeeded at any rate tried"),
+        "{err}"
+    );
+    assert!(text.starts_with("Capacity of"), "{text}");
+    assert!(text.contains("No capacity"), "{text}");
+    let probes: Vec<&str> = err.lines().filter(|l| l.starts_with("probe ")).collect();
+    assert_eq!(probes.len(), 2, "{err}");
+    for p in probes {
+        assert!(p.contains("p99 —") && !p.contains("0µs"), "{p}");
+    }
+    let headline = text
+        .lines()
+        .find(|l| l.starts_with("tipping point"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(headline.contains("p50 — · p99 —"), "{headline}");
+    assert!(!text.contains("latency did not change"), "{text}");
+    assert!(text.contains("no probe got an answer it expects"), "{text}");
+    assert!(!text.contains(" 0µs"), "{text}");
 }
 
 /// nginx taking 10 ms per request behind a limit of 400 req/s that queues the rest: one user

@@ -124,7 +124,7 @@ fn with_interval(point: u64, i: Option<&Interval<u64>>) -> Cell {
 /// A percentile of the answered requests with its interval; nothing when none was answered.
 fn percentile(st: &Stats, point: u64, pick: fn(&PercentileIntervals) -> &Interval<u64>) -> Cell {
     if st.count == 0 {
-        return Cell::Empty;
+        return by_request::no_latency();
     }
     with_interval(point, st.ci.as_ref().map(pick))
 }

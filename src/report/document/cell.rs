@@ -66,6 +66,9 @@ pub enum Cell {
     Status(Tone, String),
     /// Nothing to show ("-").
     Empty,
+    /// A measure with nothing to measure, e.g. a latency when no answer was measured ("—";
+    /// JSON `null`): never shown as a zero.
+    Unmeasured,
 }
 
 impl Cell {
@@ -106,6 +109,7 @@ impl Cell {
                 }
             }
             Cell::Empty => "-".into(),
+            Cell::Unmeasured => "—".into(),
         }
     }
 
@@ -154,7 +158,7 @@ impl Cell {
                 out
             }
             Cell::Status(t, s) => json!({"outcome": s, "good": *t == Tone::Good}),
-            Cell::Empty => Value::Null,
+            Cell::Empty | Cell::Unmeasured => Value::Null,
         }
     }
 }
@@ -200,6 +204,8 @@ mod tests {
         );
         assert_eq!(Cell::Percent(99.5).to_text(), "99.50%");
         assert_eq!(Cell::Empty.to_text(), "-");
+        assert_eq!(Cell::Unmeasured.to_text(), "—");
+        assert_eq!(Cell::Unmeasured.to_json(), Value::Null);
     }
 
     #[test]

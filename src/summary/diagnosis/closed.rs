@@ -162,6 +162,7 @@ mod tests {
             from: users,
             to: users,
             duration_secs: 0.0,
+            not_run: false,
             count,
             failures: 0,
             errors: 0,

@@ -185,6 +185,7 @@ mod tests {
             from,
             to: from,
             duration_secs: 5.0,
+            not_run: false,
             count: 100,
             failures: 0,
             errors: 0,

@@ -24,7 +24,11 @@ pub fn probe_line(p: &ProbeRecord) -> String {
         } else {
             steady(p)
         },
-        interval::us_with(p.p99_us, p.p99_ci_us.as_ref()),
+        if p.measured() {
+            interval::us_with(p.p99_us, p.p99_ci_us.as_ref())
+        } else {
+            "—".into()
+        },
         100.0 * p.failure_ratio,
         p.throughput,
         if p.generator_bound {

@@ -109,7 +109,7 @@ fn numbers(record: &CapacityRecord, at: Option<&ProbeRecord>) -> Vec<Fact> {
     }
     if let Some(p) = at {
         out.push(fact("throughput there", Cell::Rate(p.throughput)));
-        out.push(fact("p50", Cell::Duration(p.p50_us as f64)));
+        out.push(fact("p50", latency(p, p.p50_us as f64)));
         out.push(fact("p99", p99(p)));
         out.push(fact("errors", Cell::Percent(100.0 * p.failure_ratio)));
     }
@@ -145,8 +145,20 @@ fn level(r: f64) -> Cell {
     Cell::Number { value: r, decimals }
 }
 
+/// A probe's latency figure, or the dash of one that measured no answer (never 0 µs).
+fn latency(p: &ProbeRecord, us: f64) -> Cell {
+    if p.measured() {
+        Cell::Duration(us)
+    } else {
+        Cell::Unmeasured
+    }
+}
+
 /// A probe's p99 with its interval when the record kept one.
 fn p99(p: &ProbeRecord) -> Cell {
+    if !p.measured() {
+        return Cell::Unmeasured;
+    }
     match p.p99_ci_us {
         Some(ci) => Cell::DurationCi {
             us: p.p99_us as f64,
@@ -188,11 +200,11 @@ fn probes(record: &CapacityRecord) -> Table {
                 value: p.throughput,
                 decimals: 1,
             },
-            Cell::Duration(p.p50_us as f64),
-            Cell::Duration(p.p95_us as f64),
+            latency(p, p.p50_us as f64),
+            latency(p, p.p95_us as f64),
             p99(p),
-            Cell::Duration(p.max_us as f64),
-            Cell::Duration(p.stdev_us),
+            latency(p, p.max_us as f64),
+            latency(p, p.stdev_us),
             Cell::Percent(100.0 * p.failure_ratio),
             if p.verdicts.iter().all(|v| v.met) {
                 Cell::Status(Tone::Good, "met".into())

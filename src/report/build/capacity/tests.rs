@@ -237,3 +237,31 @@ fn the_step_summary_is_the_answer_without_the_tables() {
     );
     assert!(!md.contains("Probes") && !md.contains("| # |"), "{md}");
 }
+
+#[test]
+fn a_probe_without_an_answer_shows_no_latency_in_any_view() {
+    let mut wall = probe(50.0, Phase::Grow, false, 0);
+    wall.throughput = 0.0;
+    wall.failure_ratio = 1.0;
+    wall.p50_us = 0;
+    wall.p95_us = 0;
+    wall.max_us = 0;
+    // As the objective's measure words it when nothing was answered.
+    wall.verdicts[0].measured = "no answered requests".into();
+    let mut r = found();
+    r.probes = vec![wall.clone()];
+    r.outcome = Some(Outcome {
+        verdict: Ended::BelowMin,
+        capacity: None,
+        tipping: Some(50.0),
+        ceiling: None,
+        held: false,
+        served: None,
+    });
+    assert!(probe_line(&wall).contains("p99 —"), "{}", probe_line(&wall));
+    let text = crate::report::write::text::write(&build(&r));
+    assert!(text.contains("p50 — · p99 —"), "{text}");
+    assert!(!text.contains("0µs"), "{text}");
+    let json = crate::report::write::json::write(&build(&r));
+    assert!(!json.contains(r#""value":0.0,"unit":"ms""#), "{json}");
+}

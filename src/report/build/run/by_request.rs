@@ -43,17 +43,31 @@ pub fn name(r: &RequestRow) -> String {
     }
 }
 
+/// The cell of a latency no answer measured: a dash, as the vegeta block shows it (JSON:
+/// `null`), never 0 µs.
+pub fn no_latency() -> Cell {
+    Cell::Unmeasured
+}
+
 /// One request's cells, typed, as [`header`] names them.
 pub fn typed(r: &RequestRow) -> Vec<Cell> {
+    let measured = r.latency.count > 0;
+    let latency = |us: f64| {
+        if measured {
+            Cell::Duration(us)
+        } else {
+            no_latency()
+        }
+    };
     let mut c = vec![
         Cell::Text(r.method.clone()),
         Cell::Text(name(r)),
         Cell::Count(r.count),
         Cell::Text(fails_cell(r.failures, r.count)),
-        Cell::Duration(r.latency.mean_us),
-        Cell::Duration(r.latency.min_us as f64),
-        Cell::Duration(r.latency.max_us as f64),
-        Cell::Duration(r.latency.stdev_us),
+        latency(r.latency.mean_us),
+        latency(r.latency.min_us as f64),
+        latency(r.latency.max_us as f64),
+        latency(r.latency.stdev_us),
         Cell::Bytes(r.mean_bytes),
         Cell::Number {
             value: r.rps,
@@ -64,7 +78,10 @@ pub fn typed(r: &RequestRow) -> Vec<Cell> {
             decimals: 2,
         },
     ];
-    c.extend(r.percentiles_us.iter().map(|&us| Cell::Duration(us as f64)));
+    match r.percentiles() {
+        Some(p) => c.extend(p.iter().map(|&us| Cell::Duration(us as f64))),
+        None => c.extend(ROW_QUANTILES.iter().map(|_| no_latency())),
+    }
     c
 }
 
@@ -84,5 +101,32 @@ pub fn table(s: &Summary) -> Table {
             .map(typed)
             .collect(),
         left: LEFT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::RequestStats;
+
+    #[test]
+    fn a_request_without_an_answer_has_dashes_and_null_not_zero_latencies() {
+        let stats = RequestStats {
+            count: 150,
+            failures: 150,
+            ..RequestStats::default()
+        };
+        let row = RequestRow::of("GET /", "GET", &stats, 1.5);
+        assert_eq!(row.percentiles(), None);
+        let json = serde_json::to_value(&row).unwrap();
+        assert!(json["percentiles_us"].is_null(), "{json}");
+        let cells = cells(&row);
+        // Avg, Min, Max, Std dev, then every percentile.
+        assert_eq!(
+            cells.iter().filter(|c| *c == "—").count(),
+            4 + ROW_QUANTILES.len()
+        );
+        assert!(!cells.iter().any(|c| c.ends_with("µs")), "{cells:?}");
+        assert_eq!(cells[2], "150");
     }
 }

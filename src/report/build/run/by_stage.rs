@@ -30,36 +30,42 @@ pub fn table(s: &Summary) -> Table {
     }
     let width = head.len();
     let mut rows: Vec<Vec<Cell>> = Vec::new();
-    let reached = s
-        .stages
-        .iter()
-        .rposition(|st| st.count > 0)
-        .map_or(0, |i| i + 1);
-    for (i, st) in s.stages.iter().enumerate() {
+    for st in &s.stages {
         let name = if st.warmup {
             format!("{} (warm-up)", st.name)
         } else {
             st.name.clone()
         };
         let mut row = vec![Cell::Text(name), Cell::Text(stage_level(s, st.from, st.to))];
-        if i >= reached && (s.stopped_early.is_some() || s.aborted.is_some()) {
+        if st.not_run {
             row.push("not run".into());
             row.resize(width, Cell::text(""));
             rows.push(row);
             continue;
         }
-        let us = |v: u64| Cell::Duration(v as f64);
-        let p99 =
-            super::with_interval(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us));
+        // A step whose requests all failed has no latency: a dash, not 0 µs.
+        let measured = st.latency.count > 0;
+        let us = |v: f64| {
+            if measured {
+                Cell::Duration(v)
+            } else {
+                super::by_request::no_latency()
+            }
+        };
+        let p99 = if measured {
+            super::with_interval(st.latency.p99_us, st.latency.ci.as_ref().map(|c| &c.p99_us))
+        } else {
+            super::by_request::no_latency()
+        };
         row.extend([
             Cell::Duration(st.duration_secs * 1e6),
             Cell::Count(st.count),
             Cell::Rate(st.throughput),
-            us(st.latency.p50_us),
-            us(st.latency.p95_us),
+            us(st.latency.p50_us as f64),
+            us(st.latency.p95_us as f64),
             p99,
-            us(st.latency.max_us),
-            Cell::Duration(st.latency.stdev_us),
+            us(st.latency.max_us as f64),
+            us(st.latency.stdev_us),
             Cell::Percent(100.0 * st.failure_ratio()),
         ]);
         if watched {
