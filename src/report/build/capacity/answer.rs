@@ -222,11 +222,23 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
             rate(capacity),
             rate(tipping)
         )),
-        Ended::Interrupted => out.push(format!(
-            "Interrupted: capacity at least {}, tipping point at most {}.",
-            rate(capacity),
-            rate(tipping)
-        )),
+        // Only what the probes so far showed: a bound not found yet is not a figure.
+        Ended::Interrupted => out.push(match (capacity, tipping) {
+            (Some(_), Some(_)) => format!(
+                "Interrupted: capacity at least {}, tipping point at most {}.",
+                rate(capacity),
+                rate(tipping)
+            ),
+            (Some(_), None) => format!(
+                "Interrupted: capacity at least {}; no rate tried broke the objectives yet.",
+                rate(capacity)
+            ),
+            (None, Some(_)) => format!(
+                "Interrupted: no rate tried met the objectives yet; tipping point at most {}.",
+                rate(tipping)
+            ),
+            (None, None) => "Interrupted before any probe was judged: no capacity yet.".into(),
+        }),
         Ended::ChangedWithTime => out.push(match &record.clock {
             Some(c) => format!(
                 "No capacity: the server changed with time. Through probes {} (at {}), its median latency rose {} to {} every second while it answered all it was sent (no queue), from {} to {}: latency followed the clock, not the rate, and a longer window makes it worse. Find what grows in the server (a leak, a cache or table filling) and search again, or measure the drift with a long attack at one rate.",

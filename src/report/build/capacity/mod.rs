@@ -57,7 +57,11 @@ pub fn build(record: &CapacityRecord) -> Document {
             Section::new(
                 "command",
                 "Command",
-                vec![Block::Preformatted(record.command.join(" "))],
+                // Quoted as a shell reads it, so it can be pasted and run again.
+                vec![Block::Preformatted(
+                    shlex::try_join(record.command.iter().map(String::as_str))
+                        .unwrap_or_else(|_| record.command.join(" ")),
+                )],
             ),
         ],
         checks: junit_checks(record),

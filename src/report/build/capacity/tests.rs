@@ -265,3 +265,52 @@ fn a_probe_without_an_answer_shows_no_latency_in_any_view() {
     let json = crate::report::write::json::write(&build(&r));
     assert!(!json.contains(r#""value":0.0,"unit":"ms""#), "{json}");
 }
+
+#[test]
+fn an_interrupted_search_names_only_the_bounds_it_found_and_its_command_pastes_back() {
+    let interrupted = |capacity, tipping| {
+        let mut r = found();
+        r.outcome = Some(Outcome {
+            verdict: Ended::Interrupted,
+            capacity,
+            tipping,
+            ceiling: None,
+            held: false,
+            served: None,
+        });
+        answer(&r).join(" ")
+    };
+    let both = interrupted(Some(1000.0), Some(2000.0));
+    assert!(
+        both.contains("capacity at least 1000 req/s, tipping point at most 2000 req/s"),
+        "{both}"
+    );
+    let low = interrupted(Some(1000.0), None);
+    assert!(
+        low.contains("no rate tried broke the objectives yet"),
+        "{low}"
+    );
+    let high = interrupted(None, Some(2000.0));
+    assert!(
+        high.contains("no rate tried met the objectives yet"),
+        "{high}"
+    );
+    for text in [both, low, high, interrupted(None, None)] {
+        assert!(
+            !text.contains(" -"),
+            "a bound not found shown as a dash: {text}"
+        );
+    }
+    let mut r = found();
+    r.command = ["headroom", "capacity", "--slo", "p99 < 100ms"]
+        .map(String::from)
+        .to_vec();
+    let doc = build(&r);
+    let shown = doc
+        .sections
+        .iter()
+        .find(|s| s.id == "command")
+        .map(|s| format!("{:?}", s.blocks))
+        .unwrap();
+    assert!(shown.contains(r#"--slo 'p99 < 100ms'"#), "{shown}");
+}
