@@ -359,21 +359,7 @@ fn without_a_terminal_progress_is_a_plain_line_every_ten_seconds() {
 #[cfg_attr(not(feature = "lab"), ignore = "needs nginx with Lua: run tests/run")]
 fn a_target_that_hangs_is_aborted_once_its_timeouts_fire() {
     let _one = crate::support::one_heavy_at_a_time();
-    let nginx = Nginx::with_modules(
-        Tls::None,
-        &["lua"],
-        "keepalive_requests 1000000;\n  lua_shared_dict abort_test 1m;",
-        r#"location / {
-      content_by_lua_block {
-        local d = ngx.shared.abort_test
-        d:add("first", ngx.now())
-        if ngx.now() - d:get("first") >= 5 then
-          ngx.sleep(20)
-        end
-        ngx.say("ok")
-      }
-    }"#,
-    );
+    let nginx = Nginx::hanging_after(5, 20);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let o = headroom(&[

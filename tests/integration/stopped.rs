@@ -23,26 +23,6 @@ const INTERRUPTED: i32 = 130;
 /// What never answering is, to nginx: an hour.
 const HANG: &str = "location / { echo_sleep 3600; echo ok; }";
 
-/// nginx answering `ok` for two seconds from its first request, then holding every request
-/// without an answer (Lua: the first request's time is kept in a shared dictionary).
-fn hanging_after_two_seconds() -> Nginx {
-    Nginx::with_modules(
-        Tls::None,
-        &["lua"],
-        "keepalive_requests 1000000;\n  lua_shared_dict stopped_test 1m;",
-        r#"location / {
-      content_by_lua_block {
-        local d = ngx.shared.stopped_test
-        d:add("first", ngx.now())
-        if ngx.now() - d:get("first") >= 2 then
-          ngx.sleep(3600)
-        end
-        ngx.say("ok")
-      }
-    }"#,
-    )
-}
-
 /// The run stored at `out`, with its counts checked: every request sent ended, answered or
 /// failed, in the whole run and in its seconds; returns the run and how many ended
 /// `unanswered_at_stop`.
@@ -89,7 +69,7 @@ fn report_counts_them(out: &Path, sent: u64, unanswered: u64) -> serde_json::Val
 #[test]
 #[cfg_attr(not(feature = "lab"), ignore = "needs nginx with Lua: run tests/run")]
 fn requests_a_server_holds_when_a_run_is_aborted_are_failed_not_lost() {
-    let nginx = hanging_after_two_seconds();
+    let nginx = Nginx::hanging_after(2, 3600);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let o = headroom(&[

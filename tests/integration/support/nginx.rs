@@ -167,6 +167,29 @@ impl Nginx {
         )
     }
 
+    /// nginx answering `ok` for `secs` seconds from its first request, then holding every
+    /// request for `hold_secs` without an answer (Lua: the first request's time is kept in
+    /// a shared dictionary): a server that hangs mid-run.
+    pub fn hanging_after(secs: u32, hold_secs: u32) -> Nginx {
+        Nginx::with_modules(
+            Tls::None,
+            &["lua"],
+            "keepalive_requests 1000000;\n  lua_shared_dict hang 1m;",
+            &format!(
+                r#"location / {{
+      content_by_lua_block {{
+        local d = ngx.shared.hang
+        d:add("first", ngx.now())
+        if ngx.now() - d:get("first") >= {secs} then
+          ngx.sleep({hold_secs})
+        end
+        ngx.say("ok")
+      }}
+    }}"#
+            ),
+        )
+    }
+
     /// nginx as it runs in production: a master process and `workers` worker processes.
     pub fn with_workers(workers: u32) -> Nginx {
         Nginx::launch_conf(
