@@ -3,6 +3,7 @@
 //! end, so a log shows the run as it goes without a line a second.
 
 use headroom::plan::{AttackPlan, SendingEnd};
+use headroom::report::document::Cell;
 use headroom::run::Observer;
 use headroom::store::IntervalLine;
 use headroom::summary::live::SoFar;
@@ -241,7 +242,7 @@ impl Observer for Progress {
 /// second of 401s has no latency, not one of 0 µs.
 fn quantile(latency: &headroom::record::Histogram, q: f64) -> String {
     if latency.is_empty() {
-        return "—".into();
+        return Cell::Unmeasured.to_text();
     }
     fmt_us(latency.quantile(q).as_micros() as u64)
 }
@@ -405,17 +406,9 @@ mod tests {
 
     #[test]
     fn without_a_terminal_a_plain_line_every_ten_seconds_and_the_last_at_the_end() {
-        use headroom::plan::{Load, NamedRequest, Rate, RequestSpec, Stop, Target};
-        let target = Target::parse("http://127.0.0.1:9/").unwrap();
-        let request = NamedRequest::single(
-            RequestSpec::parse("GET", &[], bytes::Bytes::new()).unwrap(),
-            &target,
-        );
-        let plan = AttackPlan::new(
-            target,
-            vec![request],
-            Load::Open { rate: Rate(10.0) },
-            Stop {
+        let plan = plan(
+            10.0,
+            headroom::plan::Stop {
                 duration: Some(std::time::Duration::from_millis(12_500)),
                 requests: None,
             },
