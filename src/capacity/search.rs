@@ -399,7 +399,12 @@ fn hold<E>(
             }
             Some(g) => {
                 let mid = round((g * upper).sqrt());
-                if upper <= g * (1.0 + settings.precision) || mid <= g || mid >= upper {
+                // A hold at what the server served while breaking is as near as that figure
+                // tells: rounding it to three digits (200.4 to 200) must not buy another
+                // hold between it and its own precision.
+                let at_served = b.served.is_some_and(|s| g >= round(s));
+                if at_served || upper <= g * (1.0 + settings.precision) || mid <= g || mid >= upper
+                {
                     let v = if bound_only {
                         Verdict::GeneratorBound
                     } else {
@@ -577,6 +582,15 @@ mod tests {
         assert_eq!(
             (o.verdict, o.capacity, o.held),
             (Verdict::Found, Some(2000.0), true)
+        );
+        assert_eq!(tried.iter().filter(|t| t.1 == Phase::Hold).count(), 2);
+        // Also when what it served rounds down to the rate held (200.4 to 200): no third
+        // hold between them.
+        let (o, tried) = with_credits(&s, 2_004.4, true);
+        assert_eq!(
+            (o.verdict, o.capacity, o.held),
+            (Verdict::Found, Some(2000.0), true),
+            "{tried:?}"
         );
         assert_eq!(tried.iter().filter(|t| t.1 == Phase::Hold).count(), 2);
         // Without a hold the same server is answered above what it sustains.
