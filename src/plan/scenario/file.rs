@@ -25,10 +25,11 @@ pub struct ScenarioFile {
     pub slo: Vec<String>,
     /// A safety stop: conditions, comma-separated, that end the run early the first time
     /// one holds for its whole window of consecutive seconds, e.g. "errors > 5% for 30s,
-    /// p99 > 2s for 1m" (the metrics of `slo`; no `for`: the first second it holds). The
-    /// run keeps what it sent and exits with status 5. `--abort-when` replaces it; `sweep`
-    /// and `capacity` stop by their own limits and leave it out.
-    pub abort_when: Option<String>,
+    /// p99 > 2s for 1m" (the metrics of `slo`; no `for`: the first second it holds), or a
+    /// list of them as `slo` is written. The run keeps what it sent and exits with status
+    /// 5. `--abort-when` replaces it; `sweep` and `capacity` stop by their own limits and
+    /// leave it out.
+    pub abort_when: Option<Conditions>,
     /// Data sets that request templates draw from, by name.
     #[serde(default)]
     pub data: BTreeMap<String, DataSection>,
@@ -240,6 +241,30 @@ pub struct ExpectSection {
     /// Values the JSON body must hold, by path: {"data.state": "active", "count": 5}.
     #[serde(default)]
     pub json: BTreeMap<String, serde_json::Value>,
+}
+
+/// Conditions written either way a reader of `slo` would try: one comma-separated string,
+/// or a list.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(
+    untagged,
+    expecting = "conditions as one string (\"errors > 5% for 30s, p99 > 2s for 1m\") or a list of them"
+)]
+pub enum Conditions {
+    /// Comma-separated conditions.
+    Text(String),
+    /// One condition (or several, comma-separated) per item.
+    List(Vec<String>),
+}
+
+impl Conditions {
+    /// The conditions as one comma-separated text, as `--abort-when` takes them.
+    pub fn text(&self) -> String {
+        match self {
+            Conditions::Text(t) => t.clone(),
+            Conditions::List(items) => items.join(", "),
+        }
+    }
 }
 
 /// A status code, a class such as "2xx", or a range such as "200-204".

@@ -369,8 +369,23 @@ impl Lowering<'_> {
             slo.push(parsed);
         }
         let abort = match &s.abort_when {
-            Some(text) => super::parse_abort_when(text)
-                .map_err(|e| self.error_near(text, 0, format!("abort_when: {e}")))?,
+            Some(conditions) => {
+                let text = conditions.text();
+                super::parse_abort_when(&text).map_err(|e| {
+                    // A list's item is found by its own text; joined, the first item's.
+                    let near = match conditions {
+                        file::Conditions::List(items) => {
+                            items.iter().find(|i| super::parse_abort_when(i).is_err())
+                        }
+                        file::Conditions::Text(t) => Some(t),
+                    };
+                    self.error_near(
+                        near.map_or(text.as_str(), String::as_str),
+                        0,
+                        format!("abort_when: {e}"),
+                    )
+                })?
+            }
             None => Vec::new(),
         };
         let defaults = ConnectionOptions::default();

@@ -90,6 +90,29 @@ slo:
         );
     }
 
+    #[test]
+    fn a_safety_stop_is_written_as_one_string_or_as_a_list_like_slo() {
+        let texts = |p: AttackPlan| p.abort.into_iter().map(|a| a.text).collect::<Vec<_>>();
+        let want = ["errors > 5% for 30s", "p99 > 2s for 1m"];
+        let one = GOOD.to_string() + "abort_when: errors > 5% for 30s, p99 > 2s for 1m\n";
+        assert_eq!(texts(parse_at(&one).unwrap()), want);
+        let list = GOOD.to_string() + "abort_when:\n  - errors > 5% for 30s\n  - p99 > 2s for 1m\n";
+        assert_eq!(texts(parse_at(&list).unwrap()), want);
+        // A bad item is named at its own line.
+        let bad = GOOD.to_string() + "abort_when:\n  - errors > 5% for 30s\n  - p99 > 2 parsecs\n";
+        let e = parse_at(&bad).unwrap_err().to_string();
+        let line = bad.lines().position(|l| l.contains("parsecs")).unwrap() + 1;
+        assert!(e.contains(&format!(":{line}:5: abort_when:")), "{e}");
+        // Anything else says both ways it can be written.
+        let e = parse_at(&(GOOD.to_string() + "abort_when: {errors: 5%}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("as one string") && e.contains("or a list"),
+            "{e}"
+        );
+    }
+
     /// The error for `GOOD` with `from` replaced by `to`, and where `needle` (its `nth`
     /// occurrence) sits in that text, as ":line:column:".
     fn error_at(from: &str, to: &str, needle: &str, nth: usize) -> (String, String) {
