@@ -258,12 +258,27 @@ fn position(
         parts.push(format!("asked: {}", html::escape(asked)));
     }
     let count = |n: u64| Cell::Count(n).to_text();
+    // The progress counts every request, as the plan does; the tables below count only the
+    // measured ones, so the warm-up's share is said beside them, or the two would disagree.
+    let warmup = |all: u64, measured: u64| {
+        let share = all.saturating_sub(measured);
+        if run.counting.is_whole() || share == 0 {
+            String::new()
+        } else {
+            format!(" ({} in warm-up)", count(share))
+        }
+    };
     let mut sent = format!("sent {}", count(run.all.sent));
     if let Some(n) = p.planned_requests {
         let _ = write!(sent, " of {}", count(n));
     }
+    sent += &warmup(run.all.sent, run.total.sent);
     parts.push(sent);
-    parts.push(format!("completed {}", count(run.all.completed())));
+    parts.push(format!(
+        "completed {}{}",
+        count(run.all.completed()),
+        warmup(run.all.completed(), run.total.completed())
+    ));
     if let Some(r) = latest {
         parts.push(format!(
             "last second: sent {}, completed {}",

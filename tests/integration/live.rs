@@ -429,6 +429,14 @@ fn a_capacity_searchs_page_shows_its_probes_so_far_and_the_probe_in_progress() {
     assert!(frames.iter().any(|f| f["now"]
         .as_str()
         .is_some_and(|n| n.contains("The probe in progress"))));
+    // A probe's progress counts its warm-up, which its tables leave out: it says so.
+    assert!(
+        frames.iter().any(|f| f["position"]
+            .as_str()
+            .is_some_and(|w| w.contains(" in warm-up) · completed "))),
+        "{:?}",
+        frames.iter().map(|f| &f["position"]).collect::<Vec<_>>()
+    );
     let names = |f: &serde_json::Value| -> Vec<String> {
         f["figures"]
             .as_array()
