@@ -200,6 +200,10 @@ impl Observer for AbortWatch<'_> {
         self.inner.aborting(aborted);
     }
 
+    fn stopping(&mut self) {
+        self.inner.stopping();
+    }
+
     fn stopped_early(&self) -> Option<String> {
         self.inner.stopped_early()
     }

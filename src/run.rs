@@ -57,6 +57,11 @@ pub trait Observer {
     /// it decided, before the requests in flight drain.
     fn aborting(&mut self, _aborted: &crate::store::Aborted) {}
 
+    /// The run is stopping before its plan's end, whoever stopped it (Ctrl-C, the live
+    /// page's stop button, the safety stop, a failed write, a sweep's limit): told once,
+    /// before the first second recorded after the stop; the seconds from there drain it.
+    fn stopping(&mut self) {}
+
     /// Why the observer stopped the run itself, if it did.
     fn stopped_early(&self) -> Option<String> {
         None
@@ -200,6 +205,7 @@ pub fn attack_launched(
     // its share with it, so the wait is also summed from each second's sample, taken while
     // the threads ran.
     let mut waited = std::time::Duration::ZERO;
+    let mut told_stopping = false;
     let report = engine::run(prepared, shutdown, |record: IntervalRecord| {
         let health = probe.sample();
         peak_fds = peak_fds.max(health.open_fds);
@@ -226,6 +232,12 @@ pub fn attack_launched(
         }
         // After the log: the second is on disk before any output sees it.
         push.offer(&line);
+        // Every stop cancels this run's token, so the observers learn of each one here,
+        // in one way, in order with the seconds.
+        if !told_stopping && stop.is_cancelled() {
+            told_stopping = true;
+            observer.stopping();
+        }
         observer.interval(&line);
     });
     // The run's requests are done: the outputs get their flush, bounded by its deadline.

@@ -243,6 +243,10 @@ impl Observer for StopWatch<'_> {
         self.inner.aborting(aborted);
     }
 
+    fn stopping(&mut self) {
+        self.inner.stopping();
+    }
+
     fn stopped_early(&self) -> Option<String> {
         self.stopped.clone()
     }

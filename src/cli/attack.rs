@@ -356,7 +356,6 @@ pub fn execute_launched(
     // The run stops on Ctrl-C and when a sweep's limit says so; the latter stops only this run.
     let shutdown = shutdown.child_token();
     let handle = shutdown.clone();
-    progress.stopped_by(shutdown.clone());
     let (live, mut feed) = match live {
         Some(addr) => {
             let (live, feed) = super::live::start(addr, plan, dir, &shutdown)?;

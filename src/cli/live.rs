@@ -23,7 +23,7 @@ pub fn start(
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(Live, Feed)> {
     let server = serve(addr, shutdown)?;
-    let feed = Feed::start(&server, plan, dir, shutdown)?;
+    let feed = Feed::start(&server, plan, dir)?;
     Ok((Live { server }, feed))
 }
 

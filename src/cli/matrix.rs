@@ -191,6 +191,10 @@ impl Observer for Line {
         self.0.aborting(aborted);
     }
 
+    fn stopping(&mut self) {
+        self.0.stopping();
+    }
+
     fn stopped_early(&self) -> Option<String> {
         self.0.stopped_early()
     }

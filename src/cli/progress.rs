@@ -20,7 +20,8 @@ pub struct Progress {
     mode: Mode,
     /// The last plain line not printed yet, printed at the end.
     pending: Option<String>,
-    /// The safety stop ended the sending: the seconds left are the drain's.
+    /// The run was stopped early (the safety stop, Ctrl-C, the stop button…): the seconds
+    /// left are the drain's.
     stopping: bool,
     /// When the run's sending ends: after a time, or after a count of requests.
     end: SendingEnd,
@@ -33,8 +34,6 @@ pub struct Progress {
     so_far: Option<SoFar>,
     /// The verdict last shown, kept through the drain.
     verdict: Option<String>,
-    /// Cancelled when the run is stopped (Ctrl-C, the live page's stop button).
-    stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// How the progress is shown.
@@ -73,14 +72,7 @@ impl Progress {
             shown: false,
             so_far: enabled.then(|| SoFar::new(plan)),
             verdict: None,
-            stop: None,
         }
-    }
-
-    /// The run stops when `stop` is cancelled: from the second it is seen stopped in, the
-    /// verdict so far is the seconds' before it, as the report's of a stopped run is.
-    pub fn stopped_by(&mut self, stop: tokio_util::sync::CancellationToken) {
-        self.stop = Some(stop);
     }
 
     /// Ends the line so the report starts on a fresh one; prints the last plain line.
@@ -177,14 +169,11 @@ impl Observer for Progress {
         // send nothing: judged with them, a rate held would read as one fallen short (the
         // report judges the sending's span), so the verdict stays the sending's.
         let drained = self.stopping || self.draining(r.index, sent_before);
+        // A stopped run's verdict is the seconds' before the stop, as its report's is.
         let verdict = if drained {
             self.verdict.clone()
         } else {
-            let stopped = self.stop.as_ref().is_some_and(|s| s.is_cancelled());
             self.so_far.as_mut().and_then(|so_far| {
-                if stopped {
-                    so_far.stop();
-                }
                 so_far.add(line);
                 let d = so_far.diagnosis();
                 let undecided = d
@@ -221,6 +210,13 @@ impl Observer for Progress {
             }
             Mode::Plain => self.pending = Some(text),
             Mode::Off => {}
+        }
+    }
+
+    fn stopping(&mut self) {
+        self.stopping = true;
+        if let Some(so_far) = self.so_far.as_mut() {
+            so_far.stop();
         }
     }
 
@@ -263,7 +259,6 @@ mod tests {
             shown: false,
             so_far: None,
             verdict: None,
-            stop: None,
         }
     }
 
@@ -391,17 +386,17 @@ mod tests {
         assert_eq!(v, "ok");
         // Stopped (Ctrl-C, the stop button) 3.2 s into a 10 s run.
         let mut p = Progress::shown_as(&plan(200.0, timed(10_000)), Mode::Plain);
-        let stop = tokio_util::sync::CancellationToken::new();
-        p.stopped_by(stop.clone());
         for (i, n) in [200, 200, 200].into_iter().enumerate() {
             p.interval(&answered(i as u64, n));
         }
-        stop.cancel();
+        p.stopping();
         for (i, n) in [40, 0].into_iter().enumerate() {
             p.interval(&answered(3 + i as u64, n));
         }
         let v = p.verdict.clone().unwrap();
         assert_eq!(v, "ok");
+        // Its line says it stops, not the time left of its plan.
+        assert_eq!(p.head(4, 0, 640).0, "[   5s, stopping]");
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! the path `RunDir::load` reads it, and the state is published to the page.
 
 use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
-use crate::engine::CancellationToken;
 use crate::plan::{AttackPlan, SendingEnd};
 use crate::run::Observer;
 use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta, StoredRun};
@@ -12,36 +11,40 @@ use std::sync::mpsc;
 
 /// Feeds a live page from the run it observes; [`Feed::finish`] once the run is over.
 pub struct Feed {
-    tx: Option<mpsc::Sender<IntervalLine>>,
+    tx: Option<mpsc::Sender<Told>>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the feed thread is told, in the run's order.
+pub(super) enum Told {
+    /// A second as it was stored.
+    Second(Box<IntervalLine>),
+    /// The run is stopping early: the seconds after this are its drain.
+    Stopping,
 }
 
 impl Feed {
     /// Feeds `live` with the run of `plan` stored in `dir` (its metadata is read from there
     /// when the first second arrives: it is written before the first request). The page's
     /// address, never its token, is written beside the run as `live.json` then.
-    /// `stopping` is the run's own stop (Ctrl-C, the stop button, the safety stop, a
-    /// sweep's limit): once cancelled, the seconds still coming are the stop's drain.
     pub fn start(
         live: &super::LiveServer,
         plan: &AttackPlan,
         dir: &RunDir,
-        stopping: &CancellationToken,
     ) -> Result<Feed, LiveError> {
         let publisher = live.publisher();
         let plan = Planned::of(plan);
         let dir = dir.clone();
         let address = live.public_url();
-        let stopping = stopping.clone();
-        Feed::spawn(move |rx| follow(&rx, &publisher, &plan, &dir, &address, &stopping))
+        Feed::spawn(move |rx| follow(&rx, &publisher, &plan, &dir, &address))
     }
 
     /// Runs `follow` on a thread of the page's own, handed each second's line: the engine's
     /// side only sends it.
     pub(super) fn spawn(
-        follow: impl FnOnce(mpsc::Receiver<IntervalLine>) + Send + 'static,
+        follow: impl FnOnce(mpsc::Receiver<Told>) + Send + 'static,
     ) -> Result<Feed, LiveError> {
-        let (tx, rx) = mpsc::channel::<IntervalLine>();
+        let (tx, rx) = mpsc::channel::<Told>();
         let thread = std::thread::Builder::new()
             .name("headroom-live-feed".into())
             .spawn(move || {
@@ -78,7 +81,13 @@ impl Observer for Feed {
     fn interval(&mut self, line: &IntervalLine) {
         if let Some(tx) = &self.tx {
             // The feed thread gone (it stopped on a damaged line) costs the page, not the run.
-            let _ = tx.send(line.clone());
+            let _ = tx.send(Told::Second(Box::new(line.clone())));
+        }
+    }
+
+    fn stopping(&mut self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Told::Stopping);
         }
     }
 }
@@ -100,6 +109,11 @@ impl Observer for Tee<'_> {
     fn aborting(&mut self, aborted: &crate::store::Aborted) {
         self.0.aborting(aborted);
         self.1.aborting(aborted);
+    }
+
+    fn stopping(&mut self) {
+        self.0.stopping();
+        self.1.stopping();
     }
 
     fn stopped_early(&self) -> Option<String> {
@@ -180,19 +194,26 @@ impl Position {
 
 /// The feed thread: takes each second, publishes the run so far at the page's cadence.
 fn follow(
-    rx: &mpsc::Receiver<IntervalLine>,
+    rx: &mpsc::Receiver<Told>,
     publisher: &Publisher,
     plan: &Planned,
     dir: &RunDir,
     address: &str,
-    stopping: &CancellationToken,
 ) {
     let meta_path = dir.path().join("meta.json");
     let mut loader: Option<Loader> = None;
     let mut warnings = Vec::new();
     let mut last: Option<IntervalLine> = None;
     let mut broken = false;
-    while let Ok(line) = rx.recv() {
+    let mut stopping = false;
+    while let Ok(told) = rx.recv() {
+        let line = match told {
+            Told::Second(line) => *line,
+            Told::Stopping => {
+                stopping = true;
+                continue;
+            }
+        };
         if broken {
             continue;
         }
@@ -231,7 +252,7 @@ fn follow(
         last = Some(line);
         // A state not published loses nothing: the loader has every line, the next has it.
         if due {
-            let phase = match stopping.is_cancelled() {
+            let phase = match stopping {
                 true => Phase::Stopping,
                 false => Phase::Sending,
             };

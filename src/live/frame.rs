@@ -37,9 +37,11 @@ pub(super) struct Memory {
 /// Renders states into frames until the page closes.
 pub(super) fn render_loop(shared: &Shared) {
     let mut memory = Memory::default();
-    // The last frame's typed answer, carried again by the end event: a page (or a test)
-    // that missed the last frame still gets the numbers the report was written from.
+    // The last frame, sent again just before the end event (and its typed answer carried
+    // by it): a page behind skips to the newest, and the newest must not skip the last
+    // state the report was written from.
     let mut last_answer = serde_json::Value::Null;
+    let mut last_frame = String::new();
     loop {
         let (state, report, closing) = {
             let mut p = super::lock(&shared.pending);
@@ -54,14 +56,12 @@ pub(super) fn render_loop(shared: &Shared) {
                 Showing::Search(search) => search_data(search, &mut memory),
             };
             last_answer = data["answer_data"].clone();
-            shared
-                .frames
-                .send_replace(Arc::from(format!("event: frame\ndata: {data}\n\n")));
+            last_frame = format!("event: frame\ndata: {data}\n\n");
+            shared.frames.send_replace(Arc::from(last_frame.as_str()));
         }
         if let Some(path) = report {
-            shared
-                .frames
-                .send_replace(Arc::from(end_frame(&path, &last_answer)));
+            let end = last_frame.clone() + &end_frame(&path, &last_answer);
+            shared.frames.send_replace(Arc::from(end));
         }
         if closing {
             return;
@@ -82,7 +82,18 @@ fn end_frame(path: &std::path::Path, last_answer: &serde_json::Value) -> String 
         )
     });
     let data = serde_json::json!({ "report": report, "answer_data": last_answer });
-    format!("event: end\ndata: {data}\n\n")
+    format!("{END}data: {data}\n\n")
+}
+
+/// How the end event begins.
+const END: &str = "event: end\n";
+
+/// Whether `chunk` (one or more events) holds the end event, the stream's last.
+pub(super) fn holds_end(chunk: &[u8]) -> bool {
+    // Each event's data is one line of JSON, with its newlines escaped: an event's name
+    // is only ever at the chunk's start or after a blank line.
+    let after_blank = [b"\n\n".as_slice(), END.as_bytes()].concat();
+    chunk.starts_with(END.as_bytes()) || chunk.windows(after_blank.len()).any(|w| w == after_blank)
 }
 
 /// The frame's data: the pieces of the page, each already HTML, and the charts' data.

@@ -4,7 +4,7 @@
 //! handed, and the probes so far are the search's record (`capacity.json`, written after
 //! each probe) read back.
 
-use super::feed::{Feed, Planned};
+use super::feed::{Feed, Planned, Told};
 use super::{LiveError, LiveState, Phase, Publisher, SearchState};
 use crate::capacity::study::CapacityRecord;
 use crate::store::{read_json, IntervalLine, Loader, RunMeta};
@@ -50,11 +50,20 @@ fn newest_probe(dir: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
-fn follow(rx: &mpsc::Receiver<IntervalLine>, publisher: &Publisher, dir: &Path, address: &str) {
+fn follow(rx: &mpsc::Receiver<Told>, publisher: &Publisher, dir: &Path, address: &str) {
     let mut probe: Option<Probe> = None;
     let mut warnings: Vec<String> = Vec::new();
     let mut noted = false;
-    while let Ok(line) = rx.recv() {
+    // Only Ctrl-C or the stop button stops a probe early, and it ends the search.
+    let mut stopping = false;
+    while let Ok(told) = rx.recv() {
+        let line: IntervalLine = match told {
+            Told::Second(line) => *line,
+            Told::Stopping => {
+                stopping = true;
+                continue;
+            }
+        };
         // A probe's seconds count from 0 again: a new probe has begun.
         let fresh = probe
             .as_ref()
@@ -100,7 +109,11 @@ fn follow(rx: &mpsc::Receiver<IntervalLine>, publisher: &Publisher, dir: &Path, 
             continue;
         }
         let run = p.loader.so_far(None);
-        let position = p.planned.position(&line, &run, Phase::Sending);
+        let phase = match stopping {
+            true => Phase::Stopping,
+            false => Phase::Sending,
+        };
+        let position = p.planned.position(&line, &run, phase);
         publisher.publish_search(SearchState {
             record: CapacityRecord::load(dir).ok().flatten(),
             probe: Some(LiveState {

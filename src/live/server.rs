@@ -168,7 +168,7 @@ impl Server {
             loop {
                 let frame = frames.borrow_and_update().clone();
                 if !frame.is_empty() {
-                    let last = frame.starts_with("event: end");
+                    let last = super::frame::holds_end(frame.as_bytes());
                     // One frame waits for the page at most: a page that takes none for
                     // STALL is dropped, and one behind skips to the newest.
                     match tokio::time::timeout(STALL, tx.send(Bytes::from(frame.to_string()))).await
@@ -267,7 +267,7 @@ impl hyper::body::Body for Body {
             Body::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream { rx, viewer, ended } => match rx.poll_recv(cx) {
                 Poll::Ready(Some(b)) => {
-                    *ended |= b.starts_with(b"event: end");
+                    *ended |= super::frame::holds_end(&b);
                     Poll::Ready(Some(Ok(Frame::data(b))))
                 }
                 Poll::Ready(None) => {

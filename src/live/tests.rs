@@ -182,3 +182,16 @@ fn a_page_that_stops_reading_is_dropped_and_its_place_freed() {
     assert!(follow_or_none(addr));
     drop(stalled);
 }
+
+#[test]
+fn the_end_is_found_after_the_last_frame_and_never_inside_a_frames_data() {
+    use super::frame::holds_end;
+    assert!(holds_end(b"event: end\ndata: {}\n\n"));
+    assert!(holds_end(
+        b"event: frame\ndata: {\"n\":1}\n\nevent: end\ndata: {}\n\n"
+    ));
+    // JSON escapes its newlines: a frame whose text speaks of the end is a frame.
+    assert!(!holds_end(
+        b"event: frame\ndata: {\"a\":\"\\n\\nevent: end\\n\"}\n\n"
+    ));
+}

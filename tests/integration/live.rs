@@ -366,6 +366,7 @@ fn a_run_aborted_while_watched_says_so_on_stderr_and_ends_with_the_reports_answe
     assert!(json["answer"]["aborted"].is_object(), "{json}");
     let (frames, end) = events.join().unwrap();
     assert_eq!(end["answer_data"], json["answer"]);
+    let stopped_at = json["answer"]["aborted"]["at_second"].as_u64().unwrap();
     for f in &frames {
         let at = f["position"].as_str().unwrap();
         let sending = at.contains("<strong class=\"phase\">sending</strong>");
@@ -375,6 +376,20 @@ fn a_run_aborted_while_watched_says_so_on_stderr_and_ends_with_the_reports_answe
         );
         if f["ended"] == true {
             assert!(at.contains("stopped before its planned 60s"), "{at}");
+        } else {
+            // A second recorded after the stop is the stop's drain, as stderr says.
+            let second: u64 = at
+                .split(" · ")
+                .nth(1)
+                .and_then(|t| t.split('s').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no second in {at}"));
+            if second > stopped_at {
+                assert!(
+                    at.contains("<strong class=\"phase\">stopping"),
+                    "second {second}, stopped at {stopped_at}: {at}"
+                );
+            }
         }
     }
 }
