@@ -26,7 +26,7 @@ pub struct Progress {
     /// When the run's sending ends: after a time, or after a count of requests.
     end: SendingEnd,
     /// Stage names, shown beside the second they run in (a sweep's current step).
-    stages: Vec<String>,
+    stages: Vec<headroom::plan::Stage>,
     errors: u64,
     sent: u64,
     shown: bool,
@@ -66,7 +66,7 @@ impl Progress {
             pending: None,
             stopping: false,
             end,
-            stages: plan.stages.iter().map(|s| s.name.clone()).collect(),
+            stages: plan.stages.clone(),
             errors: 0,
             sent: 0,
             shown: false,
@@ -124,17 +124,14 @@ impl Progress {
         }
     }
 
-    /// The step the second ran in: "step 3/7 rate-300".
+    /// The step the second ran in, numbered as the report numbers it: "step 3/7 rate-300",
+    /// "warm-up for step 3/7 rate-300 warm-up".
     fn step(&self, stage: Option<u16>) -> String {
-        match stage {
-            Some(i) if self.stages.len() > 1 => format!(
-                "  step {}/{} {}",
-                usize::from(i) + 1,
-                self.stages.len(),
-                self.stages.get(usize::from(i)).map_or("", String::as_str)
-            ),
-            _ => String::new(),
-        }
+        let place = stage.and_then(|i| headroom::plan::StepPlace::of(&self.stages, i.into()));
+        place.map_or_else(String::new, |p| {
+            let kind = if p.warmup { "warm-up for " } else { "" };
+            format!("  {kind}step {}/{} {}", p.number, p.of, p.name)
+        })
     }
 }
 
@@ -253,7 +250,20 @@ mod tests {
             pending: None,
             stopping: false,
             end,
-            stages: stages.iter().map(|s| s.to_string()).collect(),
+            stages: stages
+                .iter()
+                .map(|s| {
+                    let warmup = s.ends_with(" warm-up");
+                    headroom::plan::Stage {
+                        warmup,
+                        ..headroom::plan::Stage::constant(
+                            s.to_string(),
+                            100.0,
+                            std::time::Duration::from_secs(1),
+                        )
+                    }
+                })
+                .collect(),
             errors: 0,
             sent: 0,
             shown: false,
@@ -281,6 +291,10 @@ mod tests {
         let p = progress(secs(300), &["rate-100", "rate-200", "rate-300"]);
         assert_eq!(p.position(12, 100), "  12s/300s, 4m48s left");
         assert_eq!(p.step(Some(1)), "  step 2/3 rate-200");
+        // A sweep warming each step up: the warm-ups are not steps, as in the report.
+        let p = progress(secs(8), &["100 warm-up", "100", "200 warm-up", "200"]);
+        assert_eq!(p.step(Some(2)), "  warm-up for step 2/2 200 warm-up");
+        assert_eq!(p.step(Some(3)), "  step 2/2 200");
         assert_eq!(progress(secs(60), &["only"]).step(Some(0)), "");
         let mut p = progress(count(10_000), &[]);
         p.sent = 4_000;

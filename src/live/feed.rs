@@ -3,8 +3,8 @@
 //! request, nothing slow on the engine's side), where a [`Loader`] builds the run so far by
 //! the path `RunDir::load` reads it, and the state is published to the page.
 
-use super::{LiveError, LiveState, Phase, Position, Publisher, Step};
-use crate::plan::{AttackPlan, SendingEnd};
+use super::{LiveError, LiveState, Phase, Position, Publisher};
+use crate::plan::{AttackPlan, SendingEnd, StepPlace};
 use crate::run::Observer;
 use crate::store::{read_json, write_json, IntervalLine, Loader, RunDir, RunMeta, StoredRun};
 use std::sync::mpsc;
@@ -124,7 +124,7 @@ impl Observer for Tee<'_> {
 /// What the plan says of where a run ends, for the page's first line.
 pub(super) struct Planned {
     end: SendingEnd,
-    stages: Vec<String>,
+    stages: Vec<crate::plan::Stage>,
 }
 
 impl Planned {
@@ -136,7 +136,7 @@ impl Planned {
     pub(super) fn of_parts(stop: &crate::plan::Stop, stages: &[crate::plan::Stage]) -> Planned {
         Planned {
             end: SendingEnd::of(stop, stages),
-            stages: stages.iter().map(|s| s.name.clone()).collect(),
+            stages: stages.to_vec(),
         }
     }
 
@@ -159,11 +159,7 @@ impl Planned {
             elapsed_secs: elapsed,
             planned_secs: self.end.secs(),
             planned_requests: self.end.requests,
-            step: stage.filter(|_| self.stages.len() > 1).map(|i| Step {
-                index: usize::from(i),
-                of: self.stages.len(),
-                name: self.stages.get(usize::from(i)).cloned().unwrap_or_default(),
-            }),
+            step: stage.and_then(|i| StepPlace::of(&self.stages, i.into())),
             phase: match phase {
                 Phase::Sending if drains => Phase::Draining,
                 p => p,

@@ -253,12 +253,7 @@ fn position(
         }
     ));
     if let Some(step) = &p.step {
-        parts.push(format!(
-            "step {} of {} ({})",
-            step.index + 1,
-            step.of,
-            html::escape(&step.name)
-        ));
+        parts.push(html::escape(&step.to_string()));
     }
     let stopped_early = run
         .end

@@ -83,20 +83,9 @@ pub struct Position {
     /// Requests the run is planned to send, when it ends after a count.
     pub planned_requests: Option<u64>,
     /// The stage (a sweep's step) the last second ran in, when the run has several.
-    pub step: Option<Step>,
+    pub step: Option<crate::plan::StepPlace>,
     /// Sending, draining, stopping or ended.
     pub phase: Phase,
-}
-
-/// One stage of several, for "step 3 of 7".
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// Its index, from 0.
-    pub index: usize,
-    /// How many stages the run has.
-    pub of: usize,
-    /// Its name.
-    pub name: String,
 }
 
 /// What a run is doing now.

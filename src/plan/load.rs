@@ -152,6 +152,49 @@ impl Stage {
     }
 }
 
+/// Where a stage stands among a staged run's steps, numbered as its report numbers them:
+/// warm-ups are not steps ("step 3 of 4", never "step 6 of 8" for a sweep warming each
+/// step up); a warm-up is named for the step it warms up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepPlace {
+    /// The measured step it is or warms up, from 1.
+    pub number: usize,
+    /// How many measured steps the run has.
+    pub of: usize,
+    /// A warm-up stage.
+    pub warmup: bool,
+    /// The stage's name.
+    pub name: String,
+}
+
+impl StepPlace {
+    /// Stage `index` of `stages`, when the run has more than one.
+    pub fn of(stages: &[Stage], index: usize) -> Option<StepPlace> {
+        let stage = stages.get(index).filter(|_| stages.len() > 1)?;
+        let of = stages.iter().filter(|s| !s.warmup).count();
+        let before = stages[..index].iter().filter(|s| !s.warmup).count();
+        // A warm-up warms up the next step; a measured stage is the next step itself.
+        let number = (before + 1).min(of.max(1));
+        Some(StepPlace {
+            number,
+            of,
+            warmup: stage.warmup,
+            name: stage.name.clone(),
+        })
+    }
+}
+
+impl std::fmt::Display for StepPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.warmup { "warm-up for " } else { "" };
+        write!(
+            f,
+            "{kind}step {} of {} ({})",
+            self.number, self.of, self.name
+        )
+    }
+}
+
 /// Where a plan's sending ends, by the seconds its records are kept in: the load's seconds
 /// told from the drain's (the answers still awaited). The progress line, the safety stop and
 /// the live page each ask, and must agree.
@@ -448,5 +491,24 @@ mod tests {
             &[stage(0, Some(20)), stage(0, Some(30))],
         );
         assert_eq!((e.secs(), e.requests), (None, Some(50)));
+    }
+
+    #[test]
+    fn warm_ups_are_named_for_the_step_they_warm_up_and_are_not_counted() {
+        let stage = |name: &str, warmup: bool| Stage {
+            warmup,
+            ..Stage::constant(name.to_string(), 100.0, Duration::from_secs(1))
+        };
+        let sweep: Vec<Stage> = ["100", "200"]
+            .iter()
+            .flat_map(|n| [stage(&format!("{n} warm-up"), true), stage(n, false)])
+            .collect();
+        let place = |i| StepPlace::of(&sweep, i).unwrap().to_string();
+        assert_eq!(place(0), "warm-up for step 1 of 2 (100 warm-up)");
+        assert_eq!(place(1), "step 1 of 2 (100)");
+        assert_eq!(place(3), "step 2 of 2 (200)");
+        assert_eq!(StepPlace::of(&sweep, 4), None);
+        // One stage is no step of many.
+        assert_eq!(StepPlace::of(&sweep[1..2], 0), None);
     }
 }

@@ -29,7 +29,9 @@ pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick, Unreadable};
 pub use flow::{json_path, Capture, CaptureFrom, Flow, JsonStep, Login, MAX_CAPTURED};
-pub use load::{stage_at, Load, Rate, SendingEnd, Stage, StageBounds, Stop, MAX_RATE, MAX_USERS};
+pub use load::{
+    stage_at, Load, Rate, SendingEnd, Stage, StageBounds, StepPlace, Stop, MAX_RATE, MAX_USERS,
+};
 pub use request::{DataBinding, Expect, NamedRequest, RequestSpec, Templates};
 pub use slo::{Metric, Op, Slo, SloError};
 pub use target::{Scheme, Target};

@@ -233,3 +233,34 @@ fn the_json_answer_and_objectives_keep_numbers_with_their_units() {
     assert!(back.slo[0].value.is_none());
     assert_eq!(back.slo[0].measured, "4.763ms");
 }
+
+/// A sweep warms up each step: its warm-ups are not steps (the progress line numbers the
+/// steps as the report does), and the report does not say they came first.
+#[test]
+fn a_sweeps_warm_ups_are_named_for_their_steps_and_not_said_to_come_first() {
+    let target = crate::support::start_target(Duration::from_millis(1));
+    let url = format!("http://{}/", target.addr());
+    let o = crate::support::headroom(&[
+        "sweep",
+        &url,
+        "--rate",
+        "20,40",
+        "--step-duration",
+        "1s",
+        "--warmup",
+        "1s",
+    ]);
+    let (text, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{err}");
+    assert!(
+        text.contains("Warm-up: the requests sent in its 2 warm-up stages (2.000s in all, each before the step it warms up)"),
+        "{text}"
+    );
+    assert!(!text.contains("in the first 2.000s"), "{text}");
+    // The last progress line is the last step's (or its drain's), numbered of 2.
+    let last = err.lines().rfind(|l| l.starts_with('[')).unwrap();
+    assert!(last.contains(" step 2/2 "), "{err}");
+}

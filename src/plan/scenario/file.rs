@@ -245,16 +245,43 @@ pub struct ExpectSection {
 
 /// Conditions written either way a reader of `slo` would try: one comma-separated string,
 /// or a list.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(
-    untagged,
-    expecting = "conditions as one string (\"errors > 5% for 30s, p99 > 2s for 1m\") or a list of them"
-)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
 pub enum Conditions {
     /// Comma-separated conditions.
     Text(String),
     /// One condition (or several, comma-separated) per item.
     List(Vec<String>),
+}
+
+// By hand rather than `untagged`: an untagged enum reads its value into a buffer first,
+// and a mistake in it loses its line and column.
+impl<'de> Deserialize<'de> for Conditions {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = Conditions;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "conditions as one string (\"errors > 5% for 30s, p99 > 2s for 1m\") or a list of them",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Conditions, E> {
+                Ok(Conditions::Text(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Conditions, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<String>()? {
+                    items.push(item);
+                }
+                Ok(Conditions::List(items))
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 impl Conditions {

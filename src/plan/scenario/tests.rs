@@ -103,14 +103,20 @@ slo:
         let e = parse_at(&bad).unwrap_err().to_string();
         let line = bad.lines().position(|l| l.contains("parsecs")).unwrap() + 1;
         assert!(e.contains(&format!(":{line}:5: abort_when:")), "{e}");
-        // Anything else says both ways it can be written.
-        let e = parse_at(&(GOOD.to_string() + "abort_when: {errors: 5%}\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("as one string") && e.contains("or a list"),
-            "{e}"
-        );
+        // Anything else says both ways it can be written, at its line.
+        for wrong in ["{errors: 5%}", "5"] {
+            let source = GOOD.to_string() + "abort_when: " + wrong + "\n";
+            let e = parse_at(&source).unwrap_err().to_string();
+            let line = source.lines().count();
+            assert!(
+                e.contains("as one string") && e.contains("or a list"),
+                "{e}"
+            );
+            assert!(
+                e.contains(&format!(":{line}:")) && e.contains("abort_when"),
+                "{e}"
+            );
+        }
     }
 
     /// The error for `GOOD` with `from` replaced by `to`, and where `needle` (its `nth`

@@ -179,9 +179,19 @@ fn notes(s: &Summary) -> Vec<String> {
     );
     out.extend(s.notices.iter().map(|n| format!("Note: {n}")));
     if s.warmup_secs > 0.0 {
+        // "The first N s" only when the warm-ups lead the run; a sweep warms up each step.
+        let warmups = s.stages.iter().filter(|st| st.warmup).count();
+        let leading = s.stages.iter().take_while(|st| st.warmup).count();
+        let when = if leading < warmups {
+            format!(
+                "in its {warmups} warm-up stages ({} in all, each before the step it warms up)",
+                fmt_secs(s.warmup_secs)
+            )
+        } else {
+            format!("in the first {} (warm-up stages)", fmt_secs(s.warmup_secs))
+        };
         out.push(format!(
-            "Warm-up: the requests sent in the first {} (warm-up stages) are left out of every number but the generator's, wherever their answers fell",
-            fmt_secs(s.warmup_secs)
+            "Warm-up: the requests sent {when} are left out of every number but the generator's, wherever their answers fell"
         ));
     }
     out
