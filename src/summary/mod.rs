@@ -348,8 +348,10 @@ impl Summary {
             flows: &run.meta.flows,
         });
         let think_us = think_per_request_us(run);
+        // The closed model's cap: users waiting for its slots waited as asked.
+        let cap = run.meta.max_rate.map(|r| r.per_second());
         if matches!(run.meta.load, Load::Closed { .. }) {
-            diagnosis::closed::judge_steps(&mut stages, think_us);
+            diagnosis::closed::judge_steps(&mut stages, think_us, cap);
         }
         let verdict = if run.meta.stages.is_empty() {
             // One load throughout: its seconds' trends are the run's.
@@ -373,6 +375,7 @@ impl Summary {
                         throughput,
                         mean_us,
                         think_us,
+                        cap,
                     ) {
                         let mut findings = d.findings;
                         findings.push(f);

@@ -4,6 +4,7 @@
 //! what would settle a "cannot tell". The one place a diagnosis becomes English, so the
 //! run, a step, a probe, a comparison and the live progress say the same thing.
 
+use super::words::stage_level_number;
 use crate::sample::ErrorKind;
 use crate::summary::diagnosis::{ReasonCount, TransientCause};
 use crate::summary::{Blame, Diagnosis, Finding, GeneratorHealth, Limit};
@@ -73,6 +74,15 @@ pub fn lines(d: &Diagnosis, g: &GeneratorHealth) -> Vec<String> {
     out
 }
 
+/// " plus 20ms of think time", when there was think time.
+fn think(think_us: f64) -> String {
+    if think_us > 0.0 {
+        format!(" plus {} of think time", fmt_us_f(think_us))
+    } else {
+        String::new()
+    }
+}
+
 /// What would settle a "cannot tell", one line per kind of doubt.
 pub fn settle(d: &Diagnosis) -> Vec<String> {
     let mut out = Vec::new();
@@ -121,8 +131,9 @@ pub fn settle(d: &Diagnosis) -> Vec<String> {
 pub fn cell(d: &Diagnosis) -> String {
     let evidence: Vec<String> = d.evidence().map(phrase).collect();
     let answer = match d.limit {
-        Limit::Neither => return "ok".into(),
-        Limit::Transient => return format!("ok ({})", evidence.join("; ")),
+        // Neither side, and what the user asked for explains the rest (a cap that held).
+        Limit::Neither if evidence.is_empty() => return "ok".into(),
+        Limit::Neither | Limit::Transient => return format!("ok ({})", evidence.join("; ")),
         Limit::NothingSucceeded => "nothing succeeded",
         Limit::Generator => "generator",
         Limit::Server => "server",
@@ -360,6 +371,22 @@ pub fn sentence(f: &Finding) -> String {
             fmt_num(*throughput, 0),
             fmt_us(*base_latency_us)
         ),
+        Finding::HeldToCap {
+            users,
+            implied,
+            throughput,
+            cap,
+            latency_us,
+            think_us,
+        } => format!(
+            "the {} users were held to the cap of {} req/s asked for: by Little's law, {} req/s at {} each{} keeps {} of them busy; the others waited for a start slot, as asked, not for the generator",
+            fmt_num(*users, 0),
+            stage_level_number(*cap),
+            fmt_num(*throughput, 1),
+            fmt_us_f(*latency_us),
+            think(*think_us),
+            fmt_num(*implied, 1),
+        ),
         Finding::LittleMismatch {
             users,
             implied,
@@ -370,11 +397,7 @@ pub fn sentence(f: &Finding) -> String {
             "by Little's law, {} req/s at {} each{} keeps {} of the {} users busy: the others waited on the generator's side (for a connection, or for its CPU)",
             fmt_num(*throughput, 1),
             fmt_us_f(*latency_us),
-            if *think_us > 0.0 {
-                format!(" plus {} of think time", fmt_us_f(*think_us))
-            } else {
-                String::new()
-            },
+            think(*think_us),
             fmt_num(*implied, 1),
             fmt_num(*users, 0)
         ),
@@ -507,6 +530,11 @@ pub fn phrase(f: &Finding) -> String {
             fmt_num(*implied, 0),
             fmt_num(*users, 0)
         ),
+        Finding::HeldToCap { users, cap, .. } => format!(
+            "{} users held to the {} req/s cap asked for",
+            fmt_num(*users, 0),
+            stage_level_number(*cap)
+        ),
         Finding::NotPoisson { .. } => "sends not Poisson".into(),
         Finding::AtStep { name, .. } => format!("at {name}"),
     }
@@ -520,4 +548,36 @@ fn incomplete(missing: &[u32], cut_short: &[u32], gone: &str, short: &str) -> St
         .map(|(list, what)| format!("{} {what}", crate::units::shard_list(list)))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held() -> Diagnosis {
+        Diagnosis::of(vec![Finding::HeldToCap {
+            users: 8.0,
+            implied: 0.91,
+            throughput: 150.2,
+            cap: 150.0,
+            latency_us: 6_077.0,
+            think_us: 0.0,
+        }])
+    }
+
+    #[test]
+    fn users_held_to_the_cap_read_as_asked_not_as_the_generator() {
+        let d = held();
+        assert_eq!(
+            headline(&d),
+            "neither side was the limit: the load left as asked and the server kept up"
+        );
+        let said: Vec<String> = d.evidence().map(sentence).collect();
+        assert_eq!(
+            said,
+            ["the 8 users were held to the cap of 150 req/s asked for: by Little's law, 150.2 req/s at 6.077ms each keeps 0.9 of them busy; the others waited for a start slot, as asked, not for the generator"]
+        );
+        assert_eq!(cell(&d), "ok (8 users held to the 150 req/s cap asked for)");
+        assert_eq!(cell(&Diagnosis::default()), "ok");
+    }
 }

@@ -54,14 +54,11 @@ pub fn load_words(s: &Summary) -> String {
             "open model, {} req/s",
             (rate.per_second() * 1000.0).round() / 1000.0
         ),
-        (Load::Closed { concurrency }, 0) => match s.max_rate {
-            Some(cap) => format!(
-                "closed model, {}, at most {} req/s",
-                plural(concurrency, "worker"),
-                (cap.per_second() * 1000.0).round() / 1000.0
-            ),
-            None => format!("closed model, {}", plural(concurrency, "worker")),
-        },
+        (Load::Closed { concurrency }, 0) => format!(
+            "closed model, {}{}",
+            plural(concurrency, "worker"),
+            cap_words(s)
+        ),
         (Load::Open { rate }, _) => {
             format!(
                 "open model in {n} stages, up to {} req/s",
@@ -70,10 +67,23 @@ pub fn load_words(s: &Summary) -> String {
         }
         (Load::Closed { concurrency }, _) => {
             format!(
-                "closed model in {n} stages, up to {}",
-                plural(concurrency, "user")
+                "closed model in {n} stages, up to {}{}",
+                plural(concurrency, "user"),
+                cap_words(s)
             )
         }
+    }
+}
+
+/// ", at most 150 req/s" for a closed model capped by `--max-rate`: a step's verdict that
+/// its users were held to the cap needs the cap said where the load is.
+fn cap_words(s: &Summary) -> String {
+    match s.max_rate {
+        Some(cap) => format!(
+            ", at most {} req/s",
+            (cap.per_second() * 1000.0).round() / 1000.0
+        ),
+        None => String::new(),
     }
 }
 

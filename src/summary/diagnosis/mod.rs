@@ -4,9 +4,9 @@
 //! A symptom (the rate not held, requests leaving late) says that something fell short, not
 //! what. The generator is named only on its own evidence (its CPU, the run queue its threads
 //! waited in, its ports and descriptors, a connection cap too small for the asked rate,
-//! users waiting on its side by Little's law); the server on its own (refusals, resets,
-//! timeouts, overload statuses, a queue growing, throughput that stopped following the
-//! users). Besides the limits there are the answers a demanding reader needs as much:
+//! users waiting on its side by Little's law, unless the cap asked for held them); the server
+//! on its own (refusals, resets, timeouts, overload statuses, a queue growing, throughput that
+//! stopped following the users). Besides the limits there are the answers a demanding reader needs as much:
 //! nothing succeeded at all; a transient (connections opening, one slow second) that held
 //! nothing back; a server that changed with time whatever the load; and "cannot tell", with
 //! what would settle it. Each finding keeps its numbers; the renderers turn them into words
@@ -99,6 +99,9 @@ pub enum Blame {
     Nothing,
     /// Where the evidence was found (a step of a staged run): no side.
     Context,
+    /// What the user asked for explains it (a closed model held to its cap): no side, and
+    /// no limit.
+    Asked,
 }
 
 /// Why requests slowed for a moment without holding the load back.
@@ -352,6 +355,23 @@ pub enum Finding {
         /// Think time per request, µs.
         think_us: f64,
     },
+    /// Closed model capped by `--max-rate`: fewer requests were in flight than there were
+    /// users (Little's law), and the throughput reached the cap: the users waited for start
+    /// slots, as asked, not for the generator.
+    HeldToCap {
+        /// Users.
+        users: f64,
+        /// Users the throughput and latency account for.
+        implied: f64,
+        /// Completions per second.
+        throughput: f64,
+        /// The cap asked for (`--max-rate`), req/s.
+        cap: f64,
+        /// Mean latency, µs.
+        latency_us: f64,
+        /// Think time per request, µs.
+        think_us: f64,
+    },
     /// Poisson arrivals, but what was sent was not Poisson (the run's check of its sends):
     /// the latencies describe other traffic than was asked.
     NotPoisson {
@@ -402,6 +422,7 @@ impl Finding {
             | Finding::MostFailed { .. } => Blame::Undecided,
             Finding::NothingSucceeded { .. } => Blame::Nothing,
             Finding::AtStep { .. } => Blame::Context,
+            Finding::HeldToCap { .. } => Blame::Asked,
         }
     }
 }
