@@ -116,6 +116,11 @@ impl Progress {
                 "{elapsed:>4}s/{total}s, {} left",
                 fmt_left(total.saturating_sub(elapsed))
             ),
+            // The second that sent the last of a count: nothing is left to send, and the page
+            // says "sent N of N", not a time.
+            (None, Some(total)) if self.sent >= total => {
+                format!("{elapsed:>4}s, all {total} sent")
+            }
             (None, Some(total)) if sent_now > 0 => format!(
                 "{elapsed:>4}s, {} left",
                 fmt_left(total.saturating_sub(self.sent).div_ceil(sent_now))
@@ -300,6 +305,8 @@ mod tests {
         p.sent = 4_000;
         assert_eq!(p.position(8, 500), "   8s, 12s left");
         assert_eq!(p.position(8, 0), "   8s");
+        p.sent = 10_000;
+        assert_eq!(p.position(20, 500), "  20s, all 10000 sent");
         assert_eq!(fmt_left(7_440), "2h04m");
     }
 
