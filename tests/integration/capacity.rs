@@ -226,8 +226,11 @@ fn search_never_overclaims(
     assert_eq!(outcome["verdict"], "found", "{text}");
     let found = outcome["capacity"].as_f64().unwrap();
     let tipping = outcome["tipping"].as_f64().unwrap();
+    // Never above; below by a little more than the precision at most: on a machine busy
+    // beside the test, a probe a few percent under the limit may see its latency drift
+    // and break, and the search rightly stays under it.
     assert!(
-        found <= limit && found >= limit * 0.97,
+        found <= limit && found >= limit * 0.95,
         "answered {found} req/s for a server that serves {limit}\n{text}"
     );
     // The tipping point: the lowest rate tried that broke, or lower, what the server still
@@ -260,7 +263,7 @@ fn search_never_overclaims(
 
 /// `headroom target --capacity 1500` completes at most 1,500 req/s and queues the rest: a
 /// probe at 1,510 has its p99 under 250 ms at the end of a short window, but a queue growing
-/// through it. The answer is never above 1,500 and within 3 % below.
+/// through it. The answer is never above 1,500 and within 5 % below.
 #[test]
 #[cfg_attr(not(feature = "lab"), ignore = "needs Chromium: run tests/run")]
 fn the_search_never_overclaims_a_known_capacity() {

@@ -185,7 +185,28 @@ fn a_server_out_of_connections_is_named_the_limit() {
     );
     let (v, text) = attack_at(&nginx.url("http", "/"), 600, &["--timeout", "2s"]);
     let verdict = &v["verdict"];
-    assert_eq!(verdict["limit"], "server", "{verdict}\n{text}");
+    let findings = verdict["findings"].as_array().unwrap();
+    // A machine so busy that other processes held the generator's cores is named too, as
+    // it should be ("both"); nothing else may blame the generator.
+    let busy_machine = findings.iter().any(|f| f["finding"] == "cpu_starved")
+        && findings.iter().all(|f| {
+            ![
+                "rate_short",
+                "count_short",
+                "cpu_busy",
+                "shortage",
+                "descriptors",
+                "connection_cap",
+                "little_mismatch",
+            ]
+            .contains(&f["finding"].as_str().unwrap())
+        });
+    if busy_machine && verdict["limit"] == "both" {
+        eprintln!("the machine was busy; the verdict said so beside the server:\n{text}");
+    } else {
+        assert_eq!(verdict["limit"], "server", "{verdict}\n{text}");
+        assert!(text.contains("the server was the limit:"), "{text}");
+    }
     assert!(
         verdict["findings"]
             .as_array()
@@ -194,7 +215,6 @@ fn a_server_out_of_connections_is_named_the_limit() {
             .any(|f| f["finding"] == "server_failed" || f["finding"] == "server_status"),
         "{verdict}"
     );
-    assert!(text.contains("the server was the limit:"), "{text}");
 }
 
 /// A generator pinned to a core that a busy loop shares at a higher priority gets about a
