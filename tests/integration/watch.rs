@@ -152,11 +152,7 @@ fn written(dir: &Path, origin: SystemTime) -> (Option<u64>, bool) {
     let Ok(text) = std::fs::read_to_string(dir.join("intervals.jsonl")) else {
         return (None, ended);
     };
-    let meta: Json =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
-    let started = humantime::parse_rfc3339(meta["started_at"].as_str().unwrap()).unwrap();
-    let offset = started.duration_since(origin).unwrap_or_default();
-    let shift = (offset.as_millis() as u64 + 500) / 1000;
+    let shift = shift_of(dir, origin);
     let last = text
         .split_inclusive('\n')
         .rev()
@@ -164,6 +160,16 @@ fn written(dir: &Path, origin: SystemTime) -> (Option<u64>, bool) {
         .find_map(|l| serde_json::from_str::<Json>(l).ok())
         .map(|l| l["record"]["index"].as_u64().unwrap() + shift);
     (last, ended)
+}
+
+/// The whole seconds a shard's indices are shifted by on the test's clock: its start after
+/// `origin`, rounded, as the merge places it.
+fn shift_of(dir: &Path, origin: SystemTime) -> u64 {
+    let meta: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    let started = humantime::parse_rfc3339(meta["started_at"].as_str().unwrap()).unwrap();
+    let offset = started.duration_since(origin).unwrap_or_default();
+    (offset.as_millis() as u64 + 500) / 1000
 }
 
 fn spawn_shard(url: &str, shard: &str, start_at: &str, out: &Path) -> Child {
@@ -478,5 +484,275 @@ fn a_shard_killed_mid_run_is_said_stopped_once_and_shown_so_on_the_page() {
     assert!(
         said.contains("headroom: watch stopped (the runs go on)"),
         "{said}"
+    );
+}
+
+/// The page's phase word and its seconds so far, from its first line.
+fn phase_and_second(frame: &Json) -> (String, u64) {
+    let at = frame["position"].as_str().unwrap();
+    let phase = at
+        .split("<strong class=\"phase\">")
+        .nth(1)
+        .and_then(|p| p.split([' ', '<']).next())
+        .unwrap_or_else(|| panic!("a phase: {at}"))
+        .to_string();
+    // The time part: the first part that is a number of seconds ("6s of 30s, 24s left").
+    let second = at
+        .split(" · ")
+        .find_map(|part| part.split_once("s")?.0.parse().ok())
+        .unwrap_or_else(|| panic!("a time: {at}"));
+    (phase, second)
+}
+
+/// Each row of a frame's Shards table: its cells' text.
+fn shard_rows(frame: &Json) -> Vec<Vec<String>> {
+    let html = frame["shards"].as_str().unwrap();
+    html.split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let text = cell.split_once('>').map_or("", |(_, t)| t);
+                    text.split("</td>").next().unwrap_or("").to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn spawn_attack(url: &str, shard: &str, start_at: u64, duration: &str, out: &Path) -> Child {
+    headroom(&[
+        "attack",
+        url,
+        "--rate",
+        "50",
+        "--duration",
+        duration,
+        "--shard",
+        shard,
+        "--start-at",
+        &start_at.to_string(),
+        "-q",
+        "--out",
+        arg(out),
+    ])
+    .spawn()
+    .expect("the binary runs")
+}
+
+/// The watch of `shards`, its page's address, and its stderr read to the end on a thread.
+fn spawn_watch(
+    shards: &[PathBuf],
+    extra: &[&str],
+) -> (Reaped, String, std::thread::JoinHandle<String>) {
+    let mut args = vec!["watch"];
+    args.extend(shards.iter().map(|s| arg(s)));
+    args.extend(extra);
+    let mut watch = headroom(&args).spawn().unwrap();
+    let mut err = BufReader::new(watch.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("headroom: live page at http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("the address first: {first}"))
+        .to_string();
+    let rest = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in err.lines() {
+            text.push_str(&line.unwrap());
+            text.push('\n');
+        }
+        text
+    });
+    (Reaped(vec![watch]), addr, rest)
+}
+
+#[test]
+fn a_late_shard_keeps_the_test_sending_and_a_stall_past_the_plan_says_so() {
+    let server = crate::support::start_target(Duration::ZERO);
+    let url = format!("http://{}/", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "2s", "--quiet"]);
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    let origin = UNIX_EPOCH + Duration::from_secs(start);
+    let mut children = Reaped(vec![spawn_attack(&url, "0/2", start, "6s", &shards[0])]);
+    let mut events = Events::open(&addr);
+    // Shard 1 starts about 3 s after the common start (as a pod scheduled late): its 6 s
+    // of sending end on the merged clock well past the plan's 6 s.
+    let late = origin + Duration::from_millis(3_200);
+    std::thread::sleep(late.duration_since(SystemTime::now()).unwrap_or_default());
+    children
+        .0
+        .push(spawn_attack(&url, "1/2", start, "6s", &shards[1]));
+    // Shard 0 killed (no end.json) once it wrote its second line: the test stalls at the
+    // end, past the plan, with shard 1 ended and shard 0 stopped.
+    while written(&shards[0], origin).0.is_none_or(|last| last < 1) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    children.0[0].kill().unwrap();
+    children.0[0].wait().unwrap();
+    let mut frames = Vec::new();
+    let mut stalled = None;
+    while let Some((name, frame)) = events.next() {
+        assert_eq!(name, "frame", "no shard ended the test: no report");
+        let at = frame["position"].as_str().unwrap().to_string();
+        if at.contains("stalled") {
+            stalled = Some(frame);
+            break;
+        }
+        frames.push((phase_and_second(&frame), at));
+    }
+    let stalled = stalled.expect("the page says the test stalled once no shard writes");
+    let o = children.0.remove(1).wait_with_output().unwrap();
+    assert!(o.status.success(), "shard 1: {}", stderr(&o));
+    let (last0, ended0) = written(&shards[0], origin);
+    let (last1, ended1) = written(&shards[1], origin);
+    let (last0, last1) = (last0.unwrap(), last1.unwrap());
+    assert!(!ended0 && ended1, "shard 0 killed, shard 1 ended");
+    // Shard 1's sending ends on the merged clock at its shift plus its 6 s.
+    let ends = shift_of(&shards[1], origin) + 6;
+    assert!(ends > 6, "shard 1 started late: {ends}");
+    // While shard 1 still sends, the test sends: never draining, and the time left is
+    // counted to shard 1's end (the old page said "draining · 8s (sending ended at 6s)").
+    let mut past_the_plan = 0;
+    for ((phase, second), at) in &frames {
+        if *second == 0 || *second > ends {
+            continue;
+        }
+        assert_eq!(phase, "sending", "second {second} of {ends}: {at}");
+        // (Before shard 1 began, its end was not known: the time left was shard 0's.)
+        if *second > 6 {
+            assert!(at.contains(&format!(" of {ends}s, ")), "{at}");
+            past_the_plan += 1;
+        }
+    }
+    assert!(
+        past_the_plan >= 1,
+        "frames past the plan's 6 s while shard 1 sent: {frames:?}"
+    );
+    // The stall is past the plan: its time part names the merged clock and the stop,
+    // never "stopped before its planned" time it ran past.
+    let at = stalled["position"].as_str().unwrap();
+    assert!(
+        at.contains("s on the merged clock (a shard stopped writing before its end)")
+            && !at.contains("before its planned"),
+        "{at}"
+    );
+    // The Shards table numbers seconds as the report does (and as watch's stderr lines):
+    // from 1, so a shard's last second there is its log's last index plus 1.
+    let rows = shard_rows(&stalled);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        rows[0][0..3],
+        ["0", "stopped", &(last0 + 1).to_string()],
+        "{rows:?}"
+    );
+    assert_eq!(
+        rows[1][0..3],
+        ["1", "ended", &(last1 + 1).to_string()],
+        "{rows:?}"
+    );
+    let sent = Command::new("kill")
+        .args(["-INT", &watch.0[0].id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    watch.0[0].wait().unwrap();
+    let said = rest.join().unwrap();
+    assert!(said.contains("s0 has written no line for"), "{said}");
+}
+
+#[test]
+fn shards_whose_safety_stop_fired_are_shown_stopping_not_sending() {
+    // Every answer takes 2 s, so "p50 > 1s for 2s" holds from the first answers on, in both
+    // shards; the 2 s the requests in flight then take to answer are the stop's drain, in
+    // which each shard still writes its seconds and no end.json yet.
+    let server = crate::support::start_target(Duration::from_secs(2));
+    let url = format!("http://{}/", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (_watch, addr, rest) = spawn_watch(&shards, &["--quiet"]);
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    let children: Vec<Child> = ["0/2", "1/2"]
+        .iter()
+        .zip(&shards)
+        .map(|(s, out)| {
+            headroom(&[
+                "attack",
+                &url,
+                "--rate",
+                "20",
+                "--duration",
+                "30s",
+                "--shard",
+                s,
+                "--start-at",
+                &start.to_string(),
+                "--abort-when",
+                "p50 > 1s for 2s",
+                "-q",
+                "--out",
+                arg(out),
+            ])
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let _children = Reaped(children);
+    let mut events = Events::open(&addr);
+    let mut frames = Vec::new();
+    while let Some((name, frame)) = events.next() {
+        if name == "end" {
+            break;
+        }
+        frames.push((
+            phase_and_second(&frame),
+            frame["position"].as_str().unwrap().to_string(),
+        ));
+    }
+    let said = rest.join().unwrap();
+    assert!(said.contains("every run ended"), "{said}");
+    // The second each shard's stop fired in, as its end says (both started on time: the
+    // merged clock is theirs).
+    let fired: Vec<u64> = shards
+        .iter()
+        .map(|s| {
+            let end: Json =
+                serde_json::from_str(&std::fs::read_to_string(s.join("end.json")).unwrap())
+                    .unwrap();
+            assert_eq!(end["status"], "aborted", "{end}");
+            end["aborted"]["at_second"].as_u64().unwrap()
+        })
+        .collect();
+    let stopped_from = *fired.iter().max().unwrap();
+    // From the second both stops fired in, nothing is sent any more: never "sending" nor
+    // time left of the 30 s (the old page said "sending · 6s of 30s, 24s left").
+    let mut stopping = 0;
+    for ((phase, second), at) in &frames {
+        if *second < stopped_from {
+            continue;
+        }
+        assert!(
+            phase == "stopping" || phase == "ended",
+            "second {second}, stops from {stopped_from}: {at}"
+        );
+        assert!(!at.contains(" left"), "{at}");
+        stopping += usize::from(phase == "stopping");
+    }
+    assert!(
+        stopping >= 1,
+        "frames in the stop's drain (stops fired at {fired:?}): {frames:?}"
     );
 }
