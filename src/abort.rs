@@ -363,6 +363,19 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_runs_conditions_are_judged_as_the_run_judged_them() {
+        // As `watch` judges a shard from its metadata: the same second, the same words.
+        let p = plan("p99 > 5s, errors > 50% for 2s", 60);
+        let meta = RunMeta::describe(&p, &[], None, "HTTP/1.1", &[]);
+        let mut seconds: Vec<IntervalLine> = (0..3).map(|i| second(i, 10, 0, None)).collect();
+        seconds.extend((3..6).map(|i| second(i, 0, 10, None)));
+        let mut judge = AbortJudge::of_meta(&meta);
+        let fired = seconds.iter().find_map(|s| judge.judge(s));
+        assert_eq!(fired, watch(&p, &seconds).0);
+        assert_eq!(fired.map(|a| a.at_second), Some(5));
+    }
+
+    #[test]
     fn the_run_stops_at_the_end_of_the_window_naming_the_condition_and_its_seconds() {
         let p = plan("p99 > 5s, errors > 50% for 2s", 60);
         // Failing from second 3 on, with a second of silence inside the streak.

@@ -521,24 +521,21 @@ fn shard_rows(frame: &Json) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn spawn_attack(url: &str, shard: &str, start_at: u64, duration: &str, out: &Path) -> Child {
-    headroom(&[
+fn spawn_attack(url: &str, shard: &str, start_at: u64, extra: &[&str], out: &Path) -> Child {
+    let start_at = start_at.to_string();
+    let mut args = vec![
         "attack",
         url,
-        "--rate",
-        "50",
-        "--duration",
-        duration,
         "--shard",
         shard,
         "--start-at",
-        &start_at.to_string(),
+        &start_at,
         "-q",
         "--out",
         arg(out),
-    ])
-    .spawn()
-    .expect("the binary runs")
+    ];
+    args.extend(extra);
+    headroom(&args).spawn().expect("the binary runs")
 }
 
 /// The watch of `shards`, its page's address, and its stderr read to the end on a thread.
@@ -570,84 +567,203 @@ fn spawn_watch(
     (Reaped(vec![watch]), addr, rest)
 }
 
-#[test]
-fn a_late_shard_keeps_the_test_sending_and_a_stall_past_the_plan_says_so() {
+/// A shard's run directory copied into the watched one as a copy brought in while it runs
+/// would be (docs/distributed.md): its metadata, then its lines as far as the test says,
+/// then its end. The test decides what the watch has seen, so what the page must say of
+/// it does not hang on how fast anything runs.
+struct Copied {
+    src: PathBuf,
+    dst: PathBuf,
+    lines: Vec<String>,
+    copied: usize,
+}
+
+impl Copied {
+    fn begin(src: &Path, dst: &Path) -> Copied {
+        std::fs::create_dir_all(dst).unwrap();
+        // Whole files appear at once (renamed into place), as a copy tool writes them.
+        let put = |name: &str| {
+            let tmp = dst.join(format!(".{name}.part"));
+            std::fs::copy(src.join(name), &tmp).unwrap();
+            std::fs::rename(&tmp, dst.join(name)).unwrap();
+        };
+        put("meta.json");
+        let text = std::fs::read_to_string(src.join("intervals.jsonl")).unwrap();
+        std::fs::write(dst.join("intervals.jsonl"), "").unwrap();
+        Copied {
+            src: src.to_path_buf(),
+            dst: dst.to_path_buf(),
+            lines: text.split_inclusive('\n').map(str::to_string).collect(),
+            copied: 0,
+        }
+    }
+
+    /// Appends its lines up to the one of its own second `index` (from 0).
+    fn through(&mut self, index: u64) {
+        let upto = self
+            .lines
+            .iter()
+            .position(|l| {
+                let line: Json = serde_json::from_str(l).unwrap();
+                line["record"]["index"].as_u64().unwrap() > index
+            })
+            .unwrap_or(self.lines.len());
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dst.join("intervals.jsonl"))
+            .unwrap();
+        for line in &self.lines[self.copied..upto.max(self.copied)] {
+            log.write_all(line.as_bytes()).unwrap();
+        }
+        self.copied = upto.max(self.copied);
+    }
+
+    /// Every line, then its end.json.
+    fn end(&mut self) {
+        self.through(u64::MAX);
+        let tmp = self.dst.join(".end.json.part");
+        std::fs::copy(self.src.join("end.json"), &tmp).unwrap();
+        std::fs::rename(&tmp, self.dst.join("end.json")).unwrap();
+    }
+}
+
+/// The next frame whose seconds so far are `second`, and the frames before it; the page
+/// shows a state that no longer changes within a second or two, however slow the machine.
+fn frame_at(events: &mut Events, second: u64) -> (Json, Vec<String>) {
+    let mut seen = Vec::new();
+    loop {
+        let (name, frame) = events.next().expect("frames until that second");
+        assert_eq!(name, "frame", "ended before second {second}: {seen:?}");
+        let at = frame["position"].as_str().unwrap().to_string();
+        if phase_and_second(&frame).1 == second {
+            return (frame, seen);
+        }
+        seen.push(at);
+    }
+}
+
+/// Two shards of one 6 s test at 50/s against the built-in target, shard 1 started about
+/// 3 s after the common start (as a pod scheduled late), into `dir`/src0 and src1; the
+/// common start.
+fn late_shards(dir: &Path) -> (Vec<PathBuf>, SystemTime) {
     let server = crate::support::start_target(Duration::ZERO);
     let url = format!("http://{}/", server.addr());
-    let dir = tempfile::tempdir().unwrap();
-    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
-    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "2s", "--quiet"]);
+    let src: Vec<PathBuf> = ["src0", "src1"].iter().map(|s| dir.join(s)).collect();
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
         + 2;
     let origin = UNIX_EPOCH + Duration::from_secs(start);
-    let mut children = Reaped(vec![spawn_attack(&url, "0/2", start, "6s", &shards[0])]);
-    let mut events = Events::open(&addr);
-    // Shard 1 starts about 3 s after the common start (as a pod scheduled late): its 6 s
-    // of sending end on the merged clock well past the plan's 6 s.
+    let load = ["--rate", "50", "--duration", "6s"];
+    let mut children = Reaped(vec![spawn_attack(&url, "0/2", start, &load, &src[0])]);
     let late = origin + Duration::from_millis(3_200);
     std::thread::sleep(late.duration_since(SystemTime::now()).unwrap_or_default());
     children
         .0
-        .push(spawn_attack(&url, "1/2", start, "6s", &shards[1]));
-    // Shard 0 killed (no end.json) once it wrote its second line: the test stalls at the
-    // end, past the plan, with shard 1 ended and shard 0 stopped.
-    while written(&shards[0], origin).0.is_none_or(|last| last < 1) {
-        std::thread::sleep(Duration::from_millis(20));
+        .push(spawn_attack(&url, "1/2", start, &load, &src[1]));
+    for (i, child) in std::mem::take(&mut children.0).into_iter().enumerate() {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "shard {i}: {}", stderr(&o));
     }
-    children.0[0].kill().unwrap();
-    children.0[0].wait().unwrap();
-    let mut frames = Vec::new();
+    assert!(shift_of(&src[1], origin) >= 3, "shard 1 started late");
+    (src, origin)
+}
+
+#[test]
+fn a_late_shard_keeps_the_test_sending_and_the_shards_seconds_are_numbered_as_the_report_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, origin) = late_shards(dir.path());
+    let shift = shift_of(&src[1], origin);
+    // Shard 1's sending ends on the merged clock at its shift plus its 6 s.
+    let ends = shift + 6;
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "60s", "--quiet"]);
+    let mut events = Events::open(&addr);
+    // Shard 0 ran its 6 s and ended; shard 1 has written its seconds up to the seventh of
+    // the test's clock (its own fourth), past the plan's 6 s, and still sends.
+    let mut copies = [
+        Copied::begin(&src[0], &shards[0]),
+        Copied::begin(&src[1], &shards[1]),
+    ];
+    copies[0].end();
+    copies[1].through(6 - shift);
+    let (frame, _) = frame_at(&mut events, 7);
+    let at = frame["position"].as_str().unwrap();
+    // The old page said "draining (all sent; …) · 7s (sending ended at 6s)".
+    assert_eq!(phase_and_second(&frame).0, "sending", "{at}");
+    assert!(
+        at.contains(&format!("7s of {ends}s, {}s left", ends - 7)),
+        "{at}"
+    );
+    // The Shards table numbers a shard's last second as the report numbers seconds, and as
+    // watch's stderr names it ("shard 1 running (second 7)"): from 1.
+    let rows = shard_rows(&frame);
+    assert_eq!(rows[1][0..3], ["1", "running", "7"], "{rows:?}");
+    copies[1].end();
+    let (last0, _) = written(&shards[0], origin);
+    let (last1, _) = written(&shards[1], origin);
+    let mut last = None;
+    while let Some((name, frame)) = events.next() {
+        if name == "end" {
+            break;
+        }
+        last = Some(frame);
+    }
+    let last = last.expect("frames until the end");
+    let rows = shard_rows(&last);
+    assert_eq!(
+        rows[0][0..3],
+        ["0", "ended", &(last0.unwrap() + 1).to_string()],
+        "{rows:?}"
+    );
+    assert_eq!(
+        rows[1][0..3],
+        ["1", "ended", &(last1.unwrap() + 1).to_string()],
+        "{rows:?}"
+    );
+    assert!(watch.0[0].wait().unwrap().success());
+    let said = rest.join().unwrap();
+    assert!(said.contains("every run ended"), "{said}");
+}
+
+#[test]
+fn a_stall_past_the_plan_names_the_merged_clock_never_a_stop_before_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, origin) = late_shards(dir.path());
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "2s", "--quiet"]);
+    let mut events = Events::open(&addr);
+    // Shard 0 killed after its second second (no end.json); shard 1, started late, ran its
+    // 6 s to the end, past the plan's 6 s on the test's clock.
+    let mut copies = [
+        Copied::begin(&src[0], &shards[0]),
+        Copied::begin(&src[1], &shards[1]),
+    ];
+    copies[0].through(1);
+    copies[1].end();
     let mut stalled = None;
     while let Some((name, frame)) = events.next() {
-        assert_eq!(name, "frame", "no shard ended the test: no report");
-        let at = frame["position"].as_str().unwrap().to_string();
-        if at.contains("stalled") {
+        assert_eq!(name, "frame", "shard 0 never ended: no report");
+        if phase_and_second(&frame).0 == "stalled" {
             stalled = Some(frame);
             break;
         }
-        frames.push((phase_and_second(&frame), at));
     }
     let stalled = stalled.expect("the page says the test stalled once no shard writes");
-    let o = children.0.remove(1).wait_with_output().unwrap();
-    assert!(o.status.success(), "shard 1: {}", stderr(&o));
-    let (last0, ended0) = written(&shards[0], origin);
-    let (last1, ended1) = written(&shards[1], origin);
+    let (last0, _) = written(&shards[0], origin);
+    let (last1, _) = written(&shards[1], origin);
     let (last0, last1) = (last0.unwrap(), last1.unwrap());
-    assert!(!ended0 && ended1, "shard 0 killed, shard 1 ended");
-    // Shard 1's sending ends on the merged clock at its shift plus its 6 s.
-    let ends = shift_of(&shards[1], origin) + 6;
-    assert!(ends > 6, "shard 1 started late: {ends}");
-    // While shard 1 still sends, the test sends: never draining, and the time left is
-    // counted to shard 1's end (the old page said "draining · 8s (sending ended at 6s)").
-    let mut past_the_plan = 0;
-    for ((phase, second), at) in &frames {
-        if *second == 0 || *second > ends {
-            continue;
-        }
-        assert_eq!(phase, "sending", "second {second} of {ends}: {at}");
-        // (Before shard 1 began, its end was not known: the time left was shard 0's.)
-        if *second > 6 {
-            assert!(at.contains(&format!(" of {ends}s, ")), "{at}");
-            past_the_plan += 1;
-        }
-    }
-    assert!(
-        past_the_plan >= 1,
-        "frames past the plan's 6 s while shard 1 sent: {frames:?}"
-    );
-    // The stall is past the plan: its time part names the merged clock and the stop,
-    // never "stopped before its planned" time it ran past.
+    assert!(last1 + 1 > 6, "past the plan: {last1}");
+    // The old page said "9s (stopped before its planned 6s)".
     let at = stalled["position"].as_str().unwrap();
     assert!(
-        at.contains("s on the merged clock (a shard stopped writing before its end)")
-            && !at.contains("before its planned"),
+        at.contains(&format!(
+            "{}s on the merged clock (a shard stopped writing before its end)",
+            last1 + 1
+        )) && !at.contains("before its planned"),
         "{at}"
     );
-    // The Shards table numbers seconds as the report does (and as watch's stderr lines):
-    // from 1, so a shard's last second there is its log's last index plus 1.
     let rows = shard_rows(&stalled);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(
@@ -673,60 +789,46 @@ fn a_late_shard_keeps_the_test_sending_and_a_stall_past_the_plan_says_so() {
 #[test]
 fn shards_whose_safety_stop_fired_are_shown_stopping_not_sending() {
     // Every answer takes 2 s, so "p50 > 1s for 2s" holds from the first answers on, in both
-    // shards; the 2 s the requests in flight then take to answer are the stop's drain, in
-    // which each shard still writes its seconds and no end.json yet.
+    // shards, and each stops itself long before its 30 s.
     let server = crate::support::start_target(Duration::from_secs(2));
     let url = format!("http://{}/", server.addr());
     let dir = tempfile::tempdir().unwrap();
-    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
-    let (_watch, addr, rest) = spawn_watch(&shards, &["--quiet"]);
+    let src: Vec<PathBuf> = ["src0", "src1"]
+        .iter()
+        .map(|s| dir.path().join(s))
+        .collect();
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
         + 2;
-    let children: Vec<Child> = ["0/2", "1/2"]
-        .iter()
-        .zip(&shards)
-        .map(|(s, out)| {
-            headroom(&[
-                "attack",
-                &url,
-                "--rate",
-                "20",
-                "--duration",
-                "30s",
-                "--shard",
-                s,
-                "--start-at",
-                &start.to_string(),
-                "--abort-when",
-                "p50 > 1s for 2s",
-                "-q",
-                "--out",
-                arg(out),
-            ])
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    let _children = Reaped(children);
-    let mut events = Events::open(&addr);
-    let mut frames = Vec::new();
-    while let Some((name, frame)) = events.next() {
-        if name == "end" {
-            break;
-        }
-        frames.push((
-            phase_and_second(&frame),
-            frame["position"].as_str().unwrap().to_string(),
-        ));
+    let load = [
+        "--rate",
+        "20",
+        "--duration",
+        "30s",
+        "--abort-when",
+        "p50 > 1s for 2s",
+    ];
+    let mut children = Reaped(
+        ["0/2", "1/2"]
+            .iter()
+            .zip(&src)
+            .map(|(s, out)| spawn_attack(&url, s, start, &load, out))
+            .collect(),
+    );
+    for (i, child) in std::mem::take(&mut children.0).into_iter().enumerate() {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(5),
+            "shard {i} aborted: {}",
+            stderr(&o)
+        );
     }
-    let said = rest.join().unwrap();
-    assert!(said.contains("every run ended"), "{said}");
     // The second each shard's stop fired in, as its end says (both started on time: the
-    // merged clock is theirs).
-    let fired: Vec<u64> = shards
+    // test's clock is theirs).
+    let fired: Vec<u64> = src
         .iter()
         .map(|s| {
             let end: Json =
@@ -736,23 +838,42 @@ fn shards_whose_safety_stop_fired_are_shown_stopping_not_sending() {
             end["aborted"]["at_second"].as_u64().unwrap()
         })
         .collect();
-    let stopped_from = *fired.iter().max().unwrap();
-    // From the second both stops fired in, nothing is sent any more: never "sending" nor
-    // time left of the 30 s (the old page said "sending · 6s of 30s, 24s left").
-    let mut stopping = 0;
-    for ((phase, second), at) in &frames {
-        if *second < stopped_from {
-            continue;
-        }
-        assert!(
-            phase == "stopping" || phase == "ended",
-            "second {second}, stops from {stopped_from}: {at}"
-        );
-        assert!(!at.contains(" left"), "{at}");
-        stopping += usize::from(phase == "stopping");
+    let origin = UNIX_EPOCH + Duration::from_secs(start);
+    assert!(src.iter().all(|s| shift_of(s, origin) == 0), "on time");
+    // The watch has seen each shard's seconds up to the one its stop fired in, and no
+    // end.json yet: the drain, while the answers in flight are awaited.
+    let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "60s", "--quiet"]);
+    let mut events = Events::open(&addr);
+    let mut copies: Vec<Copied> = src
+        .iter()
+        .zip(&shards)
+        .map(|(s, d)| Copied::begin(s, d))
+        .collect();
+    for (copy, at) in copies.iter_mut().zip(&fired) {
+        copy.through(at - 1);
     }
-    assert!(
-        stopping >= 1,
-        "frames in the stop's drain (stops fired at {fired:?}): {frames:?}"
-    );
+    let (frame, _) = frame_at(&mut events, *fired.iter().min().unwrap());
+    let at = frame["position"].as_str().unwrap();
+    // The old page said "sending · 4s of 30s, 26s left".
+    assert_eq!(phase_and_second(&frame).0, "stopping", "{at}");
+    assert!(!at.contains(" left"), "{at}");
+    let rows = shard_rows(&frame);
+    assert!(rows.iter().all(|r| r[1] == "stopping"), "{rows:?}");
+    for copy in &mut copies {
+        copy.end();
+    }
+    let mut last = None;
+    while let Some((name, frame)) = events.next() {
+        if name == "end" {
+            break;
+        }
+        last = Some(frame);
+    }
+    let last = last.expect("frames until the end");
+    let at = last["position"].as_str().unwrap();
+    assert_eq!(phase_and_second(&last).0, "ended", "{at}");
+    assert!(watch.0[0].wait().unwrap().success());
+    let said = rest.join().unwrap();
+    assert!(said.contains("every run ended"), "{said}");
 }

@@ -543,3 +543,30 @@ fn shards_given_out_of_order_are_each_said_of_themselves() {
         "its own silence, not the other's: {text}"
     );
 }
+
+#[test]
+fn the_tests_sending_ends_with_its_last_shards_plan_on_the_merged_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 5);
+    let now = Instant::now();
+    let mut follow = start(&shards, now);
+    assert_eq!(
+        follow.sending_ends(),
+        None,
+        "nothing known before a run began"
+    );
+    for g in &mut shards {
+        g.begin();
+    }
+    follow.poll(now);
+    // Each planned 3 s; shard 1 began 1.2 s after shard 0, one second later on the clock.
+    assert_eq!(follow.sending_ends(), Some(4));
+    for _ in 0..4 {
+        shards[0].line();
+        shards[1].line();
+    }
+    follow.poll(now);
+    let states: Vec<ShardState> = follow.shards(now).iter().map(|v| v.state).collect();
+    // Each wrote its own fourth second: past its 3 s, it drains.
+    assert_eq!(states, [ShardState::Draining, ShardState::Draining]);
+}
