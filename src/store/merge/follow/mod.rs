@@ -28,7 +28,7 @@ use super::MergeError;
 use crate::record::IntervalRecord;
 use crate::store::{IntervalLine, Loader, RunMeta, StoreError, StoredRun};
 pub use said::{second_number, Notice, ShardState, ShardView};
-pub use sending::{Sending, Sends};
+use sending::{Sending, Sends};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
