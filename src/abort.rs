@@ -17,10 +17,10 @@
 //!   of load.
 
 use crate::engine::CancellationToken;
-use crate::plan::{AbortWhen, AttackPlan, Metric, SendingEnd};
+use crate::plan::{parse_abort_condition, AbortWhen, AttackPlan, Metric, SendingEnd, Stage, Stop};
 use crate::record::RequestStats;
 use crate::run::Observer;
-use crate::store::{Aborted, IntervalLine};
+use crate::store::{Aborted, IntervalLine, RunMeta};
 use std::borrow::Cow;
 
 /// How one condition stands: the streak of seconds it has held in.
@@ -48,26 +48,29 @@ impl Streak {
     }
 }
 
-/// Watches a run's seconds against its abort conditions, stops it through its handle at
-/// the first that held for its window, and passes every second on to `inner`.
-pub struct AbortWatch<'a> {
+/// A run's seconds judged against its abort conditions, as the run itself judges them: the
+/// run's [`AbortWatch`] stops it on the first that held; `watch` reads from a shard's lines
+/// that it is stopping, before its `end.json` says so.
+#[derive(Debug, Clone)]
+pub struct AbortJudge {
     conditions: Vec<(AbortWhen, Option<usize>, Streak)>,
     warmup: Vec<bool>,
     /// When the sending ends, for knowing the drain from the load.
     ends: SendingEnd,
     sent: u64,
-    handle: CancellationToken,
-    aborted: Option<Aborted>,
-    inner: &'a mut dyn Observer,
 }
 
-impl<'a> AbortWatch<'a> {
-    /// Watches the seconds of `plan` against its abort conditions, stopping the run through
-    /// `handle`; every second goes on to `inner` first.
-    pub fn new(plan: &AttackPlan, handle: CancellationToken, inner: &'a mut dyn Observer) -> Self {
-        AbortWatch {
-            conditions: plan
-                .abort
+impl AbortJudge {
+    /// Judges against `conditions` the seconds of a run of `requests` (their names, in plan
+    /// order), `stages`, and `stop`.
+    pub fn new<'n>(
+        conditions: &[AbortWhen],
+        requests: impl Iterator<Item = &'n str> + Clone,
+        stages: &[Stage],
+        stop: &Stop,
+    ) -> AbortJudge {
+        AbortJudge {
+            conditions: conditions
                 .iter()
                 .map(|a| {
                     // Validated with the plan: a named request is one of the plan's.
@@ -75,22 +78,35 @@ impl<'a> AbortWatch<'a> {
                         .limit
                         .request
                         .as_ref()
-                        .and_then(|name| plan.requests.iter().position(|r| &r.name == name));
+                        .and_then(|name| requests.clone().position(|r| r == name.as_str()));
                     (a.clone(), request, Streak::default())
                 })
                 .collect(),
-            warmup: plan.stages.iter().map(|s| s.warmup).collect(),
-            ends: SendingEnd::of(&plan.stop, &plan.stages),
+            warmup: stages.iter().map(|s| s.warmup).collect(),
+            ends: SendingEnd::of(stop, stages),
             sent: 0,
-            handle,
-            aborted: None,
-            inner,
         }
     }
 
-    /// The condition that stopped the run, once one did.
-    pub fn aborted(&self) -> Option<&Aborted> {
-        self.aborted.as_ref()
+    /// Judges the seconds of a stored run by the conditions its metadata keeps (each was
+    /// read when the run began; one that no longer reads is left out, never guessed at).
+    pub fn of_meta(meta: &RunMeta) -> AbortJudge {
+        let conditions: Vec<AbortWhen> = meta
+            .abort_when
+            .iter()
+            .filter_map(|text| parse_abort_condition(text).ok())
+            .collect();
+        AbortJudge::new(
+            &conditions,
+            meta.requests.iter().map(|r| r.name.as_str()),
+            &meta.stages,
+            &meta.stop,
+        )
+    }
+
+    /// Whether there is anything to judge.
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
     }
 
     /// The measured requests of a second, by request: those sent for a stage that is not a
@@ -119,8 +135,8 @@ impl<'a> AbortWatch<'a> {
         Cow::Owned(out)
     }
 
-    /// Judges one second; the condition that completed its window, if one did.
-    fn judge(&mut self, line: &IntervalLine) -> Option<Aborted> {
+    /// Judges the run's next second; the condition that completed its window, if one did.
+    pub fn judge(&mut self, line: &IntervalLine) -> Option<Aborted> {
         let index = line.record.index;
         let before = self.sent;
         self.sent += line.record.sent_first();
@@ -157,6 +173,38 @@ impl<'a> AbortWatch<'a> {
     }
 }
 
+/// Watches a run's seconds against its abort conditions, stops it through its handle at
+/// the first that held for its window, and passes every second on to `inner`.
+pub struct AbortWatch<'a> {
+    judge: AbortJudge,
+    handle: CancellationToken,
+    aborted: Option<Aborted>,
+    inner: &'a mut dyn Observer,
+}
+
+impl<'a> AbortWatch<'a> {
+    /// Watches the seconds of `plan` against its abort conditions, stopping the run through
+    /// `handle`; every second goes on to `inner` first.
+    pub fn new(plan: &AttackPlan, handle: CancellationToken, inner: &'a mut dyn Observer) -> Self {
+        AbortWatch {
+            judge: AbortJudge::new(
+                &plan.abort,
+                plan.requests.iter().map(|r| r.name.as_str()),
+                &plan.stages,
+                &plan.stop,
+            ),
+            handle,
+            aborted: None,
+            inner,
+        }
+    }
+
+    /// The condition that stopped the run, once one did.
+    pub fn aborted(&self) -> Option<&Aborted> {
+        self.aborted.as_ref()
+    }
+}
+
 /// Whether `cond` holds over one second's `scope` (`None`: nothing to judge), and the
 /// measure as it reads in the condition's unit.
 fn judge_second(cond: &AbortWhen, scope: &RequestStats, whole: bool) -> (Option<bool>, String) {
@@ -182,10 +230,10 @@ fn judge_second(cond: &AbortWhen, scope: &RequestStats, whole: bool) -> (Option<
 impl Observer for AbortWatch<'_> {
     fn interval(&mut self, line: &IntervalLine) {
         self.inner.interval(line);
-        if self.aborted.is_some() || self.conditions.is_empty() {
+        if self.aborted.is_some() || self.judge.is_empty() {
             return;
         }
-        if let Some(a) = self.judge(line) {
+        if let Some(a) = self.judge.judge(line) {
             self.inner.aborting(&a);
             self.handle.cancel();
             self.aborted = Some(a);
@@ -316,6 +364,19 @@ mod tests {
             w.interval(s);
         }
         (w.aborted().cloned(), token.is_cancelled())
+    }
+
+    #[test]
+    fn a_stored_runs_conditions_are_judged_as_the_run_judged_them() {
+        // As `watch` judges a shard from its metadata: the same second, the same words.
+        let p = plan("p99 > 5s, errors > 50% for 2s", 60);
+        let meta = RunMeta::describe(&p, &[], None, "HTTP/1.1", &[]);
+        let mut seconds: Vec<IntervalLine> = (0..3).map(|i| second(i, 10, 0, None)).collect();
+        seconds.extend((3..6).map(|i| second(i, 0, 10, None)));
+        let mut judge = AbortJudge::of_meta(&meta);
+        let fired = seconds.iter().find_map(|s| judge.judge(s));
+        assert_eq!(fired, watch(&p, &seconds).0);
+        assert_eq!(fired.map(|a| a.at_second), Some(5));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use headroom::engine::CancellationToken;
 use headroom::live::{LiveServer, LiveSettings, LiveState, Phase, Position, ShardStatus};
-use headroom::store::merge::follow::{Follow, Settings, ShardState, ShardView};
+use headroom::store::merge::follow::{second_number, Follow, Settings, ShardState, ShardView};
 use headroom::store::RunDir;
 use headroom::summary::Summary;
 use std::net::SocketAddr;
@@ -154,21 +154,17 @@ fn wait(shutdown: &CancellationToken, span: Duration) -> bool {
 fn state(follow: &Follow, now: Instant) -> Option<LiveState> {
     let run = follow.run()?;
     let views = follow.shards(now);
-    // Nothing writes any more, yet not all ended: the page must not say "sending" of a test
-    // whose shard was killed (merge would call it partial).
-    let halted = views.iter().all(|v| {
-        matches!(
-            v.state,
-            ShardState::Ended | ShardState::Stopped | ShardState::Damaged | ShardState::Gone
-        )
-    });
-    let phase = match (follow.ended(), halted) {
-        (true, _) => Phase::Ended,
-        (false, true) => Phase::Stalled,
-        (false, false) => Phase::Sending,
-    };
+    let phase = phase(follow.ended(), &views);
+    let mut position = Position::of_stored(&run, phase);
+    // The phase is the shards' (above), not the merged run's plan read alone: a shard that
+    // started late sends past the plan's time, so the time left is counted to the last
+    // shard's planned end on the merged clock.
+    position.phase = phase;
+    if let Some(secs) = follow.sending_ends() {
+        position.planned_secs = Some(secs);
+    }
     Some(LiveState {
-        position: Position::of_stored(&run, phase),
+        position,
         shards: if follow.is_merged() {
             views.iter().map(status).collect()
         } else {
@@ -180,6 +176,30 @@ fn state(follow: &Follow, now: Instant) -> Option<LiveState> {
     })
 }
 
+/// What the test is doing, from what its runs are: it sends while any run still does (or
+/// has yet to start); past that, it is stopping while a run's abort condition held and it
+/// still writes, else draining. Nothing writing any more, yet not all ended: stalled, never
+/// "sending" of a test whose shard was killed (merge would call it partial).
+fn phase(ended: bool, views: &[ShardView]) -> Phase {
+    let any = |states: &[ShardState]| views.iter().any(|v| states.contains(&v.state));
+    if ended {
+        Phase::Ended
+    } else if any(&[
+        ShardState::Waiting,
+        ShardState::Late,
+        ShardState::Running,
+        ShardState::Lagging,
+    ]) {
+        Phase::Sending
+    } else if any(&[ShardState::Stopping]) {
+        Phase::Stopping
+    } else if any(&[ShardState::Draining]) {
+        Phase::Draining
+    } else {
+        Phase::Stalled
+    }
+}
+
 /// One shard's row on the page.
 fn status(v: &ShardView) -> ShardStatus {
     let name = v.dir.file_name().map_or_else(
@@ -189,7 +209,7 @@ fn status(v: &ShardView) -> ShardStatus {
     ShardStatus {
         index: v.index,
         state: v.state.to_string(),
-        last_second: v.last_second,
+        last_second: v.last_numbered(),
         note: match (&v.problem, v.late_secs) {
             (Some(problem), _) => format!("{name}: {problem}"),
             // As the report's Shards table counts lateness: from 0.1 s on.
@@ -204,7 +224,7 @@ fn status(v: &ShardView) -> ShardStatus {
 /// The plain line said every 10 seconds: the last second shown, each shard's state.
 fn where_line(follow: &Follow, now: Instant) -> String {
     let shown = match follow.shown() {
-        Some(s) => format!("second {} shown", s + 1),
+        Some(s) => format!("second {} shown", second_number(s)),
         None => "nothing to show yet".into(),
     };
     let shards: Vec<String> = follow
@@ -214,8 +234,8 @@ fn where_line(follow: &Follow, now: Instant) -> String {
             let who = v
                 .index
                 .map_or_else(|| v.dir.display().to_string(), |i| format!("shard {i}"));
-            match v.last_second {
-                Some(last) => format!("{who} {} (second {})", v.state, last + 1),
+            match v.last_numbered() {
+                Some(last) => format!("{who} {} (second {last})", v.state),
                 None => format!("{who} {}", v.state),
             }
         })

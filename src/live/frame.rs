@@ -259,7 +259,7 @@ fn position(
         .end
         .as_ref()
         .is_some_and(|end| end.status != crate::store::EndStatus::Completed);
-    parts.push(elapsed(p, stopped_early));
+    parts.push(elapsed(p, stopped_early, run.meta.merged.is_some()));
     if let Some(asked) = doc.what_ran.first() {
         parts.push(format!("asked: {}", html::escape(asked)));
     }
@@ -297,16 +297,25 @@ fn position(
 
 /// The time part of the position: the time left only while sending as planned; after, the
 /// seconds so far, and a run stopped early says it was (never "5s left" of a stopped run,
-/// nor "14s of 12s"). `stopped_early`: the run's end says it did not complete.
-fn elapsed(p: &Position, stopped_early: bool) -> String {
+/// nor "14s of 12s", nor "stopped before its planned 20s" at 33s). `stopped_early`: the
+/// run's end says it did not complete; `merged`: the seconds are a merged test's clock
+/// (`watch` of shards), where a stall is a shard that stopped writing.
+fn elapsed(p: &Position, stopped_early: bool, merged: bool) -> String {
     let e = p.elapsed_secs;
     let early = matches!(p.phase, Phase::Stopping | Phase::Stalled)
         || (p.phase == Phase::Ended && stopped_early);
     match (p.phase, p.planned_secs) {
-        (Phase::Sending, Some(total)) => {
-            format!("{e}s of {total}s, {}s left", total.saturating_sub(e))
+        (Phase::Stalled, _) if merged => {
+            format!("{e}s on the merged clock (a shard stopped writing before its end)")
         }
-        (_, Some(total)) if early => format!("{e}s (stopped before its planned {total}s)"),
+        (Phase::Sending, Some(total)) if e <= total => {
+            format!("{e}s of {total}s, {}s left", total - e)
+        }
+        // Only a test of shards whose end is not yet known (one not started) gets here.
+        (Phase::Sending, Some(total)) => format!("{e}s (still sending past {total}s)"),
+        (_, Some(total)) if early && e < total => {
+            format!("{e}s (stopped before its planned {total}s)")
+        }
         (Phase::Draining, Some(total)) => format!("{e}s (sending ended at {total}s)"),
         _ if early => format!("{e}s (stopped early)"),
         _ => format!("{e}s"),
@@ -321,7 +330,7 @@ fn shards(shards: &[ShardStatus]) -> String {
     let mut t = Table::new(&["shard", "state", "last second", "note"], 1);
     for s in shards {
         let tone = match s.state.as_str() {
-            "running" | "ended" => Some(Tone::Good),
+            "running" | "draining" | "ended" => Some(Tone::Good),
             "waiting" | "late" | "lagging" => Some(Tone::Unsure),
             _ => Some(Tone::Bad),
         };
@@ -499,19 +508,60 @@ mod tests {
             ..Position::default()
         };
         let p = at(5, Phase::Sending, Some(10));
-        assert_eq!(elapsed(&p, false), "5s of 10s, 5s left");
+        assert_eq!(elapsed(&p, false, false), "5s of 10s, 5s left");
         let p = at(14, Phase::Draining, Some(12));
-        assert_eq!(elapsed(&p, false), "14s (sending ended at 12s)");
+        assert_eq!(elapsed(&p, false, false), "14s (sending ended at 12s)");
         let p = at(6, Phase::Stopping, Some(15));
-        assert_eq!(elapsed(&p, false), "6s (stopped before its planned 15s)");
-        let p = at(6, Phase::Ended, Some(15));
-        assert_eq!(elapsed(&p, true), "6s (stopped before its planned 15s)");
-        assert_eq!(elapsed(&at(13, Phase::Ended, Some(12)), false), "13s");
         assert_eq!(
-            elapsed(&at(4, Phase::Stalled, None), false),
+            elapsed(&p, false, false),
+            "6s (stopped before its planned 15s)"
+        );
+        let p = at(6, Phase::Ended, Some(15));
+        assert_eq!(
+            elapsed(&p, true, false),
+            "6s (stopped before its planned 15s)"
+        );
+        assert_eq!(
+            elapsed(&at(13, Phase::Ended, Some(12)), false, false),
+            "13s"
+        );
+        assert_eq!(
+            elapsed(&at(4, Phase::Stalled, None), false, false),
             "4s (stopped early)"
         );
-        assert_eq!(elapsed(&at(4, Phase::Sending, None), false), "4s");
+        assert_eq!(elapsed(&at(4, Phase::Sending, None), false, false), "4s");
+    }
+
+    #[test]
+    fn a_run_that_ran_past_its_plan_is_never_said_to_have_stopped_before_it() {
+        let at = |elapsed_secs, phase| Position {
+            elapsed_secs,
+            planned_secs: Some(20),
+            phase,
+            ..Position::default()
+        };
+        // A merged test whose late shard ran to second 33 while another was killed.
+        assert_eq!(
+            elapsed(&at(33, Phase::Stalled), false, true),
+            "33s on the merged clock (a shard stopped writing before its end)"
+        );
+        assert_eq!(
+            elapsed(&at(33, Phase::Stalled), false, false),
+            "33s (stopped early)"
+        );
+        assert_eq!(
+            elapsed(&at(25, Phase::Ended), true, true),
+            "25s (stopped early)"
+        );
+        assert_eq!(
+            elapsed(&at(20, Phase::Stopping), false, true),
+            "20s (stopped early)"
+        );
+        // A shard not yet started: the end known so far is passed, and it is said so.
+        assert_eq!(
+            elapsed(&at(22, Phase::Sending), false, true),
+            "22s (still sending past 20s)"
+        );
     }
 
     #[test]

@@ -111,9 +111,10 @@ pub enum Phase {
 pub struct ShardStatus {
     /// The shard's index; `None` before its run's metadata is there to say.
     pub index: Option<u32>,
-    /// Its state: running, late, lagging, stopped or ended.
+    /// Its state: waiting, late, running, lagging, draining, stopping, stopped, ended,
+    /// damaged or gone.
     pub state: String,
-    /// The last whole second it recorded.
+    /// The last whole second it recorded, numbered from 1 as the report numbers seconds.
     pub last_second: Option<u64>,
     /// Anything more to say of it.
     pub note: String,

@@ -61,11 +61,12 @@ pub fn parse_abort_when(text: &str) -> Result<Vec<AbortWhen>, AbortWhenError> {
     }
     text.split(',')
         .filter(|p| !p.trim().is_empty())
-        .map(parse_one)
+        .map(parse_abort_condition)
         .collect()
 }
 
-fn parse_one(part: &str) -> Result<AbortWhen, AbortWhenError> {
+/// Reads one condition, as a scenario's list item is read (a stored run keeps each so).
+pub fn parse_abort_condition(part: &str) -> Result<AbortWhen, AbortWhenError> {
     let err = |reason: String| AbortWhenError {
         part: part.trim().to_string(),
         reason,

@@ -24,7 +24,7 @@ mod tls;
 pub mod vegeta_targets;
 pub(crate) mod weights;
 
-pub use abort::{parse_abort_when, AbortWhen, AbortWhenError};
+pub use abort::{parse_abort_condition, parse_abort_when, AbortWhen, AbortWhenError};
 pub use arrivals::{fresh_seed, ArrivalKind, Arrivals};
 pub use body_file::{read_body_file, BodyFileError, MAX_BODY_FILE};
 pub use data::{DataError, Dataset, Pick, Unreadable};

@@ -17,6 +17,7 @@
 //! bytes per second.
 
 mod said;
+mod sending;
 mod tail;
 #[cfg(test)]
 mod tests;
@@ -26,7 +27,8 @@ use super::timeline::{Placed, Placing, Seconds};
 use super::MergeError;
 use crate::record::IntervalRecord;
 use crate::store::{IntervalLine, Loader, RunMeta, StoreError, StoredRun};
-pub use said::{Notice, ShardState, ShardView};
+pub use said::{second_number, Notice, ShardState, ShardView};
+use sending::{Sending, Sends};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -86,6 +88,8 @@ struct Single {
     last: Option<u64>,
     /// Its record.
     latest: Option<IntervalRecord>,
+    /// Whether it still sends, as its lines tell.
+    sending: Sending,
 }
 
 /// The shards present, their lines waiting to be merged, and the merged run so far.
@@ -95,6 +99,8 @@ struct Merging {
     meta: RunMeta,
     tails: Vec<Tail>,
     placings: Vec<Placing>,
+    /// Whether each shard still sends, as its lines tell.
+    sendings: Vec<Sending>,
     queues: Vec<VecDeque<Placed>>,
     seconds: Seconds,
     loader: Loader,
@@ -149,6 +155,7 @@ impl Follow {
         if self.dirs.len() == 1 {
             let meta: RunMeta = crate::store::read_json(&present[0].join("meta.json"))?;
             if meta.shard.is_none() {
+                let sending = Sending::of(&meta);
                 let loader = Loader::new(meta).map_err(|reason| StoreError::Corrupt {
                     path: present[0].join("meta.json"),
                     reason,
@@ -159,6 +166,7 @@ impl Follow {
                     loader,
                     last: None,
                     latest: None,
+                    sending,
                 }));
                 return Ok(());
             }
@@ -393,6 +401,23 @@ impl Follow {
         }
     }
 
+    /// When the test's sending ends, in whole seconds of the view's clock: a run's own
+    /// plan; for shards, the last shard's planned end placed on the merged timeline (a shard
+    /// that started late sends past the plan's time). `None` when a run's end is not a time.
+    pub fn sending_ends(&self) -> Option<u64> {
+        match &self.view {
+            View::Nothing => None,
+            View::Single(s) => s.sending.planned_secs(),
+            View::Shards(m) => m
+                .set
+                .shards
+                .iter()
+                .zip(&m.sendings)
+                .map(|(shard, s)| s.planned_secs().map(|p| p.saturating_add(shard.shift_secs)))
+                .try_fold(0u64, |end, p| p.map(|p| end.max(p))),
+        }
+    }
+
     /// Whether the view is of shards (merged), not of one run.
     pub fn is_merged(&self) -> bool {
         matches!(self.view, View::Shards(_))
@@ -421,7 +446,7 @@ impl Follow {
             View::Single(s) => vec![ShardView {
                 index: None,
                 dir: self.dirs[0].clone(),
-                state: state_of(&s.tail, now, self.settings.stall, None),
+                state: state_of(&s.tail, now, self.settings.stall, None, s.sending.now()),
                 last_second: s.last,
                 problem: problem_of(&s.tail),
                 late_secs: None,
@@ -466,14 +491,23 @@ fn problem_of(tail: &Tail) -> Option<String> {
     }
 }
 
-/// A run's state from its tail; `behind` is how far its last second is behind the
-/// furthest shard's (`None` when it wrote none, or is not a shard).
-fn state_of(tail: &Tail, now: Instant, stall: Duration, behind: Option<u64>) -> ShardState {
+/// A run's state from its tail and what its lines say of its sending; `behind` is how far
+/// its last second is behind the furthest shard's (`None` when it wrote none, or is not a
+/// shard).
+fn state_of(
+    tail: &Tail,
+    now: Instant,
+    stall: Duration,
+    behind: Option<u64>,
+    sends: Sends,
+) -> ShardState {
     match tail.state {
         TailState::Ended => ShardState::Ended,
         TailState::Damaged(_) => ShardState::Damaged,
         TailState::Gone => ShardState::Gone,
         TailState::Open if now.saturating_duration_since(tail.grew) >= stall => ShardState::Stopped,
+        TailState::Open if sends == Sends::Aborting => ShardState::Stopping,
+        TailState::Open if sends == Sends::Drained => ShardState::Draining,
         TailState::Open if behind.is_some_and(|b| b > LAG_SECS) => ShardState::Lagging,
         TailState::Open => ShardState::Running,
     }
@@ -486,6 +520,7 @@ impl Single {
             loader,
             last,
             latest,
+            sending,
         } = self;
         let path = tail.dir().join("intervals.jsonl");
         tail.read(now, &mut |line, number| {
@@ -496,6 +531,7 @@ impl Single {
                 }
                 .to_string()
             })?;
+            sending.take(&line);
             *last = Some(line.record.index);
             *latest = Some(line.record);
             Ok(())
@@ -509,10 +545,12 @@ impl Merging {
         let stages = meta.stages.len();
         let mut tails = Vec::new();
         let mut placings = Vec::new();
+        let mut sendings = Vec::new();
         for shard in &set.shards {
             let (placing, bounds) = Placing::of(shard, stages);
             tails.push(Tail::new(shard.dir.path(), bounds, now));
             placings.push(placing);
+            sendings.push(Sending::of(&shard.meta));
         }
         let loader = Loader::new(meta.clone()).map_err(|reason| StoreError::Corrupt {
             path: set.shards[0].dir.path().join("meta.json"),
@@ -527,6 +565,7 @@ impl Merging {
             meta,
             tails,
             placings,
+            sendings,
             loader,
             shown: None,
             broken: None,
@@ -538,10 +577,12 @@ impl Merging {
     fn poll(&mut self, now: Instant, stall: Duration) {
         for i in 0..self.tails.len() {
             let placing = &mut self.placings[i];
+            let sending = &mut self.sendings[i];
             let queue = &mut self.queues[i];
             let shown = self.shown;
             let mut stale = false;
             self.tails[i].read(now, &mut |line, number| {
+                sending.take(&line);
                 let placed = placing.place(line, number).map_err(|e| e.to_string())?;
                 stale |= shown.is_some_and(|s| placed.at <= s);
                 queue.push_back(placed);
@@ -627,13 +668,15 @@ impl Merging {
             .shards
             .iter()
             .zip(self.tails.iter().zip(&self.placings))
-            .map(|(shard, (tail, placing))| {
+            .zip(&self.sendings)
+            .map(|((shard, (tail, placing)), sending)| {
                 let last = placing.last_at();
                 let mut state = state_of(
                     tail,
                     now,
                     stall,
                     last.zip(furthest).map(|(l, f)| f.saturating_sub(l)),
+                    sending.now(),
                 );
                 if last.is_none() && matches!(state, ShardState::Running) {
                     state = match furthest {

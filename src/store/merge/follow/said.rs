@@ -14,6 +14,11 @@ pub enum ShardState {
     Running,
     /// Writing, its last second more than [`LAG_SECS`] behind the furthest shard's.
     Lagging,
+    /// Writing, past its planned end: waiting for its last answers.
+    Draining,
+    /// Writing, one of its abort conditions held (as its lines show): stopped early,
+    /// waiting for the answers in flight.
+    Stopping,
     /// No line for a while, and no `end.json`.
     Stopped,
     /// `end.json` written, every line read.
@@ -31,6 +36,8 @@ impl std::fmt::Display for ShardState {
             ShardState::Late => "late",
             ShardState::Running => "running",
             ShardState::Lagging => "lagging",
+            ShardState::Draining => "draining",
+            ShardState::Stopping => "stopping",
             ShardState::Stopped => "stopped",
             ShardState::Ended => "ended",
             ShardState::Damaged => "damaged",
@@ -49,12 +56,26 @@ pub struct ShardView {
     pub dir: PathBuf,
     /// What it is doing.
     pub state: ShardState,
-    /// The last second it wrote, on the merged timeline.
+    /// The index (from 0) of the last second it wrote, on the merged timeline; see
+    /// [`ShardView::last_numbered`] for the second as the report numbers it.
     pub last_second: Option<u64>,
     /// What is wrong with it, in the words of the error that says so.
     pub problem: Option<String>,
     /// Seconds it began after the common start (`--start-at`), as it recorded.
     pub late_secs: Option<f64>,
+}
+
+impl ShardView {
+    /// Its last second as the report numbers seconds, from 1 ("aborted at second 9"), so
+    /// stderr, the page and the report name the same second alike.
+    pub fn last_numbered(&self) -> Option<u64> {
+        self.last_second.map(second_number)
+    }
+}
+
+/// Second `index` (from 0) numbered as the report numbers seconds: from 1.
+pub fn second_number(index: u64) -> u64 {
+    index.saturating_add(1)
 }
 
 /// Something the follower says once: on stderr as it happens, on the page while it watches.
@@ -109,7 +130,10 @@ pub enum Notice {
 
 fn held(shown: Option<u64>) -> String {
     match shown {
-        Some(s) => format!("the view stops at second {s}, the last exact one"),
+        Some(s) => format!(
+            "the view stops at second {}, the last exact one",
+            second_number(s)
+        ),
         None => "nothing can be shown exactly".into(),
     }
 }

@@ -286,7 +286,7 @@ fn a_damaged_line_is_named_and_nothing_past_the_last_exact_second_is_shown() {
     assert!(
         said[0]
             .to_string()
-            .ends_with("; the view stops at second 1, the last exact one"),
+            .ends_with("; the view stops at second 2, the last exact one"),
         "{}",
         said[0]
     );
@@ -534,11 +534,39 @@ fn shards_given_out_of_order_are_each_said_of_themselves() {
     assert_eq!(views[0].dir, shards[1].dst, "in the order given");
     assert_eq!(views[0].index, Some(1));
     assert_eq!(views[0].state, ShardState::Stopped);
-    assert_eq!(views[1].state, ShardState::Running);
+    // Still writing: its five seconds run past its planned 3 s, into the drain.
+    assert_eq!(views[1].state, ShardState::Draining);
     assert_eq!(said.len(), 1, "{said:?}");
     let text = said[0].to_string();
     assert!(
         text.contains("shard-1 has written no line for 10s"),
         "its own silence, not the other's: {text}"
     );
+}
+
+#[test]
+fn the_tests_sending_ends_with_its_last_shards_plan_on_the_merged_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shards = two_shards(dir.path(), 5);
+    let now = Instant::now();
+    let mut follow = start(&shards, now);
+    assert_eq!(
+        follow.sending_ends(),
+        None,
+        "nothing known before a run began"
+    );
+    for g in &mut shards {
+        g.begin();
+    }
+    follow.poll(now);
+    // Each planned 3 s; shard 1 began 1.2 s after shard 0, one second later on the clock.
+    assert_eq!(follow.sending_ends(), Some(4));
+    for _ in 0..4 {
+        shards[0].line();
+        shards[1].line();
+    }
+    follow.poll(now);
+    let states: Vec<ShardState> = follow.shards(now).iter().map(|v| v.state).collect();
+    // Each wrote its own fourth second: past its 3 s, it drains.
+    assert_eq!(states, [ShardState::Draining, ShardState::Draining]);
 }
