@@ -42,7 +42,8 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::positive_duration)]
     pub stalled_after: Duration,
     /// Keep the merged run here when every shard has ended (as `merge --out` writes it);
-    /// by default it is written to a temporary directory for the page and removed.
+    /// by default it is written to a temporary directory for the page and removed. Shards
+    /// only: one run is already stored where it is.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No line every 10 seconds saying where the watch is (problems are still said).
@@ -59,6 +60,17 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
     };
     let mut follow = Follow::start(&args.runs, settings, &command, Instant::now())
         .context("cannot watch these runs")?;
+    // Said before the page starts: nothing would be written there, and silence would
+    // leave the user looking for it.
+    if args.out.is_some() && !follow.is_merged() {
+        let run = args
+            .runs
+            .first()
+            .map_or(String::new(), |r| r.display().to_string());
+        anyhow::bail!(
+            "--out keeps the merged run of a sharded test; {run} is one run, already stored where it is (drop --out; its report: headroom report {run})"
+        );
+    }
     let server = LiveServer::start(LiveSettings {
         addr: args.live,
         // The runs are other processes': the page cannot stop them.

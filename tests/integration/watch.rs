@@ -877,3 +877,39 @@ fn shards_whose_safety_stop_fired_are_shown_stopping_not_sending() {
     let said = rest.join().unwrap();
     assert!(said.contains("every run ended"), "{said}");
 }
+
+/// `--out` keeps a merged run; given one run, there is nothing to merge, and watch says so
+/// before it starts instead of writing nothing in silence.
+#[test]
+fn out_with_one_run_is_refused_before_the_page_starts() {
+    let target = crate::support::start_target(Duration::from_millis(1));
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let url = format!("http://{}/", target.addr());
+    let o = headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "20",
+        "-d",
+        "1s",
+        "-q",
+        "--out",
+        arg(&run),
+    ])
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("kept");
+    let o = headroom(&["watch", arg(&run), "--out", arg(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("is one run, already stored where it is (drop --out"),
+        "{err}"
+    );
+    assert!(!err.contains("live page at"), "{err}");
+    assert!(!out.exists());
+}
