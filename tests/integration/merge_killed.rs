@@ -142,7 +142,24 @@ fn a_killed_shard_neither_hides_the_shortfall_nor_loses_its_own_seconds() {
         "{seconds} s are not too short: {:?}",
         row.verdict
     );
-    assert_eq!(row.verdict.limit, own.verdict.limit, "{:?}", row.verdict);
+    // The row is judged on the shard's totals; its own report reads its seconds too, which
+    // on a loaded machine can excuse a moment of send lag (a transient) or show a trend: only
+    // then may the two differ (as for any shard's row, killed or not).
+    let by_second = own.verdict.findings.iter().any(|f| {
+        matches!(
+            f,
+            Finding::Transient { .. }
+                | Finding::LatencyDrifting { .. }
+                | Finding::LatencyRising { .. }
+        )
+    });
+    if !by_second {
+        assert_eq!(
+            row.verdict.limit, own.verdict.limit,
+            "row {:?}, own {:?}",
+            row.verdict, own.verdict
+        );
+    }
     assert_eq!(row.generator.cpu_secs, own.generator.cpu_secs);
     assert_eq!(row.generator.peak_open_fds, own.generator.peak_open_fds);
 
