@@ -140,6 +140,15 @@ pub struct MergedShard {
     /// Whether its log's last line was torn (a kill mid-write) and skipped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub torn_tail: bool,
+    /// Its generator's CPU over the seconds it wrote, and the most descriptors open at a
+    /// second's end: what its own report reads of its health when it wrote no end (killed).
+    #[serde(default)]
+    pub seconds_health: crate::monitor::Health,
+    /// Still writing when this view of the test was taken (`watch`, before the shard ended
+    /// or stopped writing): the test is not over, so its rate is not yet held to what it
+    /// asked. A stored merge never has one: it takes a shard without its end as killed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sending: bool,
 }
 
 /// One shard's place in a sharded test: what `headroom merge` checks and rebuilds the whole from.

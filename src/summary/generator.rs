@@ -3,6 +3,7 @@
 
 use super::diagnosis::{Asked, Evidence};
 use super::Stats;
+use crate::monitor::Health;
 use crate::plan::Load;
 use crate::record::IntervalRecord;
 use crate::sample::Side;
@@ -41,25 +42,18 @@ pub struct GeneratorHealth {
 }
 
 impl GeneratorHealth {
+    /// The generator of `run`, over `total_secs` at `rate_held`; `seconds` is its health
+    /// over the seconds it wrote ([`seconds_health`]), read when it wrote no end.
     pub(super) fn assess(
         run: &StoredRun,
         total: &IntervalRecord,
         total_secs: f64,
         rate_held: f64,
+        seconds: &Health,
     ) -> GeneratorHealth {
         let (cpu, peak_fds, rss) = match &run.end {
             Some(end) => (end.cpu, end.peak_open_fds, end.peak_rss_bytes),
-            None => (
-                run.intervals.iter().fold(Default::default(), |sum, d| {
-                    crate::monitor::CpuTime::plus(&sum, &d.health.cpu)
-                }),
-                run.intervals
-                    .iter()
-                    .map(|d| d.health.open_fds)
-                    .max()
-                    .unwrap_or(0),
-                None,
-            ),
+            None => (seconds.cpu, seconds.open_fds, None),
         };
         let cpu_secs = cpu.total.as_secs_f64();
         let completed = total.completed();
@@ -122,22 +116,21 @@ impl GeneratorHealth {
             poisson: run.meta.arrivals.kind() == crate::plan::ArrivalKind::Poisson,
             requests: &run.meta.requests,
             seconds,
-            whole_secs: run
-                .end
-                .as_ref()
-                .map(|e| e.attack_secs.floor())
-                .or(Some(run.intervals.len() as f64)),
+            // Without its end only whole intervals are known, and `total_secs` counts them:
+            // the caller's count, since a merged run's shard row holds its count of seconds,
+            // not the seconds themselves.
+            whole_secs: Some(
+                run.end
+                    .as_ref()
+                    .map_or(total_secs, |e| e.attack_secs.floor()),
+            ),
         }
     }
 
     /// What the run asked to send, judged only when it ran to its end: an interrupted run
     /// was not asked to finish.
     fn asked(&self, run: &StoredRun, record: &IntervalRecord) -> Asked {
-        let completed_normally = run
-            .end
-            .as_ref()
-            .is_some_and(|e| e.status == EndStatus::Completed);
-        if !completed_normally || !matches!(run.meta.load, Load::Open { .. }) {
+        if !ran_to_its_end(run) || !matches!(run.meta.load, Load::Open { .. }) {
             return Asked::Nothing;
         }
         if !run.meta.stages.is_empty() {
@@ -148,13 +141,60 @@ impl GeneratorHealth {
                 sent: record.sent_first(),
             };
         }
-        match (self.rate_asked, run.end.as_ref()) {
-            (Some(asked), Some(end)) if end.attack_secs >= 1.0 => Asked::Rate {
+        // Without its end (a merged run with a shard killed), only whole seconds are known.
+        let attack_secs = run
+            .end
+            .as_ref()
+            .map_or(run.intervals.len() as f64, |e| e.attack_secs);
+        match self.rate_asked {
+            Some(asked) if attack_secs >= 1.0 => Asked::Rate {
                 asked,
                 sent: self.rate_held,
             },
             _ => Asked::Nothing,
         }
+    }
+}
+
+/// Whether the run sent to the end of its plan, so that what it sent is held to what it was
+/// asked: a run stopped, interrupted or killed was not asked to finish.
+///
+/// A test merged from shards has no end when one shard was killed (that shard wrote none),
+/// yet the test ran on: the other shards sent their shares to their own ends, and what the
+/// killed one did not send is the test's shortfall, which its verdict names
+/// (`ShardsIncomplete`). So it is held to what it asked once no shard is still sending,
+/// one at least ended, and every end is a completion; with every shard killed, it ran to
+/// no end.
+fn ran_to_its_end(run: &StoredRun) -> bool {
+    let completed = |end: &crate::store::RunEnd| end.status == EndStatus::Completed;
+    match (&run.end, &run.meta.merged) {
+        (Some(end), _) => completed(end),
+        (None, Some(merged)) => {
+            !merged.shards.iter().any(|s| s.sending)
+                && merged.shards.iter().any(|s| s.end.is_some())
+                && merged
+                    .shards
+                    .iter()
+                    .filter_map(|s| s.end.as_ref())
+                    .all(completed)
+        }
+        (None, None) => false,
+    }
+}
+
+/// The generator's health over the seconds `run` wrote: their CPU added up, the most
+/// descriptors open at a second's end.
+pub(super) fn seconds_health(run: &StoredRun) -> Health {
+    Health {
+        cpu: run.intervals.iter().fold(Default::default(), |sum, d| {
+            crate::monitor::CpuTime::plus(&sum, &d.health.cpu)
+        }),
+        open_fds: run
+            .intervals
+            .iter()
+            .map(|d| d.health.open_fds)
+            .max()
+            .unwrap_or(0),
     }
 }
 

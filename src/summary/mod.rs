@@ -322,7 +322,13 @@ impl Summary {
         if warmup_secs > 0.0 {
             by_request::warmup_logins(&mut by_request, &run.meta.requests, &run.all.requests);
         }
-        let generator = GeneratorHealth::assess(run, &run.all, total_secs, generator_rate);
+        let generator = GeneratorHealth::assess(
+            run,
+            &run.all,
+            total_secs,
+            generator_rate,
+            &generator::seconds_health(run),
+        );
         // Stopped before its plan's end: only then did its sending end short of the plan.
         let stopped = run.meta.stop.requests.is_some()
             || run.end.as_ref().is_none_or(|e| {

@@ -93,7 +93,9 @@ fn row(run: &StoredRun, shard: &MergedShard) -> ShardRow {
         super::shard_lead(shard.index, m.set.count, &run.meta.load)
     });
     let rate = super::send_rate(own.all.sent_first(), attack_secs, lead);
-    let generator = GeneratorHealth::assess(&own, &own.all, total_secs, rate);
+    // Killed, it wrote no end: its health is its seconds', which the merge kept.
+    let generator =
+        GeneratorHealth::assess(&own, &own.all, total_secs, rate, &shard.seconds_health);
     // Latency over time is the server's evidence, judged on the merged run: a shard's own
     // medians are left out.
     let verdict = diagnosis::diagnose(&generator.evidence(&own, &own.all, total_secs, &[]));

@@ -28,6 +28,7 @@ mod kube;
 mod live;
 mod matrix;
 mod merge;
+mod merge_killed;
 mod nginx;
 mod noise;
 mod overrides;

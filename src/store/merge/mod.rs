@@ -140,6 +140,7 @@ fn merge_with(
         shard.intervals = tally.intervals;
         shard.generator = tally.generator;
         shard.torn_tail = tally.torn_tail;
+        shard.seconds_health = tally.seconds_health;
     }
     super::write_json(&dir.path().join("meta.json"), &meta)?;
     let end = merged_end(&set);
@@ -249,6 +250,8 @@ fn merged_shard(s: &Shard) -> MergedShard {
         end: s.end.clone(),
         generator: Default::default(),
         torn_tail: false,
+        seconds_health: Default::default(),
+        sending: false,
     }
 }
 

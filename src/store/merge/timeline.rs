@@ -17,6 +17,8 @@ pub struct ShardTally {
     pub generator: IntervalRecord,
     /// Whether its log's last line was torn (a kill mid-write) and skipped.
     pub torn_tail: bool,
+    /// Its generator's health over the seconds it wrote (see `MergedShard::seconds_health`).
+    pub seconds_health: Health,
 }
 
 /// What the merged log holds.
@@ -113,6 +115,9 @@ impl Placing {
         if let Some(reason) = check::implausible(&self.tally.generator) {
             return Err(corrupt(format!("the run's {reason}")));
         }
+        let health = &mut self.tally.seconds_health;
+        health.cpu = super::cpu_sum(&health.cpu, &line.health.cpu);
+        health.open_fds = health.open_fds.max(line.health.open_fds);
         self.tally.intervals += 1;
         self.last = Some(index);
         Ok(Placed { at, line })

@@ -112,6 +112,8 @@ struct Merging {
     stale: Option<PathBuf>,
     /// The last merged second's record.
     latest: Option<IntervalRecord>,
+    /// Which shards were still writing at the last poll (neither ended nor stopped).
+    sending: Vec<bool>,
 }
 
 impl Follow {
@@ -203,7 +205,12 @@ impl Follow {
                 self.say(notice);
             }
         }
-        self.view = View::Shards(Box::new(Merging::new(set, &self.command, now)?));
+        self.view = View::Shards(Box::new(Merging::new(
+            set,
+            &self.command,
+            now,
+            self.settings.stall,
+        )?));
         Ok(())
     }
 
@@ -483,6 +490,12 @@ impl Follow {
     }
 }
 
+/// Whether the run `tail` follows is still writing: not ended, and not silent for `stall`
+/// (what `merge` takes as killed). A damaged or deleted run writes nothing more.
+fn is_sending(tail: &Tail, now: Instant, stall: Duration) -> bool {
+    matches!(tail.state, TailState::Open) && now.saturating_duration_since(tail.grew) < stall
+}
+
 fn problem_of(tail: &Tail) -> Option<String> {
     match &tail.state {
         TailState::Damaged(why) => Some(why.clone()),
@@ -540,7 +553,12 @@ impl Single {
 }
 
 impl Merging {
-    fn new(set: ShardSet, command: &[String], now: Instant) -> Result<Merging, MergeError> {
+    fn new(
+        set: ShardSet,
+        command: &[String],
+        now: Instant,
+        stall: Duration,
+    ) -> Result<Merging, MergeError> {
         let meta = super::merged_meta(&set, command);
         let stages = meta.stages.len();
         let mut tails = Vec::new();
@@ -558,6 +576,7 @@ impl Merging {
         })?;
         // Never written: named in an error about a merged second.
         let out = PathBuf::from("(the merged view)");
+        let sending = tails.iter().map(|t| is_sending(t, now, stall)).collect();
         Ok(Merging {
             seconds: Seconds::of(&set.shards, &out),
             queues: set.shards.iter().map(|_| VecDeque::new()).collect(),
@@ -571,6 +590,7 @@ impl Merging {
             broken: None,
             stale: None,
             latest: None,
+            sending,
         })
     }
 
@@ -595,6 +615,7 @@ impl Merging {
             if let Some(end) = &self.tails[i].end {
                 self.set.shards[i].end = Some(end.clone());
             }
+            self.sending[i] = is_sending(&self.tails[i], now, stall);
         }
         if self.broken.is_some() {
             return;
@@ -713,8 +734,12 @@ impl Merging {
             {
                 shard.intervals = placing.tally.intervals;
                 shard.generator = placing.tally.generator.clone();
+                shard.seconds_health = placing.tally.seconds_health;
                 shard.torn_tail = tail.torn_tail();
                 shard.end = s.end.clone();
+            }
+            for (shard, sending) in info.shards.iter_mut().zip(&self.sending) {
+                shard.sending = *sending;
             }
         }
         let end = if ended {

@@ -93,3 +93,66 @@ fn a_test_short_of_a_missing_shards_load_says_why() {
         "{text}"
     );
 }
+
+#[test]
+fn a_killed_shard_leaves_the_test_held_to_the_load_it_asked() {
+    // Shard 1 of 2 killed (no end.json) after `killed_at` of shard 0's four seconds, each
+    // shard asked 50 req/s of the test's 100.
+    let verdict = |killed_at: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(
+            dir.path(),
+            &spec(0, "2026-11-25T10:00:00.000Z", vec![latencies(1, 50); 4]),
+        );
+        let b = write(
+            dir.path(),
+            &spec(
+                1,
+                "2026-11-25T10:00:00.000Z",
+                vec![latencies(2, 50); killed_at],
+            ),
+        );
+        std::fs::remove_file(b.join("end.json")).unwrap();
+        let own = Summary::of(&RunDir::at(&b).load().unwrap());
+        let run = merge_into(dir.path(), &[a, b], false)
+            .unwrap()
+            .load()
+            .unwrap();
+        assert!(run.end.is_none());
+        let merged = Summary::of(&run);
+        // Its row is its own run's: its seconds, its CPU over them, its verdict.
+        let row = &merged.shards.as_ref().unwrap().rows[1];
+        assert_eq!(own.duration.attack_secs, killed_at as f64);
+        assert!(own.generator.cpu_secs > 0.0);
+        assert_eq!(row.generator.cpu_secs, own.generator.cpu_secs);
+        assert_eq!(row.generator.cpu_percent, own.generator.cpu_percent);
+        assert_eq!(row.generator.peak_open_fds, own.generator.peak_open_fds);
+        assert_eq!(row.verdict, own.verdict);
+        merged.verdict
+    };
+    // Killed in its last second's end: the whole load left, and no shortfall is claimed.
+    let whole = verdict(4);
+    assert!(
+        !whole
+            .findings
+            .iter()
+            .any(|f| matches!(f, Finding::RateShort { .. })),
+        "{whole:?}"
+    );
+    // Killed halfway: the test sent 75 of its 100 req/s, and says which shard stopped.
+    let short = verdict(2);
+    assert!(
+        short
+            .findings
+            .iter()
+            .any(|f| matches!(f, Finding::RateShort { asked, .. } if *asked == 100.0)),
+        "{short:?}"
+    );
+    assert!(
+        short.findings.contains(&Finding::ShardsIncomplete {
+            missing: vec![],
+            cut_short: vec![1],
+        }),
+        "{short:?}"
+    );
+}
