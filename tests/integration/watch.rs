@@ -199,27 +199,7 @@ fn the_watched_shards_show_merges_seconds_as_they_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let shards: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
     // The watch starts before the shards' directories exist, as it would beside pods.
-    let mut watch = headroom(&["watch", arg(&shards[0]), arg(&shards[1]), "--quiet"])
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(watch.stderr.take().unwrap());
-    let mut watch = Reaped(vec![watch]);
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("headroom: live page at http://")
-        .and_then(|a| a.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("the address first: {first}"))
-        .to_string();
-    let rest = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in err.lines() {
-            text.push_str(&line.unwrap());
-            text.push('\n');
-        }
-        text
-    });
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--quiet"]);
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -388,34 +368,7 @@ fn a_shard_killed_mid_run_is_said_stopped_once_and_shown_so_on_the_page() {
             })
             .collect(),
     );
-    let mut watch = headroom(&[
-        "watch",
-        arg(&shards[0]),
-        arg(&shards[1]),
-        "--stalled-after",
-        "2s",
-        "--quiet",
-    ])
-    .spawn()
-    .unwrap();
-    let mut err = BufReader::new(watch.stderr.take().unwrap());
-    let mut watch = Reaped(vec![watch]);
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("headroom: live page at http://")
-        .and_then(|a| a.strip_suffix('/'))
-        .unwrap()
-        .to_string();
-    let rest = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in err.lines() {
-            text.push_str(&line.unwrap());
-            text.push('\n');
-        }
-        text
-    });
+    let (mut watch, addr, rest) = spawn_watch(&shards, &["--stalled-after", "2s", "--quiet"]);
     // Shard 1 killed (as a pod is) once both have written a few seconds: no end.json.
     let mut events = Events::open(&addr);
     while written(&shards[1], UNIX_EPOCH + Duration::from_secs(start))
