@@ -113,7 +113,7 @@ struct Merging {
     /// The last merged second's record.
     latest: Option<IntervalRecord>,
     /// Which shards were still writing at the last poll (neither ended nor stopped).
-    sending: Vec<bool>,
+    writing: Vec<bool>,
 }
 
 impl Follow {
@@ -492,7 +492,7 @@ impl Follow {
 
 /// Whether the run `tail` follows is still writing: not ended, and not silent for `stall`
 /// (what `merge` takes as killed). A damaged or deleted run writes nothing more.
-fn is_sending(tail: &Tail, now: Instant, stall: Duration) -> bool {
+fn is_writing(tail: &Tail, now: Instant, stall: Duration) -> bool {
     matches!(tail.state, TailState::Open) && now.saturating_duration_since(tail.grew) < stall
 }
 
@@ -576,7 +576,7 @@ impl Merging {
         })?;
         // Never written: named in an error about a merged second.
         let out = PathBuf::from("(the merged view)");
-        let sending = tails.iter().map(|t| is_sending(t, now, stall)).collect();
+        let writing = tails.iter().map(|t| is_writing(t, now, stall)).collect();
         Ok(Merging {
             seconds: Seconds::of(&set.shards, &out),
             queues: set.shards.iter().map(|_| VecDeque::new()).collect(),
@@ -590,7 +590,7 @@ impl Merging {
             broken: None,
             stale: None,
             latest: None,
-            sending,
+            writing,
         })
     }
 
@@ -615,7 +615,7 @@ impl Merging {
             if let Some(end) = &self.tails[i].end {
                 self.set.shards[i].end = Some(end.clone());
             }
-            self.sending[i] = is_sending(&self.tails[i], now, stall);
+            self.writing[i] = is_writing(&self.tails[i], now, stall);
         }
         if self.broken.is_some() {
             return;
@@ -738,8 +738,8 @@ impl Merging {
                 shard.torn_tail = tail.torn_tail();
                 shard.end = s.end.clone();
             }
-            for (shard, sending) in info.shards.iter_mut().zip(&self.sending) {
-                shard.sending = *sending;
+            for (shard, writing) in info.shards.iter_mut().zip(&self.writing) {
+                shard.sending = *writing;
             }
         }
         let end = if ended {
