@@ -198,7 +198,11 @@ pub fn measure(
             (r, format!("{:.2}%", 100.0 * r))
         }
         Metric::Rps => {
-            let r = if secs > 0.0 { count as f64 / secs } else { 0.0 };
+            // The report's throughput: answers that succeeded. A 429 or a 401 answered fast
+            // is no throughput, and counted it would pass "rps >= 150" for a gateway that
+            // refuses a third of what it is sent.
+            let ok = count.saturating_sub(failures);
+            let r = if secs > 0.0 { ok as f64 / secs } else { 0.0 };
             (r, format!("{r:.1} req/s"))
         }
     }
@@ -249,6 +253,8 @@ mod tests {
         assert!(ci.uncertain, "{ci:?}");
         assert_eq!(SloCi::of(Metric::Max, 300_000.0, 500, 0, &h), None);
         assert_eq!(SloCi::of(Metric::Rps, 100.0, 500, 0, &h), None);
+        // Throughput is what succeeded: 300 answers in 2 s, 100 of them refused (429).
+        assert_eq!(measure(Metric::Rps, 300, 100, &h, 2.0).0, 100.0);
         assert_eq!(
             SloCi::of(Metric::Quantile(1.0), 300_000.0, 500, 0, &h),
             None

@@ -164,6 +164,30 @@ fn a_server_capped_below_the_load_is_named_the_limit() {
         assert!(text.contains("were HTTP 503"), "{text}");
         assert!(!text.contains("generator was the limit"), "{text}");
     }
+    // A throughput objective counts what succeeded, as the headline does: the 503s sent
+    // back fast are no throughput, and 300 req/s asked of a 200 req/s limit misses 250.
+    let o = crate::support::headroom(&[
+        "attack",
+        &url,
+        "--rate",
+        "300",
+        "-d",
+        "3s",
+        "-q",
+        "--slo",
+        "rps >= 250",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rps = v["slo"][0]["value"]["value"].as_f64().unwrap();
+    assert!(v["slo"][0]["met"] == false && rps < 250.0, "{}", v["slo"]);
 }
 
 /// nginx with 40 connections for a location that takes 100 ms (it proxies to a server that
