@@ -61,8 +61,8 @@ pub fn run(args: WatchArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
     let mut follow = Follow::start(&args.runs, settings, &command, Instant::now())
         .context("cannot watch these runs")?;
     // Said before the page starts: nothing would be written there, and silence would
-    // leave the user looking for it.
-    if args.out.is_some() && !follow.is_merged() {
+    // leave the user looking for it. (Directories yet to appear may still be shards.)
+    if args.out.is_some() && follow.is_one_run() {
         let run = args
             .runs
             .first()
@@ -287,7 +287,15 @@ fn final_report(
         std::env::temp_dir().join(format!("headroom-watch-{}-{nanos}", std::process::id()));
     let (dir, kept) = match (&args.out, follow.is_merged()) {
         (Some(out), true) => (out.clone(), Some(out.clone())),
-        _ => (scratch.join("run"), None),
+        (Some(out), false) => {
+            // The directory given turned out to be one run once it appeared.
+            eprintln!(
+                "headroom watch: nothing written to {}: --out keeps a merged run, and this was one run, stored where it is",
+                out.display()
+            );
+            (scratch.join("run"), None)
+        }
+        (None, _) => (scratch.join("run"), None),
     };
     let scratch = Scratch(scratch);
     let (stored, run_dir) = if follow.is_merged() {

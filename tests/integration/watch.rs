@@ -870,4 +870,9 @@ fn out_with_one_run_is_refused_before_the_page_starts() {
     );
     assert!(!err.contains("live page at"), "{err}");
     assert!(!out.exists());
+    // Directories yet to appear may be shards: the watch starts (its first line is the
+    // page's address, or spawn_watch fails) and waits for them.
+    let later: Vec<PathBuf> = ["s0", "s1"].iter().map(|s| dir.path().join(s)).collect();
+    let (watch, _addr, _rest) = spawn_watch(&later, &["--out", arg(&out), "--quiet"]);
+    drop(watch);
 }

@@ -430,6 +430,12 @@ impl Follow {
         matches!(self.view, View::Shards(_))
     }
 
+    /// Whether the view is known to be of one run (not of shards, nor of directories that
+    /// have yet to appear).
+    pub fn is_one_run(&self) -> bool {
+        matches!(self.view, View::Single(_))
+    }
+
     /// Everything said so far, for the page.
     pub fn notices(&self) -> &[Notice] {
         &self.said
