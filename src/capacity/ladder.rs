@@ -13,6 +13,20 @@ impl Ladder {
     /// Reads `levels` ("1000..20000" or "1000,2000,3200") with `step` ("1000", or "x2" to
     /// multiply) for a range; a range without a step takes ten equal steps.
     pub fn parse(levels: &str, step: Option<&str>) -> Result<Ladder, CapacityError> {
+        Ladder::parse_levels(levels, step, false)
+    }
+
+    /// As [`Ladder::parse`], for users: a range's ten equal steps are whole numbers of
+    /// users (2..16 steps by 1, not by 1.4), and a step of less than one user is one.
+    pub fn parse_users(levels: &str, step: Option<&str>) -> Result<Ladder, CapacityError> {
+        Ladder::parse_levels(levels, step, true)
+    }
+
+    fn parse_levels(
+        levels: &str,
+        step: Option<&str>,
+        users: bool,
+    ) -> Result<Ladder, CapacityError> {
         let bad = |why: String| CapacityError::Ladder(format!("{levels:?}: {why}"));
         let number = |s: &str| -> Result<f64, CapacityError> {
             // A rate as everywhere else (1000/s, 6000/1m); users are plain numbers, which
@@ -43,6 +57,7 @@ impl Ladder {
                 s => {
                     let by = match s {
                         Some(s) => number(s)?,
+                        None if to > from && users => ((to - from) / 10.0).round().max(1.0),
                         None if to > from => (to - from) / 10.0,
                         None => 1.0,
                     };
@@ -112,5 +127,10 @@ mod tests {
             assert!(e.contains(levels), "{e}");
         }
         assert!(Ladder::parse("1.5,2", None).unwrap().whole().is_err());
+        // Users' ten equal steps are whole users.
+        let users = Ladder::parse_users("2..16", None).unwrap();
+        assert_eq!(users.0, (2..=16).map(f64::from).collect::<Vec<_>>());
+        assert!(users.whole().is_ok());
+        assert_eq!(Ladder::parse_users("10..110", None).unwrap().0.len(), 11);
     }
 }

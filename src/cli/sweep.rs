@@ -55,7 +55,10 @@ pub fn run(args: SweepArgs, shutdown: CancellationToken) -> anyhow::Result<ExitC
     };
     let sweep = Sweep {
         axis,
-        ladder: Ladder::parse(levels, args.step.as_deref())?,
+        ladder: match axis {
+            Axis::Rate => Ladder::parse(levels, args.step.as_deref())?,
+            Axis::Concurrency => Ladder::parse_users(levels, args.step.as_deref())?,
+        },
         length: match args.step_requests {
             Some(0) => bail!("--step-requests must be at least 1"),
             Some(n) if args.warmup.is_zero() => StepLength::Requests(n),
