@@ -24,6 +24,10 @@ pub fn run(
     if args.output.format == headroom::report::Format::Junit {
         anyhow::bail!("a matrix has no JUnit report; run it with another --format, then render each variant: headroom report DIR/VARIANT --format junit");
     }
+    // Said, not ignored: a page that never comes would be waited for.
+    if args.output.live.is_some() {
+        anyhow::bail!("--live follows one run, and a matrix runs several one after another; run a variant on its own with --live (--set … as its row says), or follow the variants' directories as they are written: headroom watch DIR/VARIANT");
+    }
     let variants = headroom::plan::matrix::variants(doc.matrix(), &args.matrix)
         .with_context(|| format!("scenario {}", args.scenario.display()))?;
     let argv: Vec<String> = std::env::args().collect();

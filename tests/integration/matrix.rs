@@ -532,3 +532,29 @@ fn a_variants_warm_up_ramp_is_left_out_of_its_row() {
     assert!(row.latency.max_us < 1_100, "{row:?}");
     assert_eq!(row.server_cpu, vec![Some(10.0)], "{row:?}");
 }
+
+/// A matrix runs several plans one after another: `--live`, which follows one run, is
+/// refused with what to do instead, before anything is sent, never ignored.
+#[test]
+fn live_is_refused_for_a_matrix_with_what_to_do_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), "http://127.0.0.1:9");
+    let out = dir.path().join("matrix");
+    let o = headroom(&[
+        "run",
+        s.to_str().unwrap(),
+        "--matrix",
+        "load.requests=3,5",
+        "--live",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--live follows one run") && err.contains("headroom watch DIR/VARIANT"),
+        "{err}"
+    );
+    assert!(!err.contains("live page at"), "{err}");
+    assert!(!out.exists());
+}
