@@ -393,7 +393,14 @@ impl Summary {
         } else {
             // The load changed from step to step: each step is judged on its own seconds,
             // and the whole run only on what spans them (its shortages).
-            let whole = diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &[]));
+            // Nothing succeeding is said of the measured requests, as every count beside it
+            // is (a sweep's warm-ups failing too must not double "every one of the N").
+            let measured = diagnosis::diagnose(&generator.evidence(run, total, total_secs, &[]));
+            let whole = if measured.limit == Limit::NothingSucceeded {
+                measured
+            } else {
+                diagnosis::diagnose(&generator.evidence(run, &run.all, total_secs, &[]))
+            };
             diagnosis::of_staged_run(whole, &stages)
         };
         let arrivals = Arrivals::of(&run.meta, &run.all);

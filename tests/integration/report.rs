@@ -265,3 +265,47 @@ fn a_sweeps_warm_ups_are_named_for_their_steps_and_not_said_to_come_first() {
     let last = err.lines().rfind(|l| l.starts_with('[')).unwrap();
     assert!(last.contains(" step 2/2 "), "{err}");
 }
+
+/// A 401 wall in a sweep with warm-ups: "nothing succeeded" counts the measured requests,
+/// as the headline beside it does, never the warm-ups' failures with them.
+#[test]
+fn nothing_succeeded_counts_the_measured_requests_as_the_headline_does() {
+    let target = crate::support::start_target(Duration::from_millis(1));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/status/401", target.addr());
+    let o = crate::support::headroom(&[
+        "sweep",
+        &url,
+        "--rate",
+        "20,40",
+        "--step-duration",
+        "1s",
+        "--warmup",
+        "1s",
+        "-q",
+        "--format",
+        "json",
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["verdict"]["limit"], "nothing_succeeded",
+        "{}",
+        v["verdict"]
+    );
+    let said = v["verdict"]["findings"][0]["completed"].as_u64().unwrap();
+    assert_eq!(
+        said,
+        v["requests"]["total"].as_u64().unwrap(),
+        "{}",
+        v["verdict"]
+    );
+    assert!(v["warmup_secs"].as_f64().unwrap() > 0.0);
+}
