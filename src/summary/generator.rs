@@ -9,6 +9,7 @@ use crate::record::IntervalRecord;
 use crate::sample::Side;
 use crate::store::{EndStatus, StoredRun};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// Whether the generator kept up, and what it cost.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -204,7 +205,16 @@ fn rate_asked(run: &StoredRun) -> Option<f64> {
         Load::Open { rate } if run.meta.stages.is_empty() => Some(rate.per_second()),
         Load::Open { .. } => {
             let p = crate::schedule::RateProfile::of_stages(&run.meta.stages);
-            (!p.duration().is_zero()).then(|| p.total() as f64 / p.duration().as_secs_f64())
+            // A run stopped before its last stage (a sweep's limit, Ctrl-C) was asked only
+            // the stages it reached: held against the plan's mean, a 100 req/s step would
+            // read as half of a 100..300 sweep's 200.
+            let ran = run
+                .end
+                .as_ref()
+                .map(|e| e.attack_secs)
+                .unwrap_or(f64::INFINITY);
+            let span = p.duration().as_secs_f64().min(ran);
+            (span > 0.0).then(|| p.expected_by(Duration::from_secs_f64(span)) / span)
         }
         Load::Closed { .. } => None,
     }

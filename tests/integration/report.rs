@@ -308,4 +308,14 @@ fn nothing_succeeded_counts_the_measured_requests_as_the_headline_does() {
         v["verdict"]
     );
     assert!(v["warmup_secs"].as_f64().unwrap() > 0.0);
+    // The sweep stopped after its first step (nothing succeeds): it was asked what its
+    // plan sends in the seconds it ran (about 27 req/s with the warm-ups), which it sent,
+    // not the plan's mean over the steps it never reached (40 req/s).
+    assert!(!v["stopped_early"].is_null(), "{}", v["stopped_early"]);
+    let asked = v["generator"]["rate_asked"].as_f64().unwrap();
+    let held = v["generator"]["rate_held"].as_f64().unwrap();
+    assert!(
+        (asked - held).abs() <= asked * 0.1,
+        "asked {asked}, held {held}"
+    );
 }
