@@ -247,8 +247,10 @@ pub fn search<E>(
             let step = match probe($rate, $phase)? {
                 None => return Ok(b.outcome(Verdict::Interrupted)),
                 Some(f) if f.changed_with_time => {
-                    // Whatever was met, it was met by a server that has since changed.
+                    // Whatever was met or broke, it was by a server that has since changed:
+                    // neither bound stands.
                     b.lo = None;
+                    b.hi = None;
                     return Ok(b.outcome(Verdict::ChangedWithTime));
                 }
                 Some(f) if f.generator_bound => (Step::Bound, None),
@@ -361,7 +363,8 @@ fn hold<E>(
         match probe(rate, Phase::Hold)? {
             None => return Ok(end(b, held, broke, Verdict::Interrupted)),
             Some(f) if f.changed_with_time => {
-                return Ok(end(b, None, broke, Verdict::ChangedWithTime))
+                b.hi = None;
+                return Ok(end(b, None, None, Verdict::ChangedWithTime));
             }
             Some(f) if f.met && !f.generator_bound => held = Some(rate),
             Some(f) => {
@@ -657,7 +660,26 @@ mod tests {
             }))
         })
         .unwrap();
-        assert_eq!((o.verdict, o.capacity), (Verdict::ChangedWithTime, None));
+        assert_eq!(
+            (o.verdict, o.capacity, o.tipping),
+            (Verdict::ChangedWithTime, None, None)
+        );
+        // Nor a tipping point from a rate that broke before the change was seen.
+        let mut n = 0;
+        let o = search(&settings(), |rate, _| {
+            n += 1;
+            Ok::<_, ()>(Some(Finding {
+                met: rate < 150.0,
+                generator_bound: false,
+                changed_with_time: n >= 3,
+                served: None,
+            }))
+        })
+        .unwrap();
+        assert_eq!(
+            (o.verdict, o.capacity, o.tipping),
+            (Verdict::ChangedWithTime, None, None)
+        );
     }
 
     #[test]
