@@ -565,6 +565,12 @@ fn a_server_slowing_with_time_is_named_and_no_capacity_is_given() {
         text.contains("No capacity: the server changed with time") && !text.contains("unstable"),
         "{text}"
     );
+    // No bound stands on a server that changed: no tipping point either.
+    assert!(record["outcome"]["tipping"].is_null(), "{text}");
+    // Each probe is named with its own rate.
+    let first = &record["probes"][0];
+    let named = format!("Through probes 1 ({} req/s)", first["rate"].as_f64().unwrap());
+    assert!(text.contains(&named), "{named}\n{text}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("it followed the clock, not the rate"));
 }

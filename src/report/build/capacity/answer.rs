@@ -241,9 +241,16 @@ pub fn answer(record: &CapacityRecord) -> Vec<String> {
         }),
         Ended::ChangedWithTime => out.push(match &record.clock {
             Some(c) => format!(
-                "No capacity: the server changed with time. Through probes {} (at {}), its median latency rose {} to {} every second while it answered all it was sent (no queue), from {} to {}: latency followed the clock, not the rate, and a longer window makes it worse. Find what grows in the server (a leak, a cache or table filling) and search again, or measure the drift with a long attack at one rate.",
-                c.probes.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
-                c.rates.iter().map(|r| fmt_level(*r)).collect::<Vec<_>>().join(", ") + " req/s",
+                "No capacity: the server changed with time. Through probes {}, its median latency rose {} to {} every second while it answered all it was sent (no queue), from {} to {}: latency followed the clock, not the rate, and a longer window makes it worse. Find what grows in the server (a leak, a cache or table filling) and search again, or measure the drift with a long attack at one rate.",
+                // Each probe with its own rate, in the order they ran.
+                c.probes
+                    .iter()
+                    .map(|&n| match record.probes.get(n.wrapping_sub(1)) {
+                        Some(p) => format!("{n} ({} req/s)", fmt_level(p.rate)),
+                        None => n.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 fmt_us_f(c.slowest_us_per_sec),
                 fmt_us_f(c.fastest_us_per_sec),
                 fmt_us(c.first_p50_us),
