@@ -569,7 +569,10 @@ fn a_server_slowing_with_time_is_named_and_no_capacity_is_given() {
     assert!(record["outcome"]["tipping"].is_null(), "{text}");
     // Each probe is named with its own rate.
     let first = &record["probes"][0];
-    let named = format!("Through probes 1 ({} req/s)", first["rate"].as_f64().unwrap());
+    let named = format!(
+        "Through probes 1 ({} req/s)",
+        first["rate"].as_f64().unwrap()
+    );
     assert!(text.contains(&named), "{named}\n{text}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("it followed the clock, not the rate"));
