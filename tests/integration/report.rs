@@ -235,22 +235,32 @@ fn the_json_answer_and_objectives_keep_numbers_with_their_units() {
     assert_eq!(back.slo[0].measured, "4.763ms");
 }
 
-/// A sweep warms up each step: its warm-ups are not steps (the progress line numbers the
-/// steps as the report does), and the report does not say they came first.
-#[test]
-fn a_sweeps_warm_ups_are_named_for_their_steps_and_not_said_to_come_first() {
-    let target = crate::support::start_target(Duration::from_millis(1));
-    let url = format!("http://{}/", target.addr());
-    let o = crate::support::headroom(&[
+/// A sweep of `url` at 20 then 40 req/s, 1 s steps each after a 1 s warm-up, kept in `out`.
+fn sweep_with_warm_ups(url: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "sweep",
-        &url,
+        url,
         "--rate",
         "20,40",
         "--step-duration",
         "1s",
         "--warmup",
         "1s",
-    ]);
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    crate::support::headroom(&args)
+}
+
+/// A sweep warms up each step: its warm-ups are not steps (the progress line numbers the
+/// steps as the report does), and the report does not say they came first.
+#[test]
+fn a_sweeps_warm_ups_are_named_for_their_steps_and_not_said_to_come_first() {
+    let target = crate::support::start_target(Duration::from_millis(1));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", target.addr());
+    let o = sweep_with_warm_ups(&url, &dir.path().join("run"), &[]);
     let (text, err) = (
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr),
@@ -273,21 +283,7 @@ fn nothing_succeeded_counts_the_measured_requests_as_the_headline_does() {
     let target = crate::support::start_target(Duration::from_millis(1));
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://{}/status/401", target.addr());
-    let o = crate::support::headroom(&[
-        "sweep",
-        &url,
-        "--rate",
-        "20,40",
-        "--step-duration",
-        "1s",
-        "--warmup",
-        "1s",
-        "-q",
-        "--format",
-        "json",
-        "--out",
-        dir.path().join("run").to_str().unwrap(),
-    ]);
+    let o = sweep_with_warm_ups(&url, &dir.path().join("run"), &["-q", "--format", "json"]);
     assert_eq!(
         o.status.code(),
         Some(3),

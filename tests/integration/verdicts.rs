@@ -166,6 +166,7 @@ fn a_server_capped_below_the_load_is_named_the_limit() {
     }
     // A throughput objective counts what succeeded, as the headline does: the 503s sent
     // back fast are no throughput, and 300 req/s asked of a 200 req/s limit misses 250.
+    let dir = tempfile::tempdir().unwrap();
     let o = crate::support::headroom(&[
         "attack",
         &url,
@@ -178,6 +179,8 @@ fn a_server_capped_below_the_load_is_named_the_limit() {
         "rps >= 250",
         "--format",
         "json",
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
     ]);
     assert_eq!(
         o.status.code(),
